@@ -1,0 +1,882 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * affinityctl: the command-line client of affinityd. status and reload talk to the daemon
+ * over D-Bus (org.affinityd1 on the system bus, or --bus-address); validate works offline
+ * with the same loader and planner the daemon uses.
+ *
+ * Exit codes: 0 ok, 1 failure, 2 usage, 3 the daemon is not running (nobody owns
+ * org.affinityd1, or the bus can't be reached).
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <systemd/sd-bus.h>
+
+#include "config.h"
+
+#include "cpuset.h"
+#include "macro.h"
+#include "plan.h"
+#include "policy-yaml.h"
+#include "topology.h"
+
+#define BUS_NAME      "org.affinityd1"
+#define BUS_PATH      "/org/affinityd1"
+#define BUS_INTERFACE "org.affinityd1.Manager"
+
+/* Reload replies only when the reload is done (a full rescan); systemd's ExecReload= has its
+ * own timeout on top of this. */
+#define RELOAD_TIMEOUT_USEC (UINT64_C(300) * 1000000)
+
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILURE_ = 1,
+        EXIT_USAGE = 2,
+        EXIT_NOT_RUNNING = 3,
+};
+
+static const char *arg_bus_address = NULL;
+static bool arg_json = false;
+
+/* ---- JSON output ---- */
+
+/*
+ * Writes s as a JSON string literal: quote and backslash escaped, control characters (and DEL)
+ * as \uXXXX or their short forms, every other byte (UTF-8 included) passed through as is.
+ * NULL is written as null.
+ */
+static void json_string(FILE *f, const char *s) {
+        if (!s) {
+                fputs("null", f);
+                return;
+        }
+        fputc('"', f);
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                switch (*p) {
+                case '"':
+                        fputs("\\\"", f);
+                        break;
+                case '\\':
+                        fputs("\\\\", f);
+                        break;
+                case '\b':
+                        fputs("\\b", f);
+                        break;
+                case '\f':
+                        fputs("\\f", f);
+                        break;
+                case '\n':
+                        fputs("\\n", f);
+                        break;
+                case '\r':
+                        fputs("\\r", f);
+                        break;
+                case '\t':
+                        fputs("\\t", f);
+                        break;
+                default:
+                        if (*p < 0x20 || *p == 0x7f)
+                                fprintf(f, "\\u%04x", (unsigned)*p);
+                        else
+                                fputc(*p, f);
+                }
+        fputc('"', f);
+}
+
+static void json_strv(FILE *f, char *const *l) {
+        bool first = true;
+
+        fputc('[', f);
+        STRV_FOREACH (s, l) {
+                if (!first)
+                        fputc(',', f);
+                json_string(f, *s);
+                first = false;
+        }
+        fputc(']', f);
+}
+
+/* ---- bus ---- */
+
+static int bus_connect(sd_bus **ret) {
+        sd_bus *bus = NULL;
+        int r;
+
+        if (!arg_bus_address)
+                return sd_bus_open_system(ret);
+
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, arg_bus_address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0) {
+                sd_bus_unref(bus);
+                return r;
+        }
+        *ret = bus;
+        return 0;
+}
+
+static int connect_or_explain(sd_bus **ret) {
+        int r = bus_connect(ret);
+
+        if (r < 0) {
+                fprintf(stderr, "Failed to connect to %s: %s\n",
+                        arg_bus_address ? arg_bus_address : "the system bus", strerror(-r));
+                fprintf(stderr, "affinityd is not running, or the bus is unreachable.\n");
+                return -EXIT_NOT_RUNNING;
+        }
+        return 0;
+}
+
+/*
+ * Calls member on the daemon's object without D-Bus activation (status and reload report a
+ * stopped daemon, they don't start one). interface_arg, if not NULL, is passed as the single
+ * "s" argument (for org.freedesktop.DBus.Properties.GetAll).
+ */
+static int bus_call(
+        sd_bus *bus, const char *interface, const char *member, const char *interface_arg,
+        uint64_t timeout_usec, sd_bus_error *error, sd_bus_message **reply) {
+        sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, BUS_PATH, interface, member);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0 && interface_arg)
+                r = sd_bus_message_append(m, "s", interface_arg);
+        if (r >= 0)
+                r = sd_bus_call(bus, m, timeout_usec, error, reply);
+        sd_bus_message_unref(m);
+        return r;
+}
+
+static bool bus_error_not_running(const sd_bus_error *error) {
+        return sd_bus_error_has_name(error, SD_BUS_ERROR_SERVICE_UNKNOWN) ||
+                sd_bus_error_has_name(error, SD_BUS_ERROR_NAME_HAS_NO_OWNER);
+}
+
+/* Reports a failed call on stderr; returns the exit code for it. */
+static int explain_call_error(const char *what, int r, const sd_bus_error *error) {
+        if (bus_error_not_running(error)) {
+                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n", BUS_NAME);
+                return EXIT_NOT_RUNNING;
+        }
+        if (sd_bus_error_is_set(error))
+                fprintf(stderr, "Failed to %s: %s (%s)\n", what,
+                        error->message ? error->message : error->name, error->name);
+        else
+                fprintf(stderr, "Failed to %s: %s\n", what, strerror(-r));
+        return EXIT_FAILURE_;
+}
+
+/* ---- status ---- */
+
+typedef enum PropertyKind {
+        PROPERTY_STRING,
+        PROPERTY_NUMBER, /* text holds the decimal representation */
+        PROPERTY_BOOLEAN,
+        PROPERTY_STRV,
+} PropertyKind;
+
+typedef struct Property {
+        char *name;
+        PropertyKind kind;
+        char *text; /* STRING, NUMBER */
+        bool boolean;
+        char **strv;
+} Property;
+
+typedef struct Properties {
+        Property *items;
+        size_t n;
+} Properties;
+
+static void properties_done(Properties *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                free(p->items[i].name);
+                free(p->items[i].text);
+                strv_free(p->items[i].strv);
+        }
+        p->items = mfree(p->items);
+        p->n = 0;
+}
+
+static const Property *properties_find(const Properties *p, const char *name) {
+        for (size_t i = 0; i < p->n; i++)
+                if (streq(p->items[i].name, name))
+                        return &p->items[i];
+        return NULL;
+}
+
+/* Reads the value of one variant whose signature is contents into *prop. Returns 1 if read, 0
+ * if skipped (a type status doesn't show), negative errno. */
+static int read_variant(sd_bus_message *reply, const char *contents, Property *prop) {
+        char buf[64];
+        int r;
+
+        if (strlen(contents) == 1)
+                switch (contents[0]) {
+                case 's':
+                case 'o':
+                case 'g': {
+                        const char *s;
+
+                        r = sd_bus_message_read_basic(reply, contents[0], &s);
+                        if (r < 0)
+                                return r;
+                        prop->kind = PROPERTY_STRING;
+                        prop->text = strdup(s);
+                        return prop->text ? 1 : -ENOMEM;
+                }
+                case 'b': {
+                        int b;
+
+                        r = sd_bus_message_read_basic(reply, 'b', &b);
+                        if (r < 0)
+                                return r;
+                        prop->kind = PROPERTY_BOOLEAN;
+                        prop->boolean = b;
+                        return 1;
+                }
+                case 'y':
+                case 'q':
+                case 'u':
+                case 't': {
+                        union {
+                                uint8_t y;
+                                uint16_t q;
+                                uint32_t u;
+                                uint64_t t;
+                        } v;
+
+                        r = sd_bus_message_read_basic(reply, contents[0], &v);
+                        if (r < 0)
+                                return r;
+                        snprintf(
+                                buf, sizeof(buf), "%" PRIu64,
+                                contents[0] == 'y'           ? (uint64_t)v.y
+                                        : contents[0] == 'q' ? (uint64_t)v.q
+                                        : contents[0] == 'u' ? (uint64_t)v.u
+                                                             : v.t);
+                        break;
+                }
+                case 'n':
+                case 'i':
+                case 'x': {
+                        union {
+                                int16_t n;
+                                int32_t i;
+                                int64_t x;
+                        } v;
+
+                        r = sd_bus_message_read_basic(reply, contents[0], &v);
+                        if (r < 0)
+                                return r;
+                        snprintf(
+                                buf, sizeof(buf), "%" PRIi64,
+                                contents[0] == 'n'           ? (int64_t)v.n
+                                        : contents[0] == 'i' ? (int64_t)v.i
+                                                             : v.x);
+                        break;
+                }
+                case 'd': {
+                        double d;
+
+                        r = sd_bus_message_read_basic(reply, 'd', &d);
+                        if (r < 0)
+                                return r;
+                        if (!isfinite(d))
+                                return 0; /* not representable in JSON */
+                        snprintf(buf, sizeof(buf), "%.17g", d);
+                        break;
+                }
+                default:
+                        return sd_bus_message_skip(reply, contents) < 0 ? -EBADMSG : 0;
+                }
+        else if (streq(contents, "as")) {
+                r = sd_bus_message_read_strv(reply, &prop->strv);
+                if (r < 0)
+                        return r;
+                prop->kind = PROPERTY_STRV;
+                return 1;
+        } else {
+                r = sd_bus_message_skip(reply, contents);
+                return r < 0 ? r : 0;
+        }
+
+        prop->kind = PROPERTY_NUMBER;
+        prop->text = strdup(buf);
+        return prop->text ? 1 : -ENOMEM;
+}
+
+/* Reads an a{sv} (Properties.GetAll reply) into *ret, in the order the daemon sent it. */
+static int read_properties(sd_bus_message *reply, Properties *ret) {
+        Properties p = {};
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        for (;;) {
+                Property prop = {};
+                const char *name, *contents;
+                Property *n;
+
+                r = sd_bus_message_enter_container(reply, 'e', "sv");
+                if (r < 0)
+                        goto fail;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read_basic(reply, 's', &name);
+                if (r < 0)
+                        goto fail;
+                r = sd_bus_message_peek_type(reply, NULL, &contents);
+                if (r < 0)
+                        goto fail;
+                r = sd_bus_message_enter_container(reply, 'v', contents);
+                if (r < 0)
+                        goto fail;
+                r = read_variant(reply, contents, &prop);
+                if (r < 0)
+                        goto fail;
+                if (r > 0) {
+                        prop.name = strdup(name);
+                        n = realloc(p.items, (p.n + 1) * sizeof(Property));
+                        if (!prop.name || !n) {
+                                free(prop.name);
+                                free(prop.text);
+                                strv_free(prop.strv);
+                                if (n)
+                                        p.items = n;
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        p.items = n;
+                        p.items[p.n++] = prop;
+                }
+                r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        goto fail;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                goto fail;
+
+        *ret = p;
+        return 0;
+
+fail:
+        properties_done(&p);
+        return r;
+}
+
+/* µs as "850us", "1.2ms", "3.40s". */
+static void format_usec(const char *text, char *buf, size_t size) {
+        uint64_t us = strtoull(text, NULL, 10);
+
+        if (us < 1000)
+                snprintf(buf, size, "%" PRIu64 "us", us);
+        else if (us < 1000000)
+                snprintf(buf, size, "%.1fms", (double)us / 1e3);
+        else
+                snprintf(buf, size, "%.2fs", (double)us / 1e6);
+}
+
+/* The properties status shows, in this order, with their labels; the rest follow by name. */
+static const struct {
+        const char *name;
+        const char *label;
+} status_fields[] = {
+        {"Version", "Version"},
+        {"State", "State"},
+        {"Discovery", "Discovery"},
+        {"PolicyFiles", "Policy files"},
+        {"Reloads", "Reloads"},
+        {"LastReloadError", "Last reload error"},
+        {"ManagedProcesses", "Managed processes"},
+        {"ProcessesMatched", "Processes matched"},
+        {"ProcessesPlaced", "Processes placed"},
+        {"ProcessesVanished", "Processes vanished"},
+        {"PlacementFailures", "Placement failures"},
+        {"EventsReceived", "Events received"},
+        {"EventsLost", "Events lost"},
+        {"Rescans", "Rescans"},
+};
+
+static const char *const latency_fields[] = {
+        "PlacementLatencyP50USec",
+        "PlacementLatencyP99USec",
+        "PlacementLatencyMaxUSec",
+};
+#define LATENCY_LABEL "Placement latency"
+
+static bool is_latency_field(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(latency_fields); i++)
+                if (streq(name, latency_fields[i]))
+                        return true;
+        return false;
+}
+
+/* Prints text after a label of width (NULL: a continuation of the previous field),
+ * continuation lines aligned under the first. */
+static void print_field(int width, const char *label, const char *text) {
+        const char *nl;
+
+        if (label)
+                printf("%*s: ", width, label);
+        else
+                printf("%*s  ", width, "");
+        while ((nl = strchr(text, '\n')) && nl[1]) {
+                printf("%.*s\n%*s  ", (int)(nl - text), text, width, "");
+                text = nl + 1;
+        }
+        printf("%s%s", text, nl ? "" : "\n");
+}
+
+static void print_property(int width, const char *label, const Property *p) {
+        switch (p->kind) {
+        case PROPERTY_STRING:
+        case PROPERTY_NUMBER:
+                print_field(width, label, p->text);
+                break;
+        case PROPERTY_BOOLEAN:
+                print_field(width, label, p->boolean ? "yes" : "no");
+                break;
+        case PROPERTY_STRV:
+                if (strv_length(p->strv) == 0)
+                        print_field(width, label, "none");
+                else
+                        for (size_t i = 0; p->strv[i]; i++)
+                                print_field(width, i == 0 ? label : NULL, p->strv[i]);
+                break;
+        }
+}
+
+static bool status_known(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(status_fields); i++)
+                if (streq(name, status_fields[i].name))
+                        return true;
+        return is_latency_field(name);
+}
+
+static void print_status(const Properties *props) {
+        int width = (int)strlen(LATENCY_LABEL);
+        char latency[128] = "";
+        size_t n_latency = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(status_fields); i++)
+                width = MAX(width, (int)strlen(status_fields[i].label));
+        for (size_t i = 0; i < props->n; i++)
+                if (!status_known(props->items[i].name))
+                        width = MAX(width, (int)strlen(props->items[i].name));
+
+        for (size_t i = 0; i < ELEMENTSOF(status_fields); i++) {
+                const Property *p = properties_find(props, status_fields[i].name);
+
+                if (!p)
+                        continue;
+                /* An empty LastReloadError means the last reload succeeded. */
+                if (streq(p->name, "LastReloadError") && p->kind == PROPERTY_STRING && p->text[0] == 0)
+                        continue;
+                print_property(width, status_fields[i].label, p);
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(latency_fields); i++) {
+                static const char *const names[] = {"p50", "p99", "max"};
+                const Property *p = properties_find(props, latency_fields[i]);
+                char value[32];
+                size_t l = strlen(latency);
+
+                if (!p || p->kind != PROPERTY_NUMBER)
+                        continue;
+                format_usec(p->text, value, sizeof(value));
+                snprintf(
+                        latency + l, sizeof(latency) - l, "%s%s %s", n_latency > 0 ? ", " : "", names[i],
+                        value);
+                n_latency++;
+        }
+        if (n_latency > 0)
+                print_field(width, LATENCY_LABEL, latency);
+
+        /* Whatever else the daemon offers (newer daemons have more). */
+        for (size_t i = 0; i < props->n; i++)
+                if (!status_known(props->items[i].name))
+                        print_property(width, props->items[i].name, &props->items[i]);
+}
+
+static void print_status_json(const Properties *props) {
+        fputc('{', stdout);
+        for (size_t i = 0; i < props->n; i++) {
+                const Property *p = &props->items[i];
+
+                if (i > 0)
+                        fputc(',', stdout);
+                json_string(stdout, p->name);
+                fputc(':', stdout);
+                switch (p->kind) {
+                case PROPERTY_STRING:
+                        json_string(stdout, p->text);
+                        break;
+                case PROPERTY_NUMBER:
+                        fputs(p->text, stdout);
+                        break;
+                case PROPERTY_BOOLEAN:
+                        fputs(p->boolean ? "true" : "false", stdout);
+                        break;
+                case PROPERTY_STRV:
+                        json_strv(stdout, p->strv);
+                        break;
+                }
+        }
+        fputs("}\n", stdout);
+}
+
+static int verb_status(void) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        sd_bus *bus = NULL;
+        Properties props = {};
+        int r, ret;
+
+        r = connect_or_explain(&bus);
+        if (r < 0)
+                return -r;
+
+        r = bus_call(bus, "org.freedesktop.DBus.Properties", "GetAll", BUS_INTERFACE, 0, &error, &reply);
+        if (r < 0) {
+                ret = explain_call_error("read the daemon's properties", r, &error);
+                goto finish;
+        }
+        r = read_properties(reply, &props);
+        if (r < 0) {
+                fprintf(stderr, "Failed to parse the daemon's properties: %s\n", strerror(-r));
+                ret = EXIT_FAILURE_;
+                goto finish;
+        }
+
+        if (arg_json)
+                print_status_json(&props);
+        else
+                print_status(&props);
+        ret = EXIT_OK;
+
+finish:
+        properties_done(&props);
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- reload ---- */
+
+static int verb_reload(void) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus *bus = NULL;
+        int r, ret;
+
+        r = connect_or_explain(&bus);
+        if (r < 0)
+                return -r;
+
+        r = bus_call(bus, BUS_INTERFACE, "Reload", NULL, RELOAD_TIMEOUT_USEC, &error, NULL);
+        if (r >= 0) {
+                if (arg_json)
+                        puts("{\"reloaded\":true}");
+                ret = EXIT_OK;
+        } else if (sd_bus_error_has_name(&error, "org.affinityd1.Error.InvalidPolicy")) {
+                const char *msg = error.message ?: "";
+                size_t l = strlen(msg);
+
+                /* The message is the diagnostics, one "file:line:column: error: ..." per line. */
+                fprintf(stderr, "%s%s", msg, l > 0 && msg[l - 1] != '\n' ? "\n" : "");
+                fprintf(stderr,
+                        "Reload failed: the configuration is invalid; affinityd keeps the previous one.\n");
+                ret = EXIT_FAILURE_;
+        } else
+                ret = explain_call_error("reload affinityd", r, &error);
+
+        if (r < 0 && arg_json) {
+                fputs("{\"reloaded\":false,\"error\":", stdout);
+                json_string(stdout, sd_bus_error_is_set(&error) ? error.name : NULL);
+                fputs(",\"message\":", stdout);
+                json_string(stdout, sd_bus_error_is_set(&error) ? error.message : strerror(-r));
+                fputs("}\n", stdout);
+        }
+
+        sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- validate ---- */
+
+static const Location *policy_cpus_location(const Policy *p) {
+        return p->cpus.location.line > 0 ? &p->cpus.location : &p->location;
+}
+
+/* Adds what planning against this machine says as warnings: the reserve's, pending policies,
+ * and each policy's. */
+static int add_plan_warnings(const Plan *plan, Diagnostics *diag) {
+        const Location *rl = &plan->config->reserve_location;
+        int r;
+
+        STRV_FOREACH (w, plan->warnings) {
+                r = diagnostics_add(diag, DIAGNOSTIC_WARNING, rl->file, rl->line, rl->column, "%s", *w);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < plan->n_policies; i++) {
+                const PolicyPlan *pp = &plan->policies[i];
+                const Policy *p = pp->policy;
+                const Location *l = policy_cpus_location(p);
+
+                if (pp->pending_reason) {
+                        r = diagnostics_add(
+                                diag, DIAGNOSTIC_WARNING, p->location.file, p->location.line,
+                                p->location.column, "policy \"%s\" is pending on this machine: %s", p->name,
+                                pp->pending_reason);
+                        if (r < 0)
+                                return r;
+                }
+                STRV_FOREACH (w, pp->warnings) {
+                        r = diagnostics_add(
+                                diag, DIAGNOSTIC_WARNING, l->file, l->line, l->column, "policy \"%s\": %s",
+                                p->name, *w);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static void print_validate_json(bool valid, const Config *c, const Plan *plan, const Diagnostics *diag) {
+        printf("{\"valid\":%s,\"files\":", valid ? "true" : "false");
+        json_strv(stdout, c ? c->files : NULL);
+
+        fputs(",\"policies\":[", stdout);
+        for (size_t i = 0; c && i < c->n_policies; i++) {
+                const Policy *p = &c->policies[i];
+                const PolicyPlan *pp = plan ? &plan->policies[i] : NULL;
+                _cleanup_free_ char *cpus = NULL;
+
+                if (pp && !pp->pending_reason && pp->has_cpus)
+                        cpus = cpuset_to_string(&pp->cpus);
+
+                if (i > 0)
+                        fputc(',', stdout);
+                fputs("{\"name\":", stdout);
+                json_string(stdout, p->name);
+                fputs(",\"file\":", stdout);
+                json_string(stdout, p->location.file);
+                printf(",\"line\":%u,\"column\":%u,\"cpus\":", p->location.line, p->location.column);
+                json_string(stdout, cpus);
+                fputs(",\"pending_reason\":", stdout);
+                json_string(stdout, pp ? pp->pending_reason : NULL);
+                fputc('}', stdout);
+        }
+
+        fputs("],\"diagnostics\":[", stdout);
+        for (size_t i = 0; i < diag->n_items; i++) {
+                const Diagnostic *d = &diag->items[i];
+
+                if (i > 0)
+                        fputc(',', stdout);
+                printf("{\"level\":\"%s\",\"file\":", d->level == DIAGNOSTIC_ERROR ? "error" : "warning");
+                json_string(stdout, d->file);
+                printf(",\"line\":%u,\"column\":%u,\"message\":", d->line, d->column);
+                json_string(stdout, d->message);
+                fputc('}', stdout);
+        }
+        fputs("]}\n", stdout);
+}
+
+static int verb_validate(char **paths) {
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        Diagnostics diag = {};
+        bool valid;
+        int r, ret = EXIT_FAILURE_;
+
+        if (strv_length(paths) > 0)
+                r = config_load_paths(paths, &c, &diag);
+        else
+                r = config_load(NULL, &c, &diag);
+        if (r == -ENOMEM)
+                goto oom;
+        valid = r >= 0;
+
+        if (valid) {
+                /* Validation does not depend on the machine; resolution does, and a policy that
+                 * can't be resolved here is pending: a warning, not an error. */
+                r = topology_load_live(&t);
+                if (r < 0)
+                        r = diagnostics_add(
+                                &diag, DIAGNOSTIC_WARNING, NULL, 0, 0,
+                                "failed to load this machine's topology (%s), policies not resolved",
+                                strerror(-r));
+                else {
+                        r = plan_new(c, t, &plan);
+                        if (r >= 0)
+                                r = add_plan_warnings(plan, &diag);
+                }
+                if (r == -ENOMEM)
+                        goto oom;
+                if (r < 0) {
+                        fprintf(stderr, "Failed to plan against this machine: %s\n", strerror(-r));
+                        goto finish;
+                }
+        }
+
+        for (size_t i = 0; i < diag.n_items; i++) {
+                _cleanup_free_ char *line = NULL;
+
+                if (diagnostic_format(&diag.items[i], &line) < 0)
+                        goto oom;
+                fprintf(stderr, "%s\n", line);
+        }
+
+        if (arg_json)
+                print_validate_json(valid, c, plan, &diag);
+        else if (valid) {
+                size_t n_files = strv_length(c->files);
+
+                printf("%zu file%s, %zu polic%s: valid", n_files, n_files == 1 ? "" : "s", c->n_policies,
+                       c->n_policies == 1 ? "y" : "ies");
+                if (diag.n_warnings > 0)
+                        printf(" (%u warning%s)", diag.n_warnings, diag.n_warnings == 1 ? "" : "s");
+                putchar('\n');
+        }
+
+        if (!valid) {
+                if (diag.n_errors == 0)
+                        /* e.g. a directory that can't be read, if the loader didn't say */
+                        fprintf(stderr, "Failed to load the configuration: %s\n", strerror(-r));
+                fprintf(stderr, "Invalid configuration: %u error%s.\n", diag.n_errors,
+                        diag.n_errors == 1 ? "" : "s");
+                goto finish;
+        }
+        ret = EXIT_OK;
+        goto finish;
+
+oom:
+        fprintf(stderr, "Out of memory.\n");
+finish:
+        diagnostics_done(&diag);
+        return ret;
+}
+
+/* ---- command line ---- */
+
+static void help(void) {
+        printf("%s [OPTIONS] COMMAND\n"
+               "\n"
+               "Query and control affinityd, the CPU placement daemon.\n"
+               "\n"
+               "Commands:\n"
+               "  status               Show the daemon's state and counters\n"
+               "  reload               Reload the configuration and wait until it is done\n"
+               "  validate [PATH...]   Check policy files offline (default: the standard\n"
+               "                       search path); a directory is read as a config dir\n"
+               "\n"
+               "Options:\n"
+               "  -h --help                  Show this help\n"
+               "     --version               Show the version\n"
+               "     --bus-address=ADDRESS   Talk to the daemon on this D-Bus address\n"
+               "                             (default: the system bus)\n"
+               "     --json                  Print one JSON document on stdout\n"
+               "\n"
+               "Exit status: 0 ok, 1 failure, 2 usage error, 3 affinityd not running.\n",
+               program_invocation_short_name);
+}
+
+/* Returns 1 to go on, 0 to exit successfully (--help, --version), -EINVAL on a usage error. */
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_BUS_ADDRESS,
+                ARG_JSON,
+        };
+        static const struct option options[] = {
+                {"help", no_argument, NULL, 'h'},
+                {"version", no_argument, NULL, ARG_VERSION},
+                {"bus-address", required_argument, NULL, ARG_BUS_ADDRESS},
+                {"json", no_argument, NULL, ARG_JSON},
+                {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("affinityctl %s\n", PACKAGE_VERSION);
+                        return 0;
+                case ARG_BUS_ADDRESS:
+                        if (optarg[0] == 0) {
+                                fprintf(stderr, "--bus-address= needs an address.\n");
+                                return -EINVAL;
+                        }
+                        arg_bus_address = optarg;
+                        break;
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
+                default: /* getopt_long() said what is wrong */
+                        return -EINVAL;
+                }
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        const char *verb;
+        char **args;
+        size_t n_args;
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_OK;
+
+        if (optind >= argc) {
+                fprintf(stderr, "Missing command; see %s --help.\n", program_invocation_short_name);
+                return EXIT_USAGE;
+        }
+        verb = argv[optind];
+        args = argv + optind + 1;
+        n_args = (size_t)(argc - optind - 1);
+
+        if (streq(verb, "validate"))
+                return verb_validate(args);
+
+        if (streq(verb, "status") || streq(verb, "reload")) {
+                if (n_args > 0) {
+                        fprintf(stderr, "%s takes no arguments.\n", verb);
+                        return EXIT_USAGE;
+                }
+                return streq(verb, "status") ? verb_status() : verb_reload();
+        }
+
+        fprintf(stderr, "Unknown command \"%s\"; see %s --help.\n", verb, program_invocation_short_name);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* affinityd: main(), the command line, logging setup. The work is in manager.c. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+
+#define EXIT_USAGE 2
+
+static ManagerOptions arg_options = {.bus_kind = MANAGER_BUS_SYSTEM};
+static int arg_log_level = LOG_INFO;
+static LogTarget arg_log_target = LOG_TARGET_AUTO;
+
+static void help(void) {
+        printf("NAME\n"
+               "       affinityd - place processes and threads on CPUs by policy\n"
+               "\n"
+               "SYNOPSIS\n"
+               "       affinityd [OPTIONS...]\n"
+               "\n"
+               "DESCRIPTION\n"
+               "       affinityd enforces the CPU placement declared in YAML policies. It follows\n"
+               "       processes through the kernel's proc connector: when a process matching a\n"
+               "       policy execs (or is forked by a managed process, or creates a thread, or\n"
+               "       renames one), every one of its threads gets the policy's CPUs with\n"
+               "       sched_setaffinity(2). Processes already running are placed at startup.\n"
+               "       A process that stops matching after a reload gets its original affinity\n"
+               "       back. The daemon always runs in the foreground (systemd Type=notify) and\n"
+               "       serves org.affinityd1 on D-Bus; see affinityctl(1).\n"
+               "\n"
+               "OPTIONS\n"
+               "       --config-dir=DIR\n"
+               "           Read DIR/affinityd.yaml and DIR/policy.d/*.yaml only, instead of the\n"
+               "           standard search path (see FILES).\n"
+               "\n"
+               "       --bus=system|session|none\n"
+               "           The bus to serve org.affinityd1 on. Default: system. With none, no\n"
+               "           D-Bus interface; signals still work.\n"
+               "\n"
+               "       --bus-address=ADDRESS\n"
+               "           Connect to the bus at ADDRESS (a D-Bus address such as\n"
+               "           unix:path=/run/test-bus) instead of the one --bus names.\n"
+               "\n"
+               "       --topology=FILE.xml\n"
+               "           Plan against an hwloc XML topology (lstopo FILE.xml) instead of the\n"
+               "           live machine. Implies --dry-run.\n"
+               "\n"
+               "       --dry-run\n"
+               "           Match and plan as usual and log at info level what would be done, but\n"
+               "           change no affinity.\n"
+               "\n"
+               "       --log-level=LEVEL\n"
+               "           err, warning, notice, info (default) or debug. Per-event detail is\n"
+               "           logged at debug only.\n"
+               "\n"
+               "       --log-target=auto|console|journal\n"
+               "           Where to log. auto (default): the journal, with the structured fields\n"
+               "           POLICY=, PID=, COMM=, CPUS=, when stderr is connected to it\n"
+               "           ($JOURNAL_STREAM), else stderr.\n"
+               "\n"
+               "       -h, --help\n"
+               "           Show this help and exit.\n"
+               "\n"
+               "       --version\n"
+               "           Show the version and exit.\n"
+               "\n"
+               "SIGNALS\n"
+               "       SIGHUP reloads the configuration (as the D-Bus Reload method): if any file\n"
+               "       is invalid the running configuration stays in force and the errors are\n"
+               "       logged. SIGTERM and SIGINT exit cleanly.\n"
+               "\n"
+               "FILES\n"
+               "       /etc/affinityd/affinityd.yaml\n"
+               "           Daemon and machine-wide settings (reserve:).\n"
+               "       /usr/lib/affinityd/policy.d/*.yaml, /run/affinityd/policy.d/*.yaml,\n"
+               "       /etc/affinityd/policy.d/*.yaml\n"
+               "           Policies. A file in /etc overrides a same-named one in /run, which\n"
+               "           overrides /usr/lib; a symlink to /dev/null masks it. The files are\n"
+               "           read in lexical order of their names; the first matching policy wins.\n"
+               "\n"
+               "EXIT STATUS\n"
+               "       0 after SIGTERM/SIGINT, 1 on a failure (an invalid configuration at\n"
+               "       startup, no bus), 2 on a usage error.\n"
+               "\n"
+               "SEE ALSO\n"
+               "       affinityctl(1), affinityd.yaml(5), sched_setaffinity(2), taskset(1)\n");
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_CONFIG_DIR,
+                ARG_BUS,
+                ARG_BUS_ADDRESS,
+                ARG_TOPOLOGY,
+                ARG_DRY_RUN,
+                ARG_LOG_LEVEL,
+                ARG_LOG_TARGET,
+        };
+        static const struct option options[] = {
+                {"help", no_argument, NULL, 'h'},
+                {"version", no_argument, NULL, ARG_VERSION},
+                {"config-dir", required_argument, NULL, ARG_CONFIG_DIR},
+                {"bus", required_argument, NULL, ARG_BUS},
+                {"bus-address", required_argument, NULL, ARG_BUS_ADDRESS},
+                {"topology", required_argument, NULL, ARG_TOPOLOGY},
+                {"dry-run", no_argument, NULL, ARG_DRY_RUN},
+                {"log-level", required_argument, NULL, ARG_LOG_LEVEL},
+                {"log-target", required_argument, NULL, ARG_LOG_TARGET},
+                {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("affinityd %s\n", PACKAGE_VERSION);
+                        return 0;
+                case ARG_CONFIG_DIR:
+                        arg_options.config_dir = optarg;
+                        break;
+                case ARG_BUS:
+                        arg_options.bus_kind = manager_bus_kind_from_string(optarg);
+                        if (arg_options.bus_kind < 0) {
+                                fprintf(stderr,
+                                        "affinityd: --bus: expected system, session or none, got \"%s\"\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_BUS_ADDRESS:
+                        arg_options.bus_address = optarg;
+                        break;
+                case ARG_TOPOLOGY:
+                        arg_options.topology_path = optarg;
+                        arg_options.dry_run = true;
+                        break;
+                case ARG_DRY_RUN:
+                        arg_options.dry_run = true;
+                        break;
+                case ARG_LOG_LEVEL:
+                        arg_log_level = log_level_from_string(optarg);
+                        if (arg_log_level < 0) {
+                                fprintf(stderr,
+                                        "affinityd: --log-level: expected err, warning, notice, info or "
+                                        "debug, got \"%s\"\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_LOG_TARGET:
+                        arg_log_target = log_target_from_string(optarg);
+                        if (arg_log_target < 0) {
+                                fprintf(stderr,
+                                        "affinityd: --log-target: expected auto, console or journal, got "
+                                        "\"%s\"\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case '?':
+                        return -EINVAL;
+                default:
+                        abort();
+                }
+
+        if (optind < argc) {
+                fprintf(stderr, "affinityd: unexpected argument \"%s\" (see --help)\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (arg_options.bus_address && arg_options.bus_kind == MANAGER_BUS_NONE) {
+                fprintf(stderr, "affinityd: --bus-address and --bus=none contradict each other\n");
+                return -EINVAL;
+        }
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+
+        log_set_target(arg_log_target);
+        log_set_max_level(arg_log_level);
+
+        r = manager_new(&arg_options, &m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up the event loop: %m");
+                return EXIT_FAILURE;
+        }
+        log_info("affinityd %s starting (pid %d)", PACKAGE_VERSION, (int)getpid());
+
+        r = manager_startup(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        r = manager_run(m);
+        if (r < 0) {
+                log_error_errno(r, "Event loop failed: %m");
+                return EXIT_FAILURE;
+        }
+        log_info("Stopped");
+        return EXIT_SUCCESS;
+}

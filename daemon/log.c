@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Logging to the journal (native protocol, structured fields) or stderr. See log.h. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-journal.h>
+
+#include "log.h"
+
+static int max_level = LOG_INFO;
+static LogTarget target = LOG_TARGET_CONSOLE;
+
+static const char *const level_table[] = {
+        [LOG_EMERG] = "emerg",     [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit", [LOG_ERR] = "err",
+        [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+};
+
+static const char *const target_table[_LOG_TARGET_MAX] = {
+        [LOG_TARGET_AUTO] = "auto",
+        [LOG_TARGET_CONSOLE] = "console",
+        [LOG_TARGET_JOURNAL] = "journal",
+};
+
+void log_set_max_level(int level) {
+        max_level = level;
+}
+
+int log_get_max_level(void) {
+        return max_level;
+}
+
+int log_level_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(level_table); i++)
+                if (streq(s, level_table[i]))
+                        return (int)i;
+        if (streq(s, "error"))
+                return LOG_ERR;
+        if (streq(s, "warn"))
+                return LOG_WARNING;
+        if (s[0] >= '0' && s[0] <= '7' && s[1] == '\0')
+                return s[0] - '0';
+        return -EINVAL;
+}
+
+const char *log_level_to_string(int level) {
+        if (level < 0 || (size_t)level >= ELEMENTSOF(level_table))
+                return NULL;
+        return level_table[level];
+}
+
+LogTarget log_target_from_string(const char *s) {
+        if (!s)
+                return _LOG_TARGET_INVALID;
+        for (size_t i = 0; i < ELEMENTSOF(target_table); i++)
+                if (streq(s, target_table[i]))
+                        return (LogTarget)i;
+        if (streq(s, "stderr"))
+                return LOG_TARGET_CONSOLE;
+        return _LOG_TARGET_INVALID;
+}
+
+const char *log_target_to_string(LogTarget t) {
+        if (t < 0 || t >= _LOG_TARGET_MAX)
+                return NULL;
+        return target_table[t];
+}
+
+/* Like systemd's: JOURNAL_STREAM=DEV:INODE names the stream systemd connected our stderr to. */
+static bool stderr_is_journal(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+                return false;
+        if (fstat(STDERR_FILENO, &st) < 0)
+                return false;
+        return st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino;
+}
+
+void log_set_target(LogTarget t) {
+        if (t == LOG_TARGET_AUTO)
+                t = stderr_is_journal() ? LOG_TARGET_JOURNAL : LOG_TARGET_CONSOLE;
+        target = t;
+}
+
+LogTarget log_get_target(void) {
+        return target;
+}
+
+static void write_console(const char *message) {
+        struct iovec iov[3] = {
+                {.iov_base = (char *)"affinityd: ", .iov_len = strlen("affinityd: ")},
+                {.iov_base = (char *)message, .iov_len = strlen(message)},
+                {.iov_base = (char *)"\n", .iov_len = 1},
+        };
+        /* One writev(2) per message, so concurrent writers don't interleave lines. */
+        (void)!writev(STDERR_FILENO, iov, ELEMENTSOF(iov));
+}
+
+static int write_journal(
+        int level, int error, const char *file, int line, const char *func, const LogFields *fields,
+        const char *message) {
+        char priority[sizeof("PRIORITY=") + 2], code_line[sizeof("CODE_LINE=") + 12],
+                errno_field[sizeof("ERRNO=") + 12], pid_field[sizeof("PID=") + 12];
+        _cleanup_free_ char *message_field = NULL, *file_field = NULL, *func_field = NULL,
+                            *policy_field = NULL, *comm_field = NULL, *cpus_field = NULL;
+        struct iovec iov[12];
+        size_t n = 0;
+
+#define IOV_STR(s) (iov[n++] = (struct iovec){.iov_base = (char *)(s), .iov_len = strlen(s)})
+
+        if (asprintf(&message_field, "MESSAGE=%s", message) < 0)
+                return -ENOMEM;
+        IOV_STR(message_field);
+        snprintf(priority, sizeof(priority), "PRIORITY=%i", level);
+        IOV_STR(priority);
+        IOV_STR("SYSLOG_IDENTIFIER=affinityd");
+        if (file && asprintf(&file_field, "CODE_FILE=%s", file) >= 0)
+                IOV_STR(file_field);
+        snprintf(code_line, sizeof(code_line), "CODE_LINE=%i", line);
+        IOV_STR(code_line);
+        if (func && asprintf(&func_field, "CODE_FUNC=%s", func) >= 0)
+                IOV_STR(func_field);
+        if (error != 0) {
+                snprintf(errno_field, sizeof(errno_field), "ERRNO=%i", abs(error));
+                IOV_STR(errno_field);
+        }
+        if (fields) {
+                if (fields->policy && asprintf(&policy_field, "POLICY=%s", fields->policy) >= 0)
+                        IOV_STR(policy_field);
+                if (fields->pid > 0) {
+                        snprintf(pid_field, sizeof(pid_field), "PID=%i", (int)fields->pid);
+                        IOV_STR(pid_field);
+                }
+                if (fields->comm && asprintf(&comm_field, "COMM=%s", fields->comm) >= 0)
+                        IOV_STR(comm_field);
+                if (fields->cpus && asprintf(&cpus_field, "CPUS=%s", fields->cpus) >= 0)
+                        IOV_STR(cpus_field);
+        }
+#undef IOV_STR
+
+        return sd_journal_sendv(iov, (int)n);
+}
+
+int log_internal(
+        int level, int error, const char *file, int line, const char *func, const LogFields *fields,
+        const char *format, ...) {
+        int saved_errno = errno;
+        char buffer[2048];
+        _cleanup_free_ char *large = NULL;
+        const char *message = buffer;
+        va_list ap;
+        int k;
+
+        /* Make %m print the error we were given. */
+        errno = abs(error);
+        va_start(ap, format);
+        k = vsnprintf(buffer, sizeof(buffer), format, ap);
+        va_end(ap);
+        if (k >= (int)sizeof(buffer)) {
+                /* Long messages (reload diagnostics) are formatted again, whole. */
+                errno = abs(error);
+                va_start(ap, format);
+                if (vasprintf(&large, format, ap) >= 0)
+                        message = large;
+                va_end(ap);
+        }
+
+        if (target == LOG_TARGET_JOURNAL) {
+                if (write_journal(level, error, file, line, func, fields, message) < 0)
+                        write_console(message);
+        } else
+                write_console(message);
+
+        errno = saved_errno;
+        return -abs(error);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * UINT64_C(1000000) + (uint64_t)ts.tv_nsec / 1000;
+}
+
+bool ratelimit_below(RateLimit *rl, unsigned *ret_suppressed) {
+        uint64_t now = now_usec();
+
+        if (rl->begin_usec == 0 || now - rl->begin_usec >= rl->interval_usec) {
+                rl->begin_usec = now;
+                rl->num = 0;
+        }
+        if (rl->num >= rl->burst) {
+                rl->suppressed++;
+                return false;
+        }
+        rl->num++;
+        if (ret_suppressed)
+                *ret_suppressed = rl->suppressed;
+        rl->suppressed = 0;
+        return true;
+}

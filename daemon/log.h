@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Logging for affinityd: syslog levels (err, warning, notice, info, debug), written either to
+ * the systemd journal through its native protocol (sd_journal_sendv(3)), with structured
+ * fields POLICY=, PID=, COMM=, CPUS= where the caller gives them, or to stderr as
+ * "affinityd: message". The journal is used when asked for, or automatically when stderr is
+ * already connected to the journal (the JOURNAL_STREAM environment variable names the
+ * device:inode of fd 2, as systemd sets it for services).
+ *
+ * The log_*() macros evaluate their arguments only when the level is enabled, so debug
+ * messages on hot paths cost one comparison when debug logging is off. The log_*_errno()
+ * forms take an error (positive or negative errno, or 0), make "%m" print it, and return
+ * -abs(error), so "return log_error_errno(r, "...: %m");" is the idiom.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <syslog.h>
+
+#include "macro.h"
+
+typedef enum LogTarget {
+        LOG_TARGET_AUTO,    /* the journal if stderr is connected to it, else stderr */
+        LOG_TARGET_CONSOLE, /* stderr */
+        LOG_TARGET_JOURNAL, /* the journal's native protocol */
+        _LOG_TARGET_MAX,
+        _LOG_TARGET_INVALID = -EINVAL,
+} LogTarget;
+
+/* Structured journal fields for one message; NULL strings and pid 0 are left out. */
+typedef struct LogFields {
+        const char *policy; /* POLICY= */
+        pid_t pid;          /* PID= (the process the message is about, not the daemon's) */
+        const char *comm;   /* COMM= */
+        const char *cpus;   /* CPUS= (a cpu-list of OS CPU numbers) */
+} LogFields;
+
+/* Messages with a level numerically above this (less severe) are dropped. Default LOG_INFO. */
+void log_set_max_level(int level);
+int log_get_max_level(void);
+/* True if a message at level would be written (to skip preparing costly arguments). */
+static inline bool log_level_enabled(int level) {
+        return level <= log_get_max_level();
+}
+
+/*
+ * Parses a level name: "emerg", "alert", "crit", "err" (or "error"), "warning" (or "warn"),
+ * "notice", "info", "debug", or a number 0..7. Returns the syslog level or -EINVAL.
+ */
+int log_level_from_string(const char *s);
+/* The syslog name of level ("err", "debug", …), or NULL if out of range. */
+const char *log_level_to_string(int level);
+
+/* Parses "auto", "console" (or "stderr"), "journal". Returns a LogTarget or -EINVAL. */
+LogTarget log_target_from_string(const char *s);
+const char *log_target_to_string(LogTarget t);
+
+/*
+ * Chooses where messages go. LOG_TARGET_AUTO checks JOURNAL_STREAM against fstat(2) of fd 2
+ * now. Call again after changing the target; before the first call messages go to stderr.
+ */
+void log_set_target(LogTarget t);
+/* The target in use after resolution: LOG_TARGET_CONSOLE or LOG_TARGET_JOURNAL. */
+LogTarget log_get_target(void);
+
+/*
+ * Writes one message (format is printf(3) with "%m" = strerror(abs(error)); errno is
+ * preserved). fields may be NULL. Returns -abs(error) (0 when error is 0). Use the macros.
+ */
+_printf_(7, 8) int log_internal(
+        int level, int error, const char *file, int line, const char *func, const LogFields *fields,
+        const char *format, ...);
+
+#define log_full_errno_fields(level, error, fields, ...) \
+        ({ \
+                int _level_ = (level), _e_ = (error); \
+                log_level_enabled(_level_) \
+                        ? log_internal(_level_, _e_, __FILE__, __LINE__, __func__, (fields), __VA_ARGS__) \
+                        : -abs(_e_); \
+        })
+
+#define log_full_errno(level, error, ...) log_full_errno_fields(level, error, NULL, __VA_ARGS__)
+#define log_full(level, ...)              ((void)log_full_errno(level, 0, __VA_ARGS__))
+
+#define log_debug(...)   log_full(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)    log_full(LOG_INFO, __VA_ARGS__)
+#define log_notice(...)  log_full(LOG_NOTICE, __VA_ARGS__)
+#define log_warning(...) log_full(LOG_WARNING, __VA_ARGS__)
+#define log_error(...)   log_full(LOG_ERR, __VA_ARGS__)
+
+#define log_debug_errno(error, ...)   log_full_errno(LOG_DEBUG, error, __VA_ARGS__)
+#define log_info_errno(error, ...)    log_full_errno(LOG_INFO, error, __VA_ARGS__)
+#define log_notice_errno(error, ...)  log_full_errno(LOG_NOTICE, error, __VA_ARGS__)
+#define log_warning_errno(error, ...) log_full_errno(LOG_WARNING, error, __VA_ARGS__)
+#define log_error_errno(error, ...)   log_full_errno(LOG_ERR, error, __VA_ARGS__)
+
+/*
+ * A message about one process/policy, with the journal fields POLICY=, PID=, COMM=, CPUS=
+ * (any may be NULL/0). Returns -abs(error), like the _errno forms:
+ *   log_struct(LOG_WARNING, r, "db", pid, comm, "2-3", "Failed to …: %m");
+ */
+#define log_struct(level, error, _policy, _pid, _comm, _cpus, ...) \
+        log_full_errno_fields( \
+                level, error, \
+                (&(const LogFields){.policy = (_policy), .pid = (_pid), .comm = (_comm), .cpus = (_cpus)}), \
+                __VA_ARGS__)
+
+/*
+ * A simple rate limit for messages that could repeat per event: at most burst messages per
+ * interval_usec (CLOCK_MONOTONIC µs). Zero-initialise the state part.
+ */
+typedef struct RateLimit {
+        uint64_t interval_usec;
+        unsigned burst;
+        uint64_t begin_usec; /* start of the current interval */
+        unsigned num;        /* messages let through in it */
+        unsigned suppressed; /* dropped since the last one let through */
+} RateLimit;
+
+/*
+ * True if another message may go out now. When it returns true after dropping some,
+ * *ret_suppressed (may be NULL) is how many were dropped, so the caller can say so; else 0.
+ */
+bool ratelimit_below(RateLimit *rl, unsigned *ret_suppressed);

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* org.affinityd1.Manager: vtable, property getters and method marshalling. See manager-bus.h. */
+
+#include <stddef.h>
+
+#include "config.h"
+#include "manager-bus.h"
+
+static inline const char *strempty(const char *s) {
+        return s ?: "";
+}
+
+static int property_get_version(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static int property_get_state(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", manager_state_to_string(m->state));
+}
+
+static int property_get_discovery(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", manager_discovery_to_string(m->discovery));
+}
+
+static int property_get_policy_files(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append_strv(reply, m->config ? m->config->files : NULL);
+}
+
+static int property_get_latency(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        double q = streq(property, "PlacementLatencyP50USec") ? 0.50
+                : streq(property, "PlacementLatencyP99USec")  ? 0.99
+                                                              : 1.0;
+        return sd_bus_message_append(reply, "t", manager_latency_usec(m, q));
+}
+
+static int method_list_policies(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ssuss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; m->plan && i < m->plan->n_policies; i++) {
+                const PolicyPlan *pp = &m->plan->policies[i];
+                _cleanup_free_ char *cpus = NULL;
+
+                if (pp->has_cpus && !pp->pending_reason) {
+                        r = cpuset_format_list(&pp->cpus, &cpus);
+                        if (r < 0)
+                                return r;
+                }
+                r = sd_bus_message_append(
+                        reply, "(ssuss)", pp->policy->name, strempty(pp->policy->location.file),
+                        (uint32_t)pp->policy->location.line, strempty(cpus), strempty(pp->pending_reason));
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ TrackedProcess **list = NULL;
+        Manager *m = userdata;
+        size_t n = 0;
+        int r;
+
+        r = manager_list_processes(m, &list, &n);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(usss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
+                _cleanup_free_ char *text = NULL;
+
+                r = tracked_process_cpus(list[i], &cpus);
+                if (r < 0)
+                        return r;
+                r = cpuset_format_list(&cpus, &text);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_append(
+                        reply, "(usss)", (uint32_t)list[i]->pid, list[i]->comm,
+                        manager_process_policy_name(m, list[i]), text);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        _cleanup_free_ char *text = NULL;
+        Manager *m = userdata;
+        uid_t euid;
+        int r;
+
+        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &euid);
+        if (r < 0 || euid != 0)
+                return sd_bus_error_set(
+                        error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may reload affinityd.");
+
+        r = manager_reload(m, &text);
+        if (r == -EINVAL)
+                return sd_bus_error_set(error, AFFINITYD_ERROR_INVALID_POLICY, text);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Reload failed: %s", strna(text));
+
+        return sd_bus_reply_method_return(message, NULL);
+}
+
+/*
+ * Annotations: Version never changes (const). State, Discovery, PolicyFiles, LastReloadError
+ * and Reloads change only at state changes and reloads, where manager.c emits
+ * PropertiesChanged (emits-change). The counters, ManagedProcesses and the latency quantiles
+ * change with every event; signalling each change would flood the bus, so they carry no
+ * emits flag, which sd-bus publishes as EmitsChangedSignal="false": read them when needed.
+ */
+const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Discovery", "s", property_get_discovery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ManagedProcesses", "u", NULL, offsetof(Manager, n_processes), 0),
+        SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, counters.events_received), 0),
+        SD_BUS_PROPERTY("EventsLost", "t", NULL, offsetof(Manager, counters.events_lost), 0),
+        SD_BUS_PROPERTY("Rescans", "t", NULL, offsetof(Manager, counters.rescans), 0),
+        SD_BUS_PROPERTY("ProcessesMatched", "t", NULL, offsetof(Manager, counters.processes_matched), 0),
+        SD_BUS_PROPERTY("ProcessesPlaced", "t", NULL, offsetof(Manager, counters.processes_placed), 0),
+        SD_BUS_PROPERTY("ProcessesVanished", "t", NULL, offsetof(Manager, counters.processes_vanished), 0),
+        SD_BUS_PROPERTY("PlacementFailures", "t", NULL, offsetof(Manager, counters.placement_failures), 0),
+        SD_BUS_PROPERTY(
+                "Reloads", "t", NULL, offsetof(Manager, counters.reloads),
+                SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY(
+                "PolicyFiles", "as", property_get_policy_files, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY(
+                "LastReloadError", "s", NULL, offsetof(Manager, last_reload_error),
+                SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("PlacementLatencyP50USec", "t", property_get_latency, 0, 0),
+        SD_BUS_PROPERTY("PlacementLatencyP99USec", "t", property_get_latency, 0, 0),
+        SD_BUS_PROPERTY("PlacementLatencyMaxUSec", "t", property_get_latency, 0, 0),
+
+        SD_BUS_METHOD_WITH_NAMES(
+                "ListPolicies", NULL, "", "a(ssuss)", SD_BUS_PARAM(policies), method_list_policies,
+                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES(
+                "ListProcesses", NULL, "", "a(usss)", SD_BUS_PARAM(processes), method_list_processes,
+                SD_BUS_VTABLE_UNPRIVILEGED),
+        /* Unprivileged for sd-bus's own check: method_reload checks the sender's euid itself,
+         * so the refusal is the documented AccessDenied on any bus. */
+        SD_BUS_METHOD_WITH_NAMES("Reload", NULL, "", NULL, "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_VTABLE_END,
+};
+
+int manager_bus_emit_changed_strv(Manager *m, char **properties) {
+        if (!m->bus)
+                return 0;
+        return sd_bus_emit_properties_changed_strv(
+                m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, properties);
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The Manager: affinityd's state and its event loop. It owns the loaded configuration, the
+ * topology and the plan made from them, the table of tracked (managed) processes with what
+ * was applied to each thread and what the thread had before, the counters and the
+ * placement-latency histogram that D-Bus shows, and every event source: the proc connector
+ * (or a /proc polling timer where it can't be used), signals, and the bus.
+ *
+ * The process lifecycle it implements is DESIGN.md's "Process lifecycle": subscribe first,
+ * then scan /proc; place on exec; track children a managed process forks without exec;
+ * place new threads; re-match on comm and uid changes; forget a process only when no thread
+ * of it is left; rescan on lost events and on reload.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "cpuset.h"
+#include "latency.h"
+#include "log.h"
+#include "plan.h"
+#include "policy.h"
+#include "proc-monitor.h"
+#include "topology.h"
+
+typedef enum ManagerState {
+        MANAGER_STARTING,
+        MANAGER_RUNNING,
+        MANAGER_RELOADING,
+        MANAGER_STOPPING,
+        _MANAGER_STATE_MAX,
+} ManagerState;
+
+typedef enum ManagerBusKind {
+        MANAGER_BUS_SYSTEM,
+        MANAGER_BUS_SESSION,
+        MANAGER_BUS_NONE,
+        _MANAGER_BUS_KIND_MAX,
+        _MANAGER_BUS_KIND_INVALID = -EINVAL,
+} ManagerBusKind;
+
+/* How processes are discovered: the proc connector, or periodic /proc scans without it. */
+typedef enum ManagerDiscovery {
+        MANAGER_DISCOVERY_NETLINK,
+        MANAGER_DISCOVERY_POLLING,
+        _MANAGER_DISCOVERY_MAX,
+} ManagerDiscovery;
+
+/* What the command line asks for; strings are borrowed for the duration of manager_new(). */
+typedef struct ManagerOptions {
+        const char *config_dir;      /* --config-dir, NULL for the standard search path */
+        const char *topology_path;   /* --topology (hwloc XML), NULL for the live machine */
+        bool dry_run;                /* --dry-run (implied by topology_path) */
+        ManagerBusKind bus_kind;     /* --bus */
+        const char *bus_address;     /* --bus-address, NULL for the default of bus_kind */
+        uint64_t poll_interval_usec; /* /proc rescan period when the proc connector fails; 0 = 1 s */
+} ManagerOptions;
+
+/* One thread of a tracked process, keyed by tid in TrackedProcess.threads (tsearch(3)). */
+typedef struct TrackedThread {
+        pid_t tid;           /* first: the tsearch key */
+        unsigned generation; /* placement pass that last saw the thread (for pruning) */
+        bool has_original;
+        bool has_applied;
+        CpuSet original;  /* its affinity before the daemon first touched it */
+        CpuSet applied;   /* what the daemon last asked for */
+        CpuSet effective; /* what the kernel reported back (applied ∩ cpuset ∩ online) */
+} TrackedThread;
+
+/* A process that matched an active policy (or was forked by one), keyed by pid. */
+typedef struct TrackedProcess {
+        pid_t pid;          /* first: the tsearch key */
+        uint64_t starttime; /* /proc/PID/stat field 22: with pid, the process identity */
+        size_t policy;      /* index into Manager.config->policies / plan->policies */
+        char comm[16];
+        bool forked;        /* forked by a managed process and has not exec'd since */
+        pid_t parent;       /* forked: the managed parent's pid */
+        bool placed;        /* a full placement pass completed (counted in processes_placed) */
+        bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */
+        bool has_original;
+        CpuSet original; /* first original seen: the default for threads created later */
+        void *threads;   /* tsearch(3) root of TrackedThread */
+        unsigned n_threads;
+        unsigned generation; /* placement pass counter (threads not seen in a pass are dropped) */
+        int rescan_policy;   /* scratch for manager_rescan(): the policy decided, or -errno */
+} TrackedProcess;
+
+typedef struct ManagerCounters {
+        uint64_t events_received;
+        uint64_t events_lost;        /* ENOBUFS on the proc connector */
+        uint64_t rescans;            /* full /proc rescans after lost events */
+        uint64_t processes_matched;  /* distinct processes that matched an active policy */
+        uint64_t processes_placed;   /* of those, whose placement pass completed */
+        uint64_t processes_vanished; /* of those, that exited before placement completed */
+        uint64_t placement_failures; /* per-thread refusals other than the thread vanishing */
+        uint64_t reloads;            /* reload requests handled (successful or not) */
+} ManagerCounters;
+
+typedef struct Manager {
+        sd_event *event;
+        sd_event_source *sigterm_source;
+        sd_event_source *sigint_source;
+        sd_event_source *sighup_source;
+        sd_event_source *poll_source;    /* armed only in polling discovery */
+        sd_event_source *summary_source; /* armed only while a placement summary is due */
+        sd_event_source *rescan_source;  /* pending rescan after lost events (idle priority) */
+        sd_bus *bus;
+        sd_bus_slot *bus_slot;
+        ProcMonitor *monitor;
+
+        /* Options. */
+        char *config_dir;
+        char *topology_path;
+        bool dry_run;
+        ManagerBusKind bus_kind;
+        char *bus_address;
+        uint64_t poll_interval_usec;
+
+        /* Configuration in force. */
+        Config *config;
+        Topology *topology;
+        Plan *plan;
+        bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
+
+        /* Tracked processes. */
+        void *processes; /* tsearch(3) root of TrackedProcess */
+        uint32_t n_processes;
+        pid_t self;
+
+        ManagerState state;
+        ManagerDiscovery discovery;
+        char *last_reload_error; /* NULL (shown as "") when the last reload succeeded */
+        ManagerCounters counters;
+        LatencyHistogram latency; /* event timestamp → last thread set, ns */
+
+        /* Rate-limited info summary of placements. */
+        uint64_t summary_processes;
+        uint64_t summary_threads;
+        RateLimit failure_ratelimit;
+        RateLimit lost_ratelimit;
+} Manager;
+
+/*
+ * Creates a Manager: an sd_event loop with SIGTERM/SIGINT (exit) and SIGHUP (reload)
+ * sources (the signals are blocked in the calling thread first). Loads nothing yet.
+ * Returns 0 and *ret, -ENOMEM, or -errno from sd-event.
+ */
+int manager_new(const ManagerOptions *o, Manager **ret);
+
+/* Tears everything down (sources, bus, monitor, table). Accepts NULL, returns NULL. */
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/*
+ * Everything up to READY=1: loads the configuration (errors logged, each diagnostic on its
+ * own line), the topology and the plan; connects the bus (unless MANAGER_BUS_NONE); opens
+ * the proc connector (falling back to /proc polling, loudly, when it can't); scans /proc and
+ * places every matching process; takes the bus name org.affinityd1; notifies READY=1.
+ * Returns 0; -EINVAL on a bad configuration; other -errno (already logged).
+ */
+int manager_startup(Manager *m);
+
+/* Runs the event loop until SIGTERM/SIGINT. Returns the loop's exit code (0) or -errno. */
+int manager_run(Manager *m);
+
+/*
+ * Loads a new configuration and plan; on success swaps them in and rescans /proc (re-place
+ * tracked processes, place newly matching ones, restore the originals of those that no
+ * longer match); on failure keeps everything as it was and stores the diagnostics text in
+ * last_reload_error. Sends RELOADING=1 … READY=1. Returns 0, or -EINVAL with the diagnostics
+ * ("file:line:column: error: …" lines) in *ret_error (may be NULL; newly allocated), or another
+ * -errno with its description there.
+ */
+int manager_reload(Manager *m, char **ret_error);
+
+/*
+ * The tracked processes in ascending PID order, as a newly allocated array of borrowed
+ * pointers (valid until the loop runs again). Returns 0 or -ENOMEM.
+ */
+int manager_list_processes(Manager *m, TrackedProcess ***ret, size_t *ret_n);
+
+/* Union of the effective masks the kernel reported for the process's threads into *ret. */
+int tracked_process_cpus(const TrackedProcess *p, CpuSet *ret);
+
+/* The name of the policy p is tracked under. */
+const char *manager_process_policy_name(const Manager *m, const TrackedProcess *p);
+
+/* Placement latency quantile q (0..1) in µs, from the histogram. */
+uint64_t manager_latency_usec(const Manager *m, double q);
+
+const char *manager_state_to_string(ManagerState s);
+const char *manager_discovery_to_string(ManagerDiscovery d);
+/* "system", "session", "none" → ManagerBusKind, or -EINVAL. */
+ManagerBusKind manager_bus_kind_from_string(const char *s);

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The netlink proc connector as an sd-event I/O source (see proc-monitor.h).
+ *
+ * Wire format of one event, as the kernel's cn_netlink_send() builds it: a datagram holding
+ * one or more netlink messages, each
+ *
+ *     struct nlmsghdr | struct cn_msg (id CN_IDX_PROC/CN_VAL_PROC, len) | struct proc_event
+ *
+ * The proc_event sits at offset 36 of each message, so its 8-byte timestamp is not 8-byte
+ * aligned in our buffer: every header is copied out with memcpy() before it is read, which
+ * also makes the parser safe on arbitrary (fuzzed) buffers at any alignment.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include <systemd/sd-event.h>
+
+#include "macro.h"
+#include "proc-monitor.h"
+
+/* Datagrams fetched per recvmmsg(2) call, and the size of each buffer. A proc connector
+ * datagram is 76 bytes; anything longer than the buffer is reported as truncated. */
+#define RECV_BATCH         32
+#define RECV_DATAGRAM_SIZE 1024
+/* Upper bound of datagrams handled per dispatch, so a flood of events cannot starve the
+ * other sources of the loop; the source is level-triggered and fires again right away. */
+#define RECV_MAX_PER_DISPATCH 4096
+#define RCVBUF_SIZE           (8 * 1024 * 1024)
+
+/* The minimal lengths of struct proc_event for each type we read: the fixed header (what,
+ * cpu, timestamp_ns) plus the event_data fields we use. */
+#define PROC_EVENT_HEADER_SIZE offsetof(struct proc_event, event_data)
+#define PROC_EVENT_MIN_SIZE(member, last_field) \
+        (PROC_EVENT_HEADER_SIZE + \
+         offsetof(__typeof__(((struct proc_event *)0)->event_data.member), last_field) + \
+         sizeof(((struct proc_event *)0)->event_data.member.last_field))
+
+typedef enum MonitorState {
+        MONITOR_DETACHED,   /* no socket: proc_monitor_new_parser() */
+        MONITOR_AWAIT_ACK,  /* subscribed, acknowledgement not yet seen: events are dropped */
+        MONITOR_SUBSCRIBED, /* events are delivered */
+} MonitorState;
+
+struct ProcMonitor {
+        MonitorState state;
+        int fd;
+        uint32_t portid; /* our netlink port id */
+        sd_event_source *source;
+        proc_monitor_handler_t handler;
+        void *userdata;
+        bool debug;
+
+        /* Our request's seq and ack; the acknowledgement carries ack_value + 1. */
+        uint32_t ack_seq;
+        uint32_t ack_value;
+        bool ack_seen;
+        uint32_t ack_err; /* positive errno from the kernel, 0 on success */
+
+        /* recvmmsg(2) buffers, reused across calls. */
+        struct mmsghdr msgs[RECV_BATCH];
+        struct iovec iovs[RECV_BATCH];
+        struct sockaddr_nl addrs[RECV_BATCH];
+        uint64_t bufs[RECV_BATCH][RECV_DATAGRAM_SIZE / sizeof(uint64_t)]; /* 8-byte aligned */
+};
+
+_printf_(2, 3) static void monitor_debug(const ProcMonitor *m, const char *format, ...) {
+        va_list ap;
+
+        if (!m->debug)
+                return;
+        va_start(ap, format);
+        fputs("proc-monitor: ", stderr);
+        vfprintf(stderr, format, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+static uint64_t now_monotonic_ns(void) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static void monitor_deliver(ProcMonitor *m, const ProcEvent *ev) {
+        int r;
+
+        if (!m->handler)
+                return;
+        r = m->handler(m, ev, m->userdata);
+        if (r < 0)
+                monitor_debug(
+                        m, "Handler failed for event %d of %d/%d: %s", (int)ev->type, (int)ev->pid,
+                        (int)ev->tgid, strerror(-r));
+}
+
+/*
+ * Translates one proc_event (len bytes, at any alignment) into *ret. Returns 1 if the event
+ * is one we report, 0 if it is ignored (other types, acknowledgements), -EBADMSG if it is too
+ * short for its type.
+ */
+static int parse_event(
+        ProcMonitor *m, const struct cn_msg *cn, const uint8_t *data, size_t len, ProcEvent *ret) {
+        struct proc_event pe = {};
+        ProcEvent ev;
+        size_t need;
+
+        if (len < PROC_EVENT_HEADER_SIZE)
+                return -EBADMSG;
+        /* Newer kernels may send longer events; we read the prefix we know. */
+        memcpy(&pe, data, MIN(len, sizeof(pe)));
+
+        ev = (ProcEvent){.timestamp_ns = pe.timestamp_ns};
+
+        switch (pe.what) {
+        case PROC_EVENT_NONE:
+                need = PROC_EVENT_MIN_SIZE(ack, err);
+                if (len < need)
+                        return -EBADMSG;
+                /* The kernel multicasts every listener's acknowledgement: only ours counts. It
+                 * echoes our ack + 1; our seq is overwritten by its per-CPU sequence counter
+                 * since Linux 6.6, so only the ack value identifies the reply. */
+                if (m->state == MONITOR_AWAIT_ACK && cn->ack == m->ack_value + 1) {
+                        m->ack_seen = true;
+                        m->ack_err = pe.event_data.ack.err;
+                }
+                return 0;
+
+        case PROC_EVENT_FORK:
+                need = PROC_EVENT_MIN_SIZE(fork, child_tgid);
+                if (len < need)
+                        return -EBADMSG;
+                ev.type = PROC_MONITOR_FORK;
+                ev.pid = pe.event_data.fork.child_pid;
+                ev.tgid = pe.event_data.fork.child_tgid;
+                ev.parent_pid = pe.event_data.fork.parent_pid;
+                ev.parent_tgid = pe.event_data.fork.parent_tgid;
+                goto done;
+
+        case PROC_EVENT_EXEC:
+                need = PROC_EVENT_MIN_SIZE(exec, process_tgid);
+                if (len < need)
+                        return -EBADMSG;
+                ev.type = PROC_MONITOR_EXEC;
+                ev.pid = pe.event_data.exec.process_pid;
+                ev.tgid = pe.event_data.exec.process_tgid;
+                goto done;
+
+        case PROC_EVENT_UID:
+                need = PROC_EVENT_MIN_SIZE(id, e.euid);
+                if (len < need)
+                        return -EBADMSG;
+                ev.type = PROC_MONITOR_UID;
+                ev.pid = pe.event_data.id.process_pid;
+                ev.tgid = pe.event_data.id.process_tgid;
+                ev.euid = pe.event_data.id.e.euid;
+                goto done;
+
+        case PROC_EVENT_COMM:
+                need = PROC_EVENT_MIN_SIZE(comm, comm);
+                if (len < need)
+                        return -EBADMSG;
+                ev.type = PROC_MONITOR_COMM;
+                ev.pid = pe.event_data.comm.process_pid;
+                ev.tgid = pe.event_data.comm.process_tgid;
+                /* The kernel NUL-terminates comm; don't rely on it. */
+                memcpy(ev.comm, pe.event_data.comm.comm, sizeof(ev.comm) - 1);
+                ev.comm[sizeof(ev.comm) - 1] = 0;
+                goto done;
+
+        case PROC_EVENT_EXIT:
+                need = PROC_EVENT_MIN_SIZE(exit, process_tgid);
+                if (len < need)
+                        return -EBADMSG;
+                ev.type = PROC_MONITOR_EXIT;
+                ev.pid = pe.event_data.exit.process_pid;
+                ev.tgid = pe.event_data.exit.process_tgid;
+                goto done;
+
+        default:
+                /* GID, SID, PTRACE, COREDUMP and anything newer */
+                return 0;
+        }
+
+done:
+        *ret = ev;
+        return 1;
+}
+
+static int monitor_parse(ProcMonitor *m, const void *buf, size_t len) {
+        const uint8_t *p = buf;
+        int n = 0;
+
+        if (!buf && len > 0)
+                return -EBADMSG;
+
+        while (len > 0) {
+                struct nlmsghdr nlh;
+                struct cn_msg cn;
+                size_t payload, step;
+                ProcEvent ev;
+                int r;
+
+                if (len < sizeof(nlh))
+                        return -EBADMSG;
+                memcpy(&nlh, p, sizeof(nlh));
+                if (!NLMSG_OK(&nlh, (int)MIN(len, (size_t)INT32_MAX)))
+                        return -EBADMSG;
+
+                /* The last message may lack its alignment padding. */
+                step = MIN((size_t)NLMSG_ALIGN(nlh.nlmsg_len), len);
+                payload = nlh.nlmsg_len - NLMSG_HDRLEN;
+
+                /* The kernel sends connector messages as NLMSG_DONE; NOOP and anything else
+                 * (none is expected on this socket) carry no event. */
+                if (nlh.nlmsg_type != NLMSG_DONE)
+                        goto next;
+
+                if (payload < sizeof(cn))
+                        return -EBADMSG;
+                memcpy(&cn, p + NLMSG_HDRLEN, sizeof(cn));
+                if (cn.len > payload - sizeof(cn))
+                        return -EBADMSG;
+                if (cn.id.idx != CN_IDX_PROC || cn.id.val != CN_VAL_PROC)
+                        goto next;
+
+                r = parse_event(m, &cn, p + NLMSG_HDRLEN + sizeof(cn), cn.len, &ev);
+                if (r < 0)
+                        return r;
+                if (r > 0 && m->state != MONITOR_AWAIT_ACK) {
+                        monitor_deliver(m, &ev);
+                        n++;
+                }
+
+next:
+                p += step;
+                len -= step;
+        }
+
+        return n;
+}
+
+int proc_monitor_parse(ProcMonitor *m, const void *buf, size_t len) {
+        if (!m)
+                return -EINVAL;
+        return monitor_parse(m, buf, len);
+}
+
+static void monitor_deliver_lost(ProcMonitor *m) {
+        ProcEvent ev = {
+                .type = PROC_MONITOR_LOST,
+                .timestamp_ns = now_monotonic_ns(),
+        };
+
+        if (m->state == MONITOR_SUBSCRIBED)
+                monitor_deliver(m, &ev);
+}
+
+/*
+ * Receives and handles whatever is queued, up to max datagrams, vlen (≤ RECV_BATCH) per
+ * recvmmsg(2) call. Returns the number of datagrams read, ENOBUFS reports included (>= 0),
+ * once the socket is drained (EAGAIN) or max is reached, or -errno on an unexpected receive
+ * error.
+ */
+static int monitor_receive(ProcMonitor *m, unsigned max, unsigned vlen) {
+        unsigned total = 0;
+
+        while (total < max) {
+                int k;
+
+                for (size_t i = 0; i < vlen; i++) {
+                        m->iovs[i] = (struct iovec){.iov_base = m->bufs[i], .iov_len = sizeof(m->bufs[i])};
+                        m->msgs[i].msg_hdr = (struct msghdr){
+                                .msg_name = &m->addrs[i],
+                                .msg_namelen = sizeof(m->addrs[i]),
+                                .msg_iov = &m->iovs[i],
+                                .msg_iovlen = 1,
+                        };
+                        m->msgs[i].msg_len = 0;
+                }
+
+                k = recvmmsg(m->fd, m->msgs, vlen, MSG_DONTWAIT, NULL);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                break;
+                        if (errno == ENOBUFS) {
+                                /* The receive queue overflowed: events are lost, the socket
+                                 * keeps working. */
+                                monitor_debug(m, "Receive queue overrun, events lost");
+                                monitor_deliver_lost(m);
+                                total++; /* counts as a datagram: the loop stays bounded */
+                                continue;
+                        }
+                        return -errno;
+                }
+
+                for (int i = 0; i < k; i++) {
+                        const struct msghdr *h = &m->msgs[i].msg_hdr;
+                        int r;
+
+                        total++;
+                        if (h->msg_namelen < sizeof(struct sockaddr_nl) ||
+                            m->addrs[i].nl_family != AF_NETLINK || m->addrs[i].nl_pid != 0) {
+                                monitor_debug(
+                                        m, "Ignoring datagram from netlink port %u, not the kernel",
+                                        (unsigned)m->addrs[i].nl_pid);
+                                continue;
+                        }
+                        if (h->msg_flags & MSG_TRUNC) {
+                                monitor_debug(m, "Ignoring truncated datagram");
+                                monitor_deliver_lost(m);
+                                continue;
+                        }
+
+                        r = monitor_parse(m, m->bufs[i], m->msgs[i].msg_len);
+                        if (r < 0) {
+                                /* Whatever the datagram held is unknown: treat as lost. */
+                                monitor_debug(m, "Malformed datagram of %u bytes", m->msgs[i].msg_len);
+                                monitor_deliver_lost(m);
+                        }
+                }
+        }
+
+        return (int)total;
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ProcMonitor *m = userdata;
+        int r;
+
+        r = monitor_receive(m, RECV_MAX_PER_DISPATCH, RECV_BATCH);
+        if (r < 0)
+                /* Keep the source: returning an error would disable it for good. */
+                monitor_debug(m, "Failed to receive from the proc connector: %s", strerror(-r));
+        return 0;
+}
+
+/* Sends PROC_CN_MCAST_LISTEN or _IGNORE to the kernel, with our seq/ack. */
+static int monitor_send_op(ProcMonitor *m, enum proc_cn_mcast_op op) {
+        union {
+                uint64_t align;
+                uint8_t bytes[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(enum proc_cn_mcast_op))];
+        } buf = {};
+        struct nlmsghdr nlh = {
+                .nlmsg_len = NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(op)),
+                .nlmsg_type = NLMSG_DONE,
+                .nlmsg_pid = m->portid,
+                .nlmsg_seq = m->ack_seq,
+        };
+        struct cn_msg cn = {
+                .id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
+                .seq = m->ack_seq,
+                .ack = m->ack_value,
+                .len = sizeof(op),
+        };
+        struct sockaddr_nl kernel = {.nl_family = AF_NETLINK}; /* nl_pid 0: the kernel */
+
+        memcpy(buf.bytes, &nlh, sizeof(nlh));
+        memcpy(buf.bytes + NLMSG_HDRLEN, &cn, sizeof(cn));
+        memcpy(buf.bytes + NLMSG_HDRLEN + sizeof(cn), &op, sizeof(op));
+
+        if (sendto(m->fd, buf.bytes, nlh.nlmsg_len, 0, (const struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
+ * Waits for the acknowledgement of our LISTEN request. Datagrams are read one at a time and
+ * reading stops right after the acknowledgement, so every event sent after it stays queued
+ * for the event loop; events before it are dropped (the caller's /proc scan, which starts
+ * after proc_monitor_new() returns, sees their outcome).
+ */
+static int monitor_await_ack(ProcMonitor *m, uint64_t timeout_usec) {
+        uint64_t deadline = now_monotonic_ns() + timeout_usec * UINT64_C(1000);
+
+        for (;;) {
+                struct pollfd pfd = {.fd = m->fd, .events = POLLIN};
+                struct timespec ts;
+                uint64_t now;
+                int r;
+
+                do {
+                        r = monitor_receive(m, 1, 1);
+                        if (r < 0)
+                                return r;
+                        if (m->ack_seen)
+                                return m->ack_err == 0 ? 0 : -(int)m->ack_err;
+                } while (r > 0);
+
+                now = now_monotonic_ns();
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                ts = (struct timespec){
+                        .tv_sec = (time_t)((deadline - now) / UINT64_C(1000000000)),
+                        .tv_nsec = (long)((deadline - now) % UINT64_C(1000000000)),
+                };
+                if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
+static ProcMonitor *monitor_alloc(proc_monitor_handler_t handler, void *userdata) {
+        ProcMonitor *m = calloc(1, sizeof(ProcMonitor));
+
+        if (!m)
+                return NULL;
+        m->fd = -EBADF;
+        m->handler = handler;
+        m->userdata = userdata;
+        return m;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProcMonitor *, proc_monitor_free);
+
+int proc_monitor_new(
+        sd_event *event, uint64_t timeout_usec, proc_monitor_handler_t handler, void *userdata,
+        ProcMonitor **ret) {
+        _cleanup_(proc_monitor_freep) ProcMonitor *m = NULL;
+        struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
+        socklen_t addrlen = sizeof(addr);
+        int size = RCVBUF_SIZE;
+        int r;
+
+        if (!event || !handler || !ret)
+                return -EINVAL;
+
+        m = monitor_alloc(handler, userdata);
+        if (!m)
+                return -ENOMEM;
+
+        m->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+        if (m->fd < 0)
+                return -errno;
+
+        /* SO_RCVBUFFORCE ignores net.core.rmem_max but needs CAP_NET_ADMIN. */
+        if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
+            setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
+                return -errno;
+
+        /* Joining the CN_IDX_PROC multicast group needs CAP_NET_ADMIN before Linux 6.6. */
+        if (bind(m->fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0)
+                return -errno;
+        if (getsockname(m->fd, (struct sockaddr *)&addr, &addrlen) < 0)
+                return -errno;
+
+        /* A random ack value makes the acknowledgement of our request recognizable among the
+         * ones the kernel multicasts to every listener (most listeners send ack 0). */
+        m->portid = addr.nl_pid;
+        m->ack_seq = addr.nl_pid;
+        if (getrandom(&m->ack_value, sizeof(m->ack_value), GRND_NONBLOCK) != sizeof(m->ack_value))
+                m->ack_value = (uint32_t)now_monotonic_ns() ^ (addr.nl_pid << 16);
+        if (m->ack_value == 0 || m->ack_value == UINT32_MAX)
+                m->ack_value = 0x5a5a5a5a;
+        m->state = MONITOR_AWAIT_ACK;
+
+        r = monitor_send_op(m, PROC_CN_MCAST_LISTEN);
+        if (r < 0)
+                return r;
+        r = monitor_await_ack(m, timeout_usec);
+        if (r < 0) {
+                /* Before Linux 6.6 the listener count is global: undo a subscription the
+                 * kernel may have taken without our seeing the acknowledgement. A refused
+                 * one (the acknowledgement carries an error) took nothing. */
+                if (!m->ack_seen)
+                        (void)monitor_send_op(m, PROC_CN_MCAST_IGNORE);
+                return r;
+        }
+        m->state = MONITOR_SUBSCRIBED;
+
+        r = sd_event_add_io(event, &m->source, m->fd, EPOLLIN, on_io, m);
+        if (r < 0)
+                return r;
+        (void)sd_event_source_set_description(m->source, "proc-connector");
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int proc_monitor_new_parser(proc_monitor_handler_t handler, void *userdata, ProcMonitor **ret) {
+        ProcMonitor *m;
+
+        if (!ret)
+                return -EINVAL;
+        m = monitor_alloc(handler, userdata);
+        if (!m)
+                return -ENOMEM;
+        m->state = MONITOR_DETACHED;
+        *ret = m;
+        return 0;
+}
+
+void proc_monitor_set_debug(ProcMonitor *m, bool debug) {
+        if (m)
+                m->debug = debug;
+}
+
+int proc_monitor_get_fd(const ProcMonitor *m) {
+        if (!m || m->fd < 0)
+                return -EBADF;
+        return m->fd;
+}
+
+ProcMonitor *proc_monitor_free(ProcMonitor *m) {
+        if (!m)
+                return NULL;
+
+        m->source = sd_event_source_disable_unref(m->source);
+        if (m->fd >= 0) {
+                if (m->state == MONITOR_SUBSCRIBED)
+                        (void)monitor_send_op(m, PROC_CN_MCAST_IGNORE);
+                (void)close(m->fd);
+        }
+        free(m);
+        return NULL;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Process events from the kernel's netlink proc connector (NETLINK_CONNECTOR, CN_IDX_PROC,
+ * linux/cn_proc.h), as an sd-event I/O source. Subscribes with PROC_CN_MCAST_LISTEN and
+ * waits for the kernel's acknowledgement (a PROC_EVENT_NONE reply whose err field is 0): from a
+ * non-initial PID namespace the kernel ignores the subscription and no acknowledgement comes,
+ * which is how unavailability is detected. Receive buffer is large (SO_RCVBUFFORCE, 8 MiB);
+ * ENOBUFS (events lost) is reported through the callback, not treated as fatal.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+typedef enum ProcEventType {
+        PROC_MONITOR_FORK, /* parent_pid/parent_tgid created child_pid/child_tgid */
+        PROC_MONITOR_EXEC, /* pid/tgid exec'd */
+        PROC_MONITOR_UID,  /* pid/tgid changed uids (euid in .euid) */
+        PROC_MONITOR_COMM, /* pid/tgid renamed itself (.comm) */
+        PROC_MONITOR_EXIT, /* pid/tgid exited (fires for every thread) */
+        PROC_MONITOR_LOST, /* ENOBUFS: the kernel dropped events; rescan */
+} ProcEventType;
+
+typedef struct ProcEvent {
+        ProcEventType type;
+        uint64_t timestamp_ns;         /* the kernel's timestamp_ns: CLOCK_MONOTONIC at the event */
+        pid_t pid, tgid;               /* the task the event is about (child for FORK) */
+        pid_t parent_pid, parent_tgid; /* FORK only */
+        uid_t euid;                    /* UID only */
+        char comm[16];                 /* COMM only, NUL-terminated */
+} ProcEvent;
+
+typedef struct ProcMonitor ProcMonitor;
+
+/* Called for each event, in the order the kernel sent them. A negative return is logged at
+ * debug level and otherwise ignored. */
+typedef int (*proc_monitor_handler_t)(ProcMonitor *m, const ProcEvent *ev, void *userdata);
+
+/*
+ * Opens the socket, subscribes, and waits up to timeout_usec (CLOCK_MONOTONIC µs) for the
+ * kernel's acknowledgement. Attaches an I/O source to event (description "proc-connector").
+ * Events the kernel sent before the acknowledgement are dropped (a /proc scan started after
+ * this returns sees their outcome); every later one is delivered from the event loop, never
+ * from this call. A datagram that arrives truncated or malformed is reported as
+ * PROC_MONITOR_LOST too (what it held is unknown). The handler must not free the monitor.
+ * Returns 0; -EPERM / -EACCES (no CAP_NET_ADMIN); -EPROTONOSUPPORT (kernel without
+ * CONFIG_PROC_EVENTS); -ETIMEDOUT (no acknowledgement: a non-initial PID namespace);
+ * -errno. Nothing is left open on failure.
+ */
+int proc_monitor_new(
+        sd_event *event, uint64_t timeout_usec, proc_monitor_handler_t handler, void *userdata,
+        ProcMonitor **ret);
+
+/* Unsubscribes (PROC_CN_MCAST_IGNORE), closes, frees. Accepts NULL, returns NULL. */
+ProcMonitor *proc_monitor_free(ProcMonitor *m);
+
+/* Parses one netlink datagram of len bytes into events, calling handler for each; exposed for
+ * tests and fuzzing. Returns the number of events delivered or -EBADMSG (a message that is
+ * truncated or whose lengths disagree; events of the messages before it have been delivered).
+ * Never reads outside buf[0..len), whatever its alignment. */
+int proc_monitor_parse(ProcMonitor *m, const void *buf, size_t len);
+
+/*
+ * A monitor without a socket, only for proc_monitor_parse() (tests and fuzzing): handler is
+ * called for each parsed event. Returns 0 and *ret, -ENOMEM.
+ */
+int proc_monitor_new_parser(proc_monitor_handler_t handler, void *userdata, ProcMonitor **ret);
+
+/* Debug messages (handler failures, lost events, foreign datagrams) go to stderr when debug is
+ * true; off by default. */
+void proc_monitor_set_debug(ProcMonitor *m, bool debug);
+
+/* The netlink socket (NETLINK_CONNECTOR), e.g. for tests that shrink SO_RCVBUF to provoke
+ * ENOBUFS; -EBADF for a parser-only monitor. The monitor keeps ownership. */
+int proc_monitor_get_fd(const ProcMonitor *m);

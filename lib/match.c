@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Matching processes to policies and threads to thread rules (match.h). Facts come from
+ * procfs.h lazily: a policy's keys are tested cheapest first and the first failing key ends
+ * the test, so an exec storm of non-matching processes costs one comm read each.
+ */
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "match.h"
+#include "procfs.h"
+
+void process_facts_init(ProcessFacts *f, const char *root, pid_t pid) {
+        *f = (ProcessFacts){
+                .root = root,
+                .pid = pid,
+        };
+}
+
+void process_facts_done(ProcessFacts *f) {
+        if (!f)
+                return;
+        f->exe = mfree(f->exe);
+        f->cmdline = mfree(f->cmdline);
+        f->cgroup = mfree(f->cgroup);
+        f->unit = mfree(f->unit);
+        f->comm[0] = '\0';
+        f->loaded = f->failed = 0;
+}
+
+/* Records the outcome r of reading fact: loaded, failed, or an error to pass up. */
+static int fact_done(ProcessFacts *f, unsigned fact, int r) {
+        if (r >= 0) {
+                f->loaded |= fact;
+                return 0;
+        }
+        if (r == -ESRCH || r == -ENOMEM)
+                return r;
+        f->failed |= fact;
+        return 0;
+}
+
+int process_facts_load(ProcessFacts *f, unsigned mask) {
+        unsigned todo = mask & ~(f->loaded | f->failed);
+        int r;
+
+        if (todo & FACT_UNIT)
+                todo |= FACT_CGROUP & ~(f->loaded | f->failed);
+
+        if (todo & FACT_COMM) {
+                r = fact_done(f, FACT_COMM, procfs_read_comm(f->root, f->pid, 0, f->comm));
+                if (r < 0)
+                        return r;
+        }
+        if (todo & FACT_UID) {
+                r = fact_done(f, FACT_UID, procfs_read_euid(f->root, f->pid, &f->euid));
+                if (r < 0)
+                        return r;
+        }
+        if (todo & FACT_CGROUP) {
+                r = fact_done(f, FACT_CGROUP, procfs_read_cgroup(f->root, f->pid, &f->cgroup));
+                if (r < 0)
+                        return r;
+        }
+        if (todo & FACT_UNIT) {
+                if (f->failed & FACT_CGROUP)
+                        f->failed |= FACT_UNIT;
+                else {
+                        r = fact_done(f, FACT_UNIT, procfs_unit_from_cgroup(f->cgroup, &f->unit));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (todo & FACT_EXE) {
+                r = fact_done(f, FACT_EXE, procfs_read_exe(f->root, f->pid, &f->exe));
+                if (r < 0)
+                        return r;
+        }
+        if (todo & FACT_CMDLINE) {
+                r = fact_done(f, FACT_CMDLINE, procfs_read_cmdline(f->root, f->pid, &f->cmdline));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Any glob of l matches s. */
+static bool globs_match(char *const *l, const char *s) {
+        STRV_FOREACH (g, l)
+                if (fnmatch(*g, s, 0) == 0)
+                        return true;
+        return false;
+}
+
+/* Loads fact; returns 1 if it is usable, 0 if it failed to read (matches nothing), < 0 on error. */
+static int need(ProcessFacts *f, unsigned fact) {
+        int r;
+
+        r = process_facts_load(f, fact);
+        if (r < 0)
+                return r;
+        return !!(f->loaded & fact);
+}
+
+int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f) {
+        int r;
+
+        if (m->comm) {
+                r = need(f, FACT_COMM);
+                if (r <= 0)
+                        return r;
+                if (!globs_match(m->comm, f->comm))
+                        return 0;
+        }
+
+        if (m->user) {
+                bool found = false;
+
+                r = need(f, FACT_UID);
+                if (r <= 0)
+                        return r;
+                for (size_t i = 0; i < n_uids && !found; i++)
+                        found = uids[i] == f->euid;
+                if (!found)
+                        return 0;
+        }
+
+        if (m->cgroup) {
+                r = need(f, FACT_CGROUP);
+                if (r <= 0)
+                        return r;
+                if (!globs_match(m->cgroup, f->cgroup))
+                        return 0;
+        }
+
+        if (m->unit) {
+                r = need(f, FACT_UNIT);
+                if (r <= 0)
+                        return r;
+                if (!globs_match(m->unit, f->unit))
+                        return 0;
+        }
+
+        if (m->exe) {
+                r = need(f, FACT_EXE);
+                if (r <= 0)
+                        return r;
+                if (!globs_match(m->exe, f->exe))
+                        return 0;
+        }
+
+        if (m->cmdline) {
+                bool found = false;
+
+                r = need(f, FACT_CMDLINE);
+                if (r <= 0)
+                        return r;
+                for (size_t i = 0; i < m->n_cmdline && m->cmdline_re && !found; i++)
+                        found = regexec(&m->cmdline_re[i], f->cmdline, 0, NULL, 0) == 0;
+                if (!found)
+                        return 0;
+        }
+
+        return 1;
+}
+
+int match_process(const Plan *plan, ProcessFacts *f) {
+        for (size_t i = 0; i < plan->n_policies; i++) {
+                const PolicyPlan *pp = &plan->policies[i];
+                int r;
+
+                if (pp->pending_reason || !pp->policy)
+                        continue;
+                r = matcher_test(&pp->policy->match, pp->uids, pp->n_uids, f);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return (int)i;
+        }
+        return -ENOENT;
+}
+
+int match_thread(const Policy *p, const char *thread_comm) {
+        for (size_t i = 0; i < p->n_threads; i++)
+                if (p->threads[i].name && fnmatch(p->threads[i].name, thread_comm, 0) == 0)
+                        return (int)i;
+        return -ENOENT;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Matching: which policy applies to a process, and which thread rule to a thread.
+ * Facts about a process are read from /proc lazily — only those the loaded policies need
+ * (Config.facts), and only when an earlier key of the same policy did not already fail.
+ */
+
+#include <sys/types.h>
+
+#include "plan.h"
+#include "policy.h"
+
+typedef struct ProcessFacts {
+        const char *root; /* procfs root, NULL for / */
+        pid_t pid;
+        unsigned loaded; /* ProcessFact bits read so far */
+        unsigned failed; /* ProcessFact bits that could not be read (e.g. -EACCES on exe) */
+        char comm[16];
+        char *exe;
+        char *cmdline;
+        uid_t euid;
+        char *cgroup;
+        char *unit;
+} ProcessFacts;
+
+/* Starts an empty set of facts about pid under root (borrowed; NULL or "/" = real /proc). */
+void process_facts_init(ProcessFacts *f, const char *root, pid_t pid);
+/* Frees what the facts hold; f is empty (nothing loaded) afterwards and may be re-initialised. */
+void process_facts_done(ProcessFacts *f);
+/*
+ * Reads the facts in mask not yet loaded (nor failed), through procfs.h: FACT_COMM
+ * /proc/PID/comm, FACT_UID the effective uid from /proc/PID/status, FACT_CGROUP
+ * /proc/PID/cgroup, FACT_UNIT the unit derived from the cgroup (loads FACT_CGROUP too),
+ * FACT_EXE readlink /proc/PID/exe, FACT_CMDLINE /proc/PID/cmdline. Nothing outside mask
+ * is read. A fact that can't be read for a reason other than the process being gone is
+ * marked failed (it then matches nothing): -EACCES on exe, no exe (kernel thread), a cgroup
+ * path with no unit. Returns 0, -ESRCH when the process is gone (the fact stays unloaded),
+ * or -ENOMEM.
+ */
+int process_facts_load(ProcessFacts *f, unsigned mask);
+
+/*
+ * True if every key given in m matches the facts (loading what is needed).
+ * uids/n_uids are m->user resolved by the plan. Returns 1, 0, -ESRCH.
+ * Keys are tested cheapest first — comm, user, cgroup, unit, exe, cmdline — and the first
+ * key that fails ends the test, so the facts of later keys are not read. Within a key a
+ * list means "any of": comm, exe, cgroup and unit are fnmatch(3) globs (flags 0, so '*'
+ * also matches '/'); comm is compared as the kernel keeps it (at most 15 characters), so a
+ * longer pattern can only match through wildcards; exe has " (deleted)" stripped; cmdline
+ * is regexec(3) of m->cmdline_re[0..n_cmdline) on argv joined by single spaces; user is the
+ * effective uid against uids. A matcher with no key matches every process. -ENOMEM too.
+ */
+int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f);
+
+/*
+ * The first active (non-pending) policy of plan that matches the process, in file order.
+ * Returns its index in plan->policies (>= 0), -ENOENT if none matches, -ESRCH if the
+ * process is gone, -ENOMEM. Policies with a pending_reason are skipped.
+ */
+int match_process(const Plan *plan, ProcessFacts *f);
+
+/* The index of the first thread rule of p whose glob (fnmatch(3), flags 0) matches
+ * thread_comm (/proc/PID/task/TID/comm), or -ENOENT. */
+int match_thread(const Policy *p, const char *thread_comm);

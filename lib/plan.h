@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Planning: turns each policy's selectors into concrete CPU sets against a topology.
+ * A pure function of (Config, Topology): the same inputs give the same plan, which is what
+ * lets multi-socket behaviour be tested from hwloc XML on any machine, and what
+ * `affinityctl plan` shows. A policy that can't be resolved on this machine (a node that
+ * doesn't exist, a selector that leaves no CPU, an unknown user) is pending, with a reason;
+ * that is not an error of the plan.
+ */
+
+#include <sys/types.h>
+
+#include "policy.h"
+#include "topology.h"
+
+typedef struct ThreadPlan {
+        bool has_cpus; /* false: the thread gets the policy's set */
+        CpuSet cpus;
+} ThreadPlan;
+
+/*
+ * One policy resolved. When pending_reason is set, nothing is to be applied: has_cpus is
+ * false, cpus and every thread's cpus are empty and uids is NULL (warnings are kept).
+ */
+typedef struct PolicyPlan {
+        const Policy *policy; /* borrowed from the Config the plan was made from */
+        char *pending_reason; /* non-NULL: not applied, reported, retried when the machine changes */
+        bool has_cpus;        /* false: the policy does not touch CPU affinity */
+        CpuSet cpus;          /* resolved CPUs (OS numbers), never empty when has_cpus */
+        ThreadPlan *threads;  /* parallel to policy->threads (NULL when it has none) */
+        uid_t *uids;          /* policy->match.user resolved, duplicates dropped, in order */
+        size_t n_uids;
+        /*
+         * NULL-terminated (NULL when none): a literal cpu-list naming nonexistent, offline or
+         * disallowed CPUs, or overlapping the reserve; "thread rule \"NAME\": " prefixes the
+         * warnings of a thread rule's list.
+         */
+        char **warnings;
+} PolicyPlan;
+
+typedef struct Plan {
+        const Config *config; /* borrowed */
+        PolicyPlan *policies; /* parallel to config->policies */
+        size_t n_policies;
+        CpuSet reserve; /* the reserve as resolved (online CPUs only) */
+        /* NULL-terminated (NULL when none): a reserve naming CPUs not online, or splitting cores. */
+        char **warnings;
+} Plan;
+
+/*
+ * Resolves every policy of c against t, in order. c and t must outlive the plan (it borrows
+ * the policies). The reserve becomes its online CPUs. For each policy:
+ *  - a literal cpu-list is taken as written: the set is its online CPUs, with warnings for
+ *    CPUs that don't exist, are offline or disallowed, or are reserved; pending if none is
+ *    online;
+ *  - a selector mapping is resolved as plan_resolve_selector() does;
+ *  - each thread rule with cpus: likewise (a failure makes the policy pending, the reason
+ *    prefixed with 'thread rule "NAME": ');
+ *  - user: entries become uids: a decimal number as is, a name through getpwnam_r(3) (the
+ *    NSS user database); an unknown name makes the policy pending ('user "foo" does not
+ *    exist').
+ * The first failure in that order is the pending reason. Same inputs, same plan.
+ * Returns 0 and *ret, or -ENOMEM. Pending policies are not errors.
+ */
+int plan_new(const Config *c, const Topology *t, Plan **ret);
+Plan *plan_free(Plan *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
+
+/* The plan of the policy named name, or NULL. Borrowed from p. */
+const PolicyPlan *plan_find_policy(const Plan *p, const char *name);
+
+/*
+ * Resolves one selector against t and the reserve (NULL: none; only its online CPUs count)
+ * into *ret (an initialised set, replaced on success).
+ * A literal: its online CPUs. A mapping: the online CPUs the machine's cpuset allows,
+ * narrowed to the CPUs of its nodes and packages, then without the reserved CPUs
+ * (reserved: avoid, the default), only the reserved ones (only) or regardless (allow).
+ * Returns 0, or with a newly allocated human reason in *ret_reason (if non-NULL):
+ * -ENOENT when a node or package does not exist here ("NUMA node 7 does not exist here
+ * (nodes: 0)"), -EINVAL when nothing is left (the reason names the step that removed the
+ * last CPUs), or -ENOMEM (no reason).
+ */
+int plan_resolve_selector(
+        const CpuSelector *s, const Topology *t, const CpuSet *reserve, CpuSet *ret, char **ret_reason);

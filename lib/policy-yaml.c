@@ -1,0 +1,1735 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * YAML → policy model. libyaml's event parser builds a small tree of nodes that keeps every
+ * node's position (so diagnostics can name file:line:column), then a table-driven schema walk
+ * turns the tree into a Config. Each mapping of the schema is a KeySpec table; a later key
+ * (memory:, scheduler:, irqs:, net:, near:, cores: …) is one more table entry with its parser.
+ */
+
+#include <assert.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <search.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <yaml.h>
+
+#include "policy-yaml.h"
+
+#define TASK_COMM_MAX 15U                   /* TASK_COMM_LEN - 1 */
+#define NESTING_MAX   64U                   /* deepest YAML nesting accepted */
+#define FILE_SIZE_MAX (16U * 1024U * 1024U) /* bytes */
+#define UID_MAX_VALID 4294967294ULL         /* (uid_t) -1 is "no uid" */
+#define SETTINGS_NAME "affinityd.yaml"
+
+const char *const policy_dirs_default[] = {
+        "/usr/lib/affinityd/policy.d",
+        "/run/affinityd/policy.d",
+        AFFINITYD_CONF_DIR "/policy.d",
+        NULL,
+};
+
+/* ---- diagnostics ---------------------------------------------------------------------- */
+
+void diagnostics_done(Diagnostics *d) {
+        if (!d)
+                return;
+        for (size_t i = 0; i < d->n_items; i++) {
+                free(d->items[i].file);
+                free(d->items[i].message);
+        }
+        free(d->items);
+        *d = (Diagnostics){};
+}
+
+_printf_(6, 0) static int diagnostics_addv(
+        Diagnostics *d, DiagnosticLevel level, const char *file, unsigned line, unsigned column,
+        const char *format, va_list ap) {
+        _cleanup_free_ char *message = NULL, *f = NULL;
+        Diagnostic *items = NULL;
+
+        if (vasprintf(&message, format, ap) < 0)
+                return -ENOMEM;
+        if (file) {
+                f = strdup(file);
+                if (!f)
+                        return -ENOMEM;
+        }
+        items = reallocarray(d->items, d->n_items + 1, sizeof(Diagnostic));
+        if (!items)
+                return -ENOMEM;
+        d->items = items;
+        d->items[d->n_items++] = (Diagnostic){
+                .level = level,
+                .file = TAKE_PTR(f),
+                .line = line,
+                .column = column,
+                .message = TAKE_PTR(message),
+        };
+        if (level == DIAGNOSTIC_ERROR)
+                d->n_errors++;
+        else
+                d->n_warnings++;
+        return 0;
+}
+
+int diagnostics_add(
+        Diagnostics *d, DiagnosticLevel level, const char *file, unsigned line, unsigned column,
+        const char *format, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = diagnostics_addv(d, level, file, line, column, format, ap);
+        va_end(ap);
+        return r;
+}
+
+int diagnostic_format(const Diagnostic *d, char **ret) {
+        const char *level = d->level == DIAGNOSTIC_ERROR ? "error" : "warning";
+        char *s = NULL;
+        int r;
+
+        if (d->file && d->line > 0 && d->column > 0)
+                r = asprintf(&s, "%s:%u:%u: %s: %s", d->file, d->line, d->column, level, d->message);
+        else if (d->file && d->line > 0)
+                r = asprintf(&s, "%s:%u: %s: %s", d->file, d->line, level, d->message);
+        else if (d->file)
+                r = asprintf(&s, "%s: %s: %s", d->file, level, d->message);
+        else
+                r = asprintf(&s, "%s: %s", level, d->message);
+        if (r < 0)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int diagnostics_format(const Diagnostics *d, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f = NULL;
+        int r = 0;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; d && i < d->n_items; i++) {
+                _cleanup_free_ char *line = NULL;
+
+                r = diagnostic_format(&d->items[i], &line);
+                if (r < 0)
+                        break;
+                fputs(line, f);
+                fputc('\n', f);
+        }
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* ---- the node tree ---------------------------------------------------------------------- */
+
+typedef enum NodeKind {
+        NODE_SCALAR,
+        NODE_SEQUENCE,
+        NODE_MAPPING,
+        NODE_ALIAS, /* rejected when read; skipped silently by the schema walk */
+} NodeKind;
+
+typedef struct Node Node;
+struct Node {
+        NodeKind kind;
+        unsigned line, column;         /* 1-based, where the node starts */
+        unsigned end_line, end_column; /* 1-based, just past its end */
+        yaml_scalar_style_t style;     /* scalars */
+        char *value;                   /* scalars: NUL-terminated copy */
+        size_t length;                 /* scalars: bytes (may contain NUL) */
+        Node **children;               /* sequences: items; mappings: key, value, key, value, … */
+        size_t n_children;
+};
+
+static Node *node_free(Node *n) {
+        if (!n)
+                return NULL;
+        for (size_t i = 0; i < n->n_children; i++)
+                node_free(n->children[i]);
+        free(n->children);
+        free(n->value);
+        free(n);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Node *, node_free);
+
+static bool isempty(const char *s) {
+        return !s || !*s;
+}
+
+/* An empty plain scalar, "~" or "null": YAML's "nothing". Quoted "" is an empty string. */
+static bool node_is_null(const Node *n) {
+        if (n->kind != NODE_SCALAR || n->style != YAML_PLAIN_SCALAR_STYLE)
+                return false;
+        return n->length == 0 || streq(n->value, "~") || streq(n->value, "null") ||
+                streq(n->value, "Null") || streq(n->value, "NULL");
+}
+
+/* Writes s with control characters escaped (\n, \t, \xNN) into buf (NUL-terminated); the length. */
+static size_t escape_into(const char *s, char *buf, size_t size) {
+        size_t k = 0;
+
+        for (; *s && k + 5 < size; s++) {
+                unsigned char c = (unsigned char)*s;
+
+                if (c == '\n')
+                        k += (size_t)snprintf(buf + k, size - k, "\\n");
+                else if (c == '\t')
+                        k += (size_t)snprintf(buf + k, size - k, "\\t");
+                else if (c < 0x20 || c == 0x7f)
+                        k += (size_t)snprintf(buf + k, size - k, "\\x%02x", c);
+                else
+                        buf[k++] = (char)c;
+        }
+        buf[k] = '\0';
+        return k;
+}
+
+/* "a list", "a mapping", "an empty value" or the scalar itself, quoted and shortened. */
+static const char *node_describe(const Node *n, char *buf, size_t size) {
+        switch (n->kind) {
+        case NODE_SEQUENCE:
+                return "a list";
+        case NODE_MAPPING:
+                return "a mapping";
+        case NODE_ALIAS:
+                return "an alias";
+        case NODE_SCALAR: {
+                char e[48];
+
+                if (node_is_null(n))
+                        return "an empty value";
+                if (escape_into(n->value, e, sizeof e) > 40 || strlen(n->value) > 40)
+                        snprintf(buf, size, "\"%.37s...\"", e);
+                else
+                        snprintf(buf, size, "\"%s\"", e);
+                return buf;
+        }
+        }
+        return "?";
+}
+
+/* ---- the loader state and its messages ------------------------------------------------- */
+
+typedef struct Loader {
+        Config *config;
+        Diagnostics *diag;
+        const char *file; /* owned by config->files */
+        bool is_settings;
+        char **scratch; /* strings made for messages, freed with the loader */
+        size_t n_scratch;
+} Loader;
+
+static void loader_done(Loader *l) {
+        for (size_t i = 0; i < l->n_scratch; i++)
+                free(l->scratch[i]);
+        free(l->scratch);
+        l->scratch = NULL;
+        l->n_scratch = 0;
+}
+
+static bool has_control_chars(const char *s) {
+        for (; s && *s; s++)
+                if ((unsigned char)*s < 0x20 || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+/*
+ * s fit for a one-line message: control characters escaped, so a diagnostic is always one
+ * line. Owned by l; s itself when it needs no escaping (or on OOM).
+ */
+static const char *esc(Loader *l, const char *s) {
+        char **a = NULL, *e = NULL;
+        size_t size;
+
+        if (!has_control_chars(s))
+                return s;
+        size = 4 * strlen(s) + 6;
+        e = malloc(size);
+        a = reallocarray(l->scratch, l->n_scratch + 1, sizeof(char *));
+        if (!e || !a) {
+                free(e);
+                if (a)
+                        l->scratch = a;
+                return s;
+        }
+        escape_into(s, e, size);
+        l->scratch = a;
+        l->scratch[l->n_scratch++] = e;
+        return e;
+}
+
+_printf_(5, 6) static int loader_log(
+        Loader *l, DiagnosticLevel level, unsigned line, unsigned column, const char *format, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = diagnostics_addv(l->diag, level, l->file, line, column, format, ap);
+        va_end(ap);
+        return r;
+}
+
+#define node_error(l, n, ...)   loader_log((l), DIAGNOSTIC_ERROR, (n)->line, (n)->column, __VA_ARGS__)
+#define node_warning(l, n, ...) loader_log((l), DIAGNOSTIC_WARNING, (n)->line, (n)->column, __VA_ARGS__)
+
+static Location node_location(const Loader *l, const Node *n) {
+        return (Location){.file = l->file, .line = n->line, .column = n->column};
+}
+
+/* "WHAT: expected EXPECTED, got …". Returns 0 or -ENOMEM. */
+static int type_error(Loader *l, const Node *n, const char *what, const char *expected) {
+        char buf[64];
+
+        if (n->kind == NODE_ALIAS) /* already reported */
+                return 0;
+        return node_error(
+                l, n, "%s: expected %s, got %s", what, expected, node_describe(n, buf, sizeof buf));
+}
+
+/*
+ * The text of a scalar that must be a string. Returns 1 and *ret (pointing into n), 0 when
+ * an error was reported, -ENOMEM.
+ */
+static int node_string(Loader *l, const Node *n, const char *what, const char *expected, const char **ret) {
+        int r;
+
+        if (n->kind != NODE_SCALAR || node_is_null(n)) {
+                r = type_error(l, n, what, expected);
+                return r < 0 ? r : 0;
+        }
+        if (memchr(n->value, '\0', n->length)) {
+                r = node_error(l, n, "%s: contains a NUL character", what);
+                return r < 0 ? r : 0;
+        }
+        *ret = n->value;
+        return 1;
+}
+
+static size_t utf8_chars(const char *s, size_t n) {
+        size_t c = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (((unsigned char)s[i] & 0xC0) != 0x80)
+                        c++;
+        return c;
+}
+
+/*
+ * The column of byte offset inside scalar n, when the scalar is written on one line without
+ * escapes (so its text maps 1:1 onto the file); else the column where the scalar starts.
+ */
+static unsigned scalar_column(const Node *n, size_t offset) {
+        unsigned quote;
+
+        if (n->style == YAML_PLAIN_SCALAR_STYLE)
+                quote = 0;
+        else if (n->style == YAML_SINGLE_QUOTED_SCALAR_STYLE || n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+                quote = 1;
+        else
+                return n->column;
+        if (n->end_line != n->line || n->end_column < n->column)
+                return n->column;
+        if (n->end_column - n->column != utf8_chars(n->value, n->length) + 2 * quote)
+                return n->column;
+        return n->column + quote + (unsigned)utf8_chars(n->value, MIN(offset, n->length));
+}
+
+/* Optimal string alignment distance (Levenshtein plus transpositions), for "did you mean". */
+static unsigned edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        unsigned d[33][33];
+
+        if (la > 32 || lb > 32)
+                return UINT32_MAX;
+        for (size_t i = 0; i <= la; i++)
+                d[i][0] = i;
+        for (size_t j = 0; j <= lb; j++)
+                d[0][j] = j;
+        for (size_t i = 1; i <= la; i++)
+                for (size_t j = 1; j <= lb; j++) {
+                        unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+                        unsigned v = MIN(d[i - 1][j] + 1, d[i][j - 1] + 1);
+
+                        v = MIN(v, d[i - 1][j - 1] + cost);
+                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                                v = MIN(v, d[i - 2][j - 2] + 1);
+                        d[i][j] = v;
+                }
+        return d[la][lb];
+}
+
+/* Whether candidate is a plausible correction of word; *best tracks the closest so far. */
+static void suggest_consider(const char *word, const char *candidate, unsigned *best, const char **ret) {
+        unsigned d = edit_distance(word, candidate);
+
+        if (d == 0 || d > 2 || 3 * d > MAX(strlen(word), strlen(candidate)))
+                return;
+        if (d < *best) {
+                *best = d;
+                *ret = candidate;
+        }
+}
+
+/* ---- schema tables ---------------------------------------------------------------------- */
+
+typedef struct KeySpec KeySpec;
+
+/* Parses value (of key) into obj. Reports problems in l->diag; returns 0 or -ENOMEM. */
+typedef int (*KeyParser)(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj);
+
+/* Checks one string of a list. Returns 1 if usable (warnings allowed), 0 if an error was reported, -ENOMEM.
+ */
+typedef int (*StringCheck)(Loader *l, const char *what, const Node *n, const char *value);
+
+struct KeySpec {
+        const char *name;
+        KeyParser parse;
+        size_t offset;     /* of the target field in obj, for parsers shared by several keys */
+        unsigned facts;    /* match keys: the ProcessFact bits the key needs */
+        StringCheck check; /* match keys: check of each pattern, NULL for none */
+        bool required;
+};
+
+static const char *misplaced_key_hint(const char *what, const char *key);
+
+/* "a, b, c": the key names of a table, for messages. */
+static void spec_names(const KeySpec *specs, size_t n_specs, char *buf, size_t size) {
+        size_t used = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < n_specs && used < size; i++) {
+                int k = snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "", specs[i].name);
+
+                if (k < 0)
+                        break;
+                used += (size_t)k;
+        }
+}
+
+static int unknown_key(Loader *l, const Node *key, const char *what, const KeySpec *specs, size_t n_specs) {
+        const char *suggestion = NULL, *hint = NULL;
+        unsigned best = UINT32_MAX;
+        char expected[256];
+
+        for (size_t i = 0; i < n_specs; i++)
+                suggest_consider(key->value, specs[i].name, &best, &suggestion);
+        if (suggestion)
+                return node_error(
+                        l, key, "unknown key \"%s\" in %s (did you mean \"%s\"?)", esc(l, key->value), what,
+                        suggestion);
+
+        hint = misplaced_key_hint(what, key->value);
+        if (hint)
+                return node_error(l, key, "unknown key \"%s\" in %s (%s)", esc(l, key->value), what, hint);
+
+        spec_names(specs, n_specs, expected, sizeof expected);
+        return node_error(
+                l, key, "unknown key \"%s\" in %s (expected one of: %s)", esc(l, key->value), what,
+                expected);
+}
+
+/*
+ * Walks mapping n against specs: every key must be a string, known and unique; each known key
+ * is handed to its parser; required keys must be present. Returns the number of known keys
+ * found (>= 0) or -ENOMEM.
+ */
+static int parse_mapping(
+        Loader *l, const Node *n, const char *what, const KeySpec *specs, size_t n_specs, void *obj) {
+        const Node *first_of[64];
+        uint64_t seen = 0;
+        int count = 0, r;
+        char buf[64];
+
+        assert(n->kind == NODE_MAPPING);
+        assert(n_specs <= 64);
+
+        for (size_t i = 0; i + 1 < n->n_children; i += 2) {
+                const Node *key = n->children[i], *value = n->children[i + 1];
+                const Node *first = NULL;
+                size_t s;
+
+                if (key->kind == NODE_ALIAS)
+                        continue;
+                if (key->kind != NODE_SCALAR || node_is_null(key) || memchr(key->value, '\0', key->length)) {
+                        r = node_error(
+                                l, key, "keys in %s must be plain words, got %s", what,
+                                node_describe(key, buf, sizeof buf));
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
+                for (s = 0; s < n_specs; s++)
+                        if (streq(specs[s].name, key->value))
+                                break;
+                if (s >= n_specs) {
+                        r = unknown_key(l, key, what, specs, n_specs);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
+                /* Only known keys can repeat: unknown ones are errors already. */
+                first = seen & (UINT64_C(1) << s) ? first_of[s] : NULL;
+                if (first) {
+                        r = node_error(
+                                l, key, "duplicate key \"%s\" in %s (first given at line %u, column %u)",
+                                key->value, what, first->line, first->column);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                first_of[s] = key;
+                seen |= UINT64_C(1) << s;
+                count++;
+                r = specs[s].parse(l, &specs[s], key, value, obj);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t s = 0; s < n_specs; s++)
+                if (specs[s].required && !(seen & (UINT64_C(1) << s))) {
+                        r = node_error(l, n, "%s is missing the required key \"%s\"", what, specs[s].name);
+                        if (r < 0)
+                                return r;
+                }
+        return count;
+}
+
+/*
+ * A string or a list of strings (a list means "any of"). Each must be non-empty and pass
+ * check. On success *ret is the strv and, if ret_nodes, *ret_nodes the node of each entry;
+ * when an error was reported *ret is NULL. Returns 0 or -ENOMEM.
+ */
+static int parse_string_list(
+        Loader *l, const char *what, const Node *n, StringCheck check, char ***ret,
+        const Node ***ret_nodes) {
+        _cleanup_strv_free_ char **list = NULL;
+        _cleanup_free_ const Node **nodes = NULL;
+        Node *const *items = NULL;
+        size_t n_items, j = 0;
+        bool ok = true;
+        int r;
+
+        *ret = NULL;
+
+        if (n->kind == NODE_SCALAR && !node_is_null(n)) {
+                items = (Node *const *)&n;
+                n_items = 1;
+        } else if (n->kind == NODE_SEQUENCE) {
+                if (n->n_children == 0)
+                        return node_error(l, n, "%s: the list is empty (leave the key out instead)", what);
+                items = n->children;
+                n_items = n->n_children;
+        } else
+                return type_error(l, n, what, "a string or a list of strings");
+
+        list = calloc(n_items + 1, sizeof(char *));
+        nodes = calloc(n_items, sizeof(Node *));
+        if (!list || !nodes)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n_items; i++) {
+                const char *s = NULL;
+
+                r = node_string(l, items[i], what, "a string", &s);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        ok = false;
+                        continue;
+                }
+                if (isempty(s)) {
+                        r = node_error(l, items[i], "%s: empty pattern", what);
+                        if (r < 0)
+                                return r;
+                        ok = false;
+                        continue;
+                }
+                if (check) {
+                        r = check(l, what, items[i], s);
+                        if (r < 0)
+                                return r;
+                        if (r == 0) {
+                                ok = false;
+                                continue;
+                        }
+                }
+                list[j] = strdup(s);
+                if (!list[j])
+                        return -ENOMEM;
+                nodes[j++] = items[i];
+        }
+
+        if (!ok)
+                return 0;
+        *ret = TAKE_PTR(list);
+        if (ret_nodes)
+                *ret_nodes = TAKE_PTR(nodes);
+        return 0;
+}
+
+/*
+ * A cpu-list scalar (CPU, node or package numbers — unit names them in messages) into *ret.
+ * Returns 1 on success, 0 when an error was reported, -ENOMEM.
+ */
+static int parse_cpu_list_node(Loader *l, const Node *n, const char *what, const char *unit, CpuSet *ret) {
+        _cleanup_cpuset_ CpuSet set = CPUSET_NULL;
+        const char *s = NULL, *reason = NULL;
+        size_t offset = 0;
+        int r;
+
+        r = node_string(l, n, what, "a cpu-list such as \"0-3,8\"", &s);
+        if (r <= 0)
+                return r;
+
+        r = cpuset_parse_list_full(s, &set, &offset, &reason);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                unsigned column = scalar_column(n, offset);
+                unsigned char c = offset < strlen(s) ? (unsigned char)s[offset] : 0;
+
+                if (reason)
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, n->line, column, "%s: invalid cpu-list \"%s\": %s",
+                                what, esc(l, s), reason);
+                else if (r == -ERANGE)
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, n->line, column,
+                                "%s: %s number too large in \"%s\" (the maximum is %u)", what, unit,
+                                esc(l, s), CPUSET_MAX_CPUS - 1);
+                else if (c >= 0x20 && c < 0x7f)
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, n->line, column,
+                                "%s: invalid cpu-list \"%s\": unexpected character '%c'", what, esc(l, s),
+                                c);
+                else
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, n->line, column, "%s: invalid cpu-list \"%s\"", what,
+                                esc(l, s));
+                return r < 0 ? r : 0;
+        }
+        if (cpuset_is_empty(&set)) {
+                r = node_error(l, n, "%s: the cpu-list \"%s\" names no %s", what, esc(l, s), unit);
+                return r < 0 ? r : 0;
+        }
+
+        cpuset_done(ret);
+        *ret = set;
+        set = CPUSET_NULL;
+        return 1;
+}
+
+/* ---- string checks ---------------------------------------------------------------------- */
+
+static bool has_glob_chars(const char *s) {
+        return strpbrk(s, "*?[") != NULL;
+}
+
+/* comm and thread names: the kernel keeps 15 bytes, so a longer literal name never matches. */
+static int check_comm(Loader *l, const char *what, const Node *n, const char *value) {
+        size_t len = strlen(value);
+        int r;
+
+        if (len <= TASK_COMM_MAX || has_glob_chars(value))
+                return 1;
+        r = node_warning(
+                l, n,
+                "%s: \"%s\" is %zu characters long, but the kernel keeps only the first %u characters "
+                "of a task's name, so it can never match; write \"%.15s\" or a glob such as \"%.14s*\"",
+                what, esc(l, value), len, TASK_COMM_MAX, esc(l, value), esc(l, value));
+        return r < 0 ? r : 1;
+}
+
+/* exe and cgroup patterns are matched against absolute paths. */
+static int check_absolute(Loader *l, const char *what, const Node *n, const char *value) {
+        int r;
+
+        if (value[0] == '/' || value[0] == '*' || value[0] == '?' || value[0] == '[')
+                return 1;
+        r = node_warning(
+                l, n, "%s: \"%s\" is not an absolute path and can never match; write \"/…/%s\" or \"*/%s\"",
+                what, esc(l, value), esc(l, value), esc(l, value));
+        return r < 0 ? r : 1;
+}
+
+/* A user name ([a-z_][a-z0-9_-]*$?) or a decimal uid; resolution is the plan's job. */
+static int check_user(Loader *l, const char *what, const Node *n, const char *value) {
+        size_t len = strlen(value);
+        int r;
+
+        if (strspn(value, "0123456789") == len) {
+                unsigned long long uid;
+
+                errno = 0;
+                uid = strtoull(value, NULL, 10);
+                if (errno == 0 && uid <= UID_MAX_VALID)
+                        return 1;
+                r = node_error(l, n, "%s: uid %s is out of range (0-%llu)", what, value, UID_MAX_VALID);
+                return r < 0 ? r : 0;
+        }
+
+        if (strchr("abcdefghijklmnopqrstuvwxyz_", value[0])) {
+                size_t k = 1 + strspn(value + 1, "abcdefghijklmnopqrstuvwxyz0123456789_-");
+
+                if (k == len || (k + 1 == len && value[k] == '$'))
+                        return 1;
+        }
+        r = node_error(
+                l, n,
+                "%s: \"%s\" is neither a user name ([a-z_][a-z0-9_-]*, optionally ending in $) nor a "
+                "decimal uid",
+                what, esc(l, value));
+        return r < 0 ? r : 0;
+}
+
+/* ---- match: ----------------------------------------------------------------------------- */
+
+static int parse_match_strings(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Matcher *m = obj;
+        char ***field = (char ***)((uint8_t *)m + spec->offset);
+        char **list = NULL;
+        int r;
+
+        r = parse_string_list(l, spec->name, value, spec->check, &list, NULL);
+        if (r < 0 || !list)
+                return r;
+        strv_free(*field);
+        *field = list;
+        m->facts |= spec->facts;
+        return 0;
+}
+
+static int parse_match_cmdline(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Matcher *m = obj;
+        _cleanup_strv_free_ char **list = NULL;
+        _cleanup_free_ const Node **nodes = NULL;
+        regex_t *re = NULL;
+        size_t n, n_ok = 0;
+        int r;
+
+        r = parse_string_list(l, spec->name, value, NULL, &list, &nodes);
+        if (r < 0 || !list)
+                return r;
+
+        n = strv_length(list);
+        re = calloc(n, sizeof(regex_t));
+        if (!re)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++) {
+                regex_t tmp;
+                int e;
+
+                e = regcomp(&tmp, list[i], REG_EXTENDED | REG_NOSUB);
+                if (e == REG_ESPACE) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (e != 0) {
+                        char buf[256];
+
+                        regerror(e, &tmp, buf, sizeof buf);
+                        r = node_error(
+                                l, nodes[i], "%s: invalid regular expression \"%s\": %s", spec->name,
+                                esc(l, list[i]), buf);
+                        if (r < 0)
+                                break;
+                        continue;
+                }
+                if (n_ok == i)
+                        re[n_ok++] = tmp;
+                else
+                        regfree(&tmp); /* an earlier entry failed: only checking the rest */
+        }
+
+        if (r < 0 || n_ok < n) {
+                for (size_t i = 0; i < n_ok; i++)
+                        regfree(&re[i]);
+                free(re);
+                return r < 0 ? r : 0;
+        }
+
+        strv_free(m->cmdline);
+        m->cmdline = TAKE_PTR(list);
+        m->cmdline_re = re;
+        m->n_cmdline = n;
+        m->facts |= spec->facts;
+        return 0;
+}
+
+/* Add a matcher here: each key is a string or a list of strings, matched "any of". */
+static const KeySpec match_keys[] = {
+        {"comm", parse_match_strings, offsetof(Matcher, comm), FACT_COMM, check_comm},
+        {"exe", parse_match_strings, offsetof(Matcher, exe), FACT_EXE, check_absolute},
+        {"cmdline", parse_match_cmdline, offsetof(Matcher, cmdline), FACT_CMDLINE, NULL},
+        {"user", parse_match_strings, offsetof(Matcher, user), FACT_UID, check_user},
+        {"cgroup", parse_match_strings, offsetof(Matcher, cgroup), FACT_CGROUP, check_absolute},
+        /* the unit is derived from the cgroup path */
+        {"unit", parse_match_strings, offsetof(Matcher, unit), FACT_UNIT | FACT_CGROUP, NULL},
+};
+
+static int parse_match(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+        int r;
+
+        if (value->kind != NODE_MAPPING)
+                return type_error(
+                        l, value, "match",
+                        "a mapping of conditions (comm:, exe:, cmdline:, user:, cgroup:, unit:)");
+
+        r = parse_mapping(l, value, "match", match_keys, ELEMENTSOF(match_keys), &p->match);
+        if (r < 0)
+                return r;
+        if (value->n_children == 0) {
+                char names[256];
+
+                spec_names(match_keys, ELEMENTSOF(match_keys), names, sizeof names);
+                return node_error(l, value, "match: needs at least one of %s", names);
+        }
+        return 0;
+}
+
+/* ---- cpus: ------------------------------------------------------------------------------ */
+
+static int parse_selector_nodes(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        int r;
+
+        r = parse_cpu_list_node(l, value, "nodes", "NUMA node", &s->nodes);
+        if (r > 0)
+                s->has_nodes = true;
+        return r < 0 ? r : 0;
+}
+
+static int parse_selector_packages(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        int r;
+
+        r = parse_cpu_list_node(l, value, "packages", "package", &s->packages);
+        if (r > 0)
+                s->has_packages = true;
+        return r < 0 ? r : 0;
+}
+
+static const char *const reserved_mode_names[] = {
+        [RESERVED_AVOID] = "avoid",
+        [RESERVED_ALLOW] = "allow",
+        [RESERVED_ONLY] = "only",
+};
+
+static int parse_selector_reserved(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        const char *v = NULL, *suggestion = NULL;
+        unsigned best = UINT32_MAX;
+        int r;
+
+        r = node_string(l, value, "reserved", "one of avoid, allow, only", &v);
+        if (r <= 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(reserved_mode_names); i++) {
+                if (streq(v, reserved_mode_names[i])) {
+                        s->reserved = (ReservedMode)i;
+                        return 0;
+                }
+                suggest_consider(v, reserved_mode_names[i], &best, &suggestion);
+        }
+        if (suggestion)
+                return node_error(
+                        l, value, "reserved: invalid value \"%s\" (did you mean \"%s\"?)", esc(l, v),
+                        suggestion);
+        return node_error(
+                l, value, "reserved: invalid value \"%s\" (expected avoid, allow or only)", esc(l, v));
+}
+
+/* Add a selector key here (near:, cores:, smt:, exclusive: …). */
+static const KeySpec selector_keys[] = {
+        {"nodes", parse_selector_nodes},
+        {"packages", parse_selector_packages},
+        {"reserved", parse_selector_reserved},
+};
+
+/* cpus: a literal cpu-list scalar or a selector mapping; the CpuSelector is at spec->offset. */
+static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = (CpuSelector *)((uint8_t *)obj + spec->offset);
+        int r;
+
+        s->location = node_location(l, value);
+
+        switch (value->kind) {
+        case NODE_ALIAS:
+                return 0;
+        case NODE_SCALAR:
+                if (node_is_null(value))
+                        break;
+                r = parse_cpu_list_node(l, value, "cpus", "CPU", &s->literal);
+                if (r > 0)
+                        s->kind = CPU_SELECTOR_LITERAL;
+                return r < 0 ? r : 0;
+        case NODE_MAPPING:
+                s->kind = CPU_SELECTOR_MAPPING;
+                r = parse_mapping(l, value, "cpus", selector_keys, ELEMENTSOF(selector_keys), s);
+                return r < 0 ? r : 0;
+        case NODE_SEQUENCE:
+                return node_error(
+                        l, value,
+                        "cpus: expected a cpu-list or a selector mapping, got a list (write several CPUs as "
+                        "one "
+                        "cpu-list string, e.g. cpus: \"0,2-3\")");
+        }
+        return type_error(
+                l, value, "cpus",
+                "a cpu-list such as \"2-5\" or a selector mapping (nodes:, packages:, reserved:)");
+}
+
+/* ---- threads: --------------------------------------------------------------------------- */
+
+static int parse_thread_name(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        ThreadRule *t = obj;
+        const char *s = NULL;
+        int r;
+
+        r = node_string(l, value, "name", "a thread name glob", &s);
+        if (r <= 0)
+                return r;
+        if (isempty(s))
+                return node_error(l, value, "name: must not be empty");
+        r = check_comm(l, "name", value, s);
+        if (r <= 0)
+                return r;
+        return free_and_strdup(&t->name, s);
+}
+
+/* Add a per-thread key here (scheduler: …). */
+static const KeySpec thread_keys[] = {
+        {"name", parse_thread_name, .required = true},
+        {"cpus", parse_cpus, offsetof(ThreadRule, cpus)},
+};
+
+static int parse_threads(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+        char buf[64];
+        int r;
+
+        if (value->kind == NODE_ALIAS || node_is_null(value))
+                return 0;
+        if (value->kind != NODE_SEQUENCE)
+                return type_error(l, value, "threads", "a list of thread rules (- name: …)");
+
+        for (size_t i = 0; i < value->n_children; i++) {
+                const Node *item = value->children[i];
+                _cleanup_(thread_rule_done) ThreadRule t = {};
+                ThreadRule *a = NULL;
+
+                if (item->kind == NODE_ALIAS)
+                        continue;
+                if (item->kind != NODE_MAPPING) {
+                        r = node_error(
+                                l, item, "threads: each entry must be a mapping (name:, cpus:), got %s",
+                                node_describe(item, buf, sizeof buf));
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
+                t.location = node_location(l, item);
+                r = parse_mapping(l, item, "thread rule", thread_keys, ELEMENTSOF(thread_keys), &t);
+                if (r < 0)
+                        return r;
+
+                a = reallocarray(p->threads, p->n_threads + 1, sizeof(ThreadRule));
+                if (!a)
+                        return -ENOMEM;
+                p->threads = a;
+                p->threads[p->n_threads++] = t;
+                t = (ThreadRule){};
+        }
+        return 0;
+}
+
+/* ---- policies: -------------------------------------------------------------------------- */
+
+static int parse_policy_name(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+        const char *s = NULL;
+        int r;
+
+        r = node_string(l, value, "name", "a string", &s);
+        if (r <= 0)
+                return r;
+        if (isempty(s))
+                return node_error(l, value, "name: must not be empty");
+        for (const char *c = s; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                        return node_error(l, value, "name: must not contain control characters");
+        r = free_and_strdup(&p->name, s);
+        if (r < 0)
+                return r;
+        p->name_location = node_location(l, value);
+        return 0;
+}
+
+/* Add a policy key here (memory:, scheduler:, on-drift: …). */
+static const KeySpec policy_keys[] = {
+        {"name", parse_policy_name, .required = true},
+        {"match", parse_match, .required = true},
+        {"cpus", parse_cpus, offsetof(Policy, cpus)},
+        {"threads", parse_threads},
+};
+
+static int parse_policies(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        char buf[64];
+        int r;
+
+        if (value->kind == NODE_ALIAS || node_is_null(value))
+                return 0;
+        if (value->kind != NODE_SEQUENCE)
+                return type_error(l, value, "policies", "a list of policies (- name: …)");
+
+        for (size_t i = 0; i < value->n_children; i++) {
+                const Node *item = value->children[i];
+                _cleanup_(policy_done) Policy p = {};
+
+                if (item->kind == NODE_ALIAS)
+                        continue;
+                if (item->kind != NODE_MAPPING) {
+                        r = node_error(
+                                l, item,
+                                "policies: each entry must be a mapping (name:, match:, cpus:, …), got %s",
+                                node_describe(item, buf, sizeof buf));
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
+                p.location = node_location(l, item);
+                r = parse_mapping(l, item, "policy", policy_keys, ELEMENTSOF(policy_keys), &p);
+                if (r < 0)
+                        return r;
+                r = config_add_policy(c, &p);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- top level -------------------------------------------------------------------------- */
+
+static int parse_reserve(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        int r;
+
+        if (c->has_reserve)
+                return node_error(
+                        l, key, "reserve: already set at %s:%u:%u", c->reserve_location.file,
+                        c->reserve_location.line, c->reserve_location.column);
+        r = parse_cpu_list_node(l, value, "reserve", "CPU", &c->reserve);
+        if (r <= 0)
+                return r;
+        c->has_reserve = true;
+        c->reserve_location = node_location(l, value);
+        return 0;
+}
+
+static int misplaced_rule(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        return node_error(
+                l, key, "%s: belongs in a policy.d/*.yaml file, not in " SETTINGS_NAME, spec->name);
+}
+
+static int misplaced_setting(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        return node_error(l, key, "%s: belongs in " SETTINGS_NAME ", not in a policy.d file", spec->name);
+}
+
+/* affinityd.yaml. Add a setting here (rfs:, allow-realtime: …); rule keys get misplaced_rule. */
+static const KeySpec settings_keys[] = {
+        {"reserve", parse_reserve},
+        {"policies", misplaced_rule},
+};
+
+/* policy.d/ *.yaml. Add a rule kind here (irqs:, net: …); settings get misplaced_setting. */
+static const KeySpec rules_keys[] = {
+        {"policies", parse_policies},
+        {"reserve", misplaced_setting},
+};
+
+static bool spec_has(const KeySpec *specs, size_t n, const char *key) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(specs[i].name, key))
+                        return true;
+        return false;
+}
+
+/* A key that is valid one level up or down: say where it goes. */
+static const char *misplaced_key_hint(const char *what, const char *key) {
+        if (streq(what, "policy") && spec_has(match_keys, ELEMENTSOF(match_keys), key))
+                return "conditions go under match:";
+        if (streq(what, "policy") && spec_has(selector_keys, ELEMENTSOF(selector_keys), key))
+                return "selector keys go under cpus:";
+        if (streq(what, "match") && spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
+                return "it belongs to the policy, one level up, not under match:";
+        if (streq(what, "the top level") && spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
+                return "policies are entries of a policies: list";
+        return NULL;
+}
+
+/* ---- reading YAML ----------------------------------------------------------------------- */
+
+typedef struct Reader {
+        Loader *loader;
+        yaml_parser_t parser;
+        const char *text;
+        size_t len;
+} Reader;
+
+static void offset_to_position(
+        const char *text, size_t len, size_t offset, unsigned *line, unsigned *column) {
+        unsigned ln = 1, col = 1;
+
+        for (size_t i = 0; i < MIN(offset, len); i++) {
+                if (text[i] == '\n') {
+                        ln++;
+                        col = 1;
+                } else if (((unsigned char)text[i] & 0xC0) != 0x80)
+                        col++;
+        }
+        *line = ln;
+        *column = col;
+}
+
+/* Reports libyaml's error. Returns -EBADMSG (reported: stop reading this file) or -ENOMEM. */
+static int reader_error(Reader *rd) {
+        const yaml_parser_t *p = &rd->parser;
+        Loader *l = rd->loader;
+        unsigned line, column;
+        int r;
+
+        switch (p->error) {
+        case YAML_MEMORY_ERROR:
+                return -ENOMEM;
+        case YAML_READER_ERROR:
+                offset_to_position(rd->text, rd->len, p->problem_offset, &line, &column);
+                if (p->problem_value >= 0)
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, line, column, "invalid input: %s (0x%X)",
+                                strna(p->problem), (unsigned)p->problem_value);
+                else
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, line, column, "invalid input: %s", strna(p->problem));
+                break;
+        default:
+                line = (unsigned)p->problem_mark.line + 1;
+                column = (unsigned)p->problem_mark.column + 1;
+                if (p->context)
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, line, column,
+                                "YAML syntax error: %s (%s at line %u, column %u)", strna(p->problem),
+                                p->context, (unsigned)p->context_mark.line + 1,
+                                (unsigned)p->context_mark.column + 1);
+                else
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, line, column, "YAML syntax error: %s",
+                                strna(p->problem));
+                break;
+        }
+        return r < 0 ? r : -EBADMSG;
+}
+
+static int reader_next(Reader *rd, yaml_event_t *ret) {
+        if (!yaml_parser_parse(&rd->parser, ret))
+                return reader_error(rd);
+        return 0;
+}
+
+static int node_append(Node *parent, Node *child) {
+        Node **a = reallocarray(parent->children, parent->n_children + 1, sizeof(Node *));
+
+        if (!a)
+                return -ENOMEM;
+        parent->children = a;
+        parent->children[parent->n_children++] = child;
+        return 0;
+}
+
+/* Builds the node that starts with event ev (and its children). Returns 0, -EBADMSG, -ENOMEM. */
+static int reader_build(Reader *rd, const yaml_event_t *ev, unsigned depth, Node **ret) {
+        _cleanup_(node_freep) Node *n = NULL;
+        const char *anchor = NULL, *tag = NULL;
+        int r;
+
+        n = calloc(1, sizeof(Node));
+        if (!n)
+                return -ENOMEM;
+        n->line = (unsigned)ev->start_mark.line + 1;
+        n->column = (unsigned)ev->start_mark.column + 1;
+        n->end_line = (unsigned)ev->end_mark.line + 1;
+        n->end_column = (unsigned)ev->end_mark.column + 1;
+
+        switch (ev->type) {
+        case YAML_ALIAS_EVENT:
+                n->kind = NODE_ALIAS;
+                r = node_error(
+                        rd->loader, n, "YAML aliases (*%s) are not supported: write the value out",
+                        (const char *)ev->data.alias.anchor);
+                if (r < 0)
+                        return r;
+                break;
+        case YAML_SCALAR_EVENT:
+                n->kind = NODE_SCALAR;
+                n->style = ev->data.scalar.style;
+                n->length = ev->data.scalar.length;
+                n->value = malloc(n->length + 1);
+                if (!n->value)
+                        return -ENOMEM;
+                memcpy(n->value, ev->data.scalar.value, n->length);
+                n->value[n->length] = '\0';
+                anchor = (const char *)ev->data.scalar.anchor;
+                tag = (const char *)ev->data.scalar.tag;
+                break;
+        case YAML_SEQUENCE_START_EVENT:
+                n->kind = NODE_SEQUENCE;
+                anchor = (const char *)ev->data.sequence_start.anchor;
+                tag = (const char *)ev->data.sequence_start.tag;
+                break;
+        case YAML_MAPPING_START_EVENT:
+                n->kind = NODE_MAPPING;
+                anchor = (const char *)ev->data.mapping_start.anchor;
+                tag = (const char *)ev->data.mapping_start.tag;
+                break;
+        default:
+                /* libyaml only produces node events here */
+                r = node_error(rd->loader, n, "unexpected YAML event %d", (int)ev->type);
+                return r < 0 ? r : -EBADMSG;
+        }
+
+        if (anchor) {
+                r = node_error(
+                        rd->loader, n, "YAML anchors (&%s) are not supported: write the value out", anchor);
+                if (r < 0)
+                        return r;
+        }
+        if (tag) {
+                r = node_error(rd->loader, n, "YAML tags (%s) are not supported", tag);
+                if (r < 0)
+                        return r;
+        }
+
+        if (n->kind == NODE_SEQUENCE || n->kind == NODE_MAPPING) {
+                if (depth >= NESTING_MAX) {
+                        r = node_error(rd->loader, n, "nesting deeper than %u levels", NESTING_MAX);
+                        return r < 0 ? r : -EBADMSG;
+                }
+                for (;;) {
+                        _cleanup_(yaml_event_delete) yaml_event_t child = {};
+                        _cleanup_(node_freep) Node *c = NULL;
+
+                        r = reader_next(rd, &child);
+                        if (r < 0)
+                                return r;
+                        if (child.type == YAML_SEQUENCE_END_EVENT || child.type == YAML_MAPPING_END_EVENT)
+                                break;
+                        r = reader_build(rd, &child, depth + 1, &c);
+                        if (r < 0)
+                                return r;
+                        r = node_append(n, c);
+                        if (r < 0)
+                                return r;
+                        c = NULL;
+                }
+        }
+
+        *ret = TAKE_PTR(n);
+        return 0;
+}
+
+/*
+ * Reads the stream: nothing, or exactly one document. Returns 0 with *ret_root (NULL for an
+ * empty stream) and *ret_second (the start of a second document, line 0 if none); -EBADMSG
+ * after reporting a syntax error; -ENOMEM.
+ */
+static int reader_run(Reader *rd, Node **ret_root, yaml_mark_t *ret_second) {
+        _cleanup_(node_freep) Node *root = NULL;
+        yaml_mark_t second = {};
+        int r;
+
+        for (unsigned documents = 0;;) {
+                _cleanup_(yaml_event_delete) yaml_event_t ev = {};
+
+                r = reader_next(rd, &ev);
+                if (r < 0)
+                        return r;
+                if (ev.type == YAML_STREAM_END_EVENT)
+                        break;
+                if (ev.type != YAML_DOCUMENT_START_EVENT)
+                        continue; /* STREAM-START, DOCUMENT-END */
+                if (++documents > 1) {
+                        second = ev.start_mark;
+                        second.line++; /* 1-based, and non-zero as a flag */
+                        break;
+                }
+
+                _cleanup_(yaml_event_delete) yaml_event_t node = {};
+                r = reader_next(rd, &node);
+                if (r < 0)
+                        return r;
+                r = reader_build(rd, &node, 0, &root);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret_root = TAKE_PTR(root);
+        *ret_second = second;
+        return 0;
+}
+
+static int load_root(Loader *l, const Node *root) {
+        int r;
+
+        if (!root || root->kind == NODE_ALIAS || node_is_null(root))
+                return 0; /* an empty or comment-only file */
+        if (root->kind != NODE_MAPPING)
+                return type_error(
+                        l, root, "top level",
+                        l->is_settings ? "a mapping of settings (reserve: …)"
+                                       : "a mapping with a policies: list");
+
+        if (l->is_settings)
+                r = parse_mapping(
+                        l, root, "the top level", settings_keys, ELEMENTSOF(settings_keys), l->config);
+        else
+                r = parse_mapping(l, root, "the top level", rules_keys, ELEMENTSOF(rules_keys), l->config);
+        return r < 0 ? r : 0;
+}
+
+int config_parse_string(
+        Config *c, const char *file, const char *text, size_t len, bool is_settings, Diagnostics *diag) {
+        _cleanup_(diagnostics_done) Diagnostics dummy = {};
+        _cleanup_(node_freep) Node *root = NULL;
+        yaml_mark_t second = {};
+        Reader rd = {};
+        _cleanup_(loader_done) Loader l = {};
+        unsigned errors;
+        int r;
+
+        if (!diag)
+                diag = &dummy;
+        errors = diag->n_errors;
+
+        l = (Loader){.config = c, .diag = diag, .is_settings = is_settings};
+        l.file = config_add_file(c, file ?: "<string>");
+        if (!l.file)
+                return -ENOMEM;
+
+        rd = (Reader){.loader = &l, .text = text ?: "", .len = text ? len : 0};
+        if (!yaml_parser_initialize(&rd.parser))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&rd.parser, (const unsigned char *)rd.text, rd.len);
+        r = reader_run(&rd, &root, &second);
+        yaml_parser_delete(&rd.parser);
+        if (r == -ENOMEM)
+                return r;
+
+        if (r >= 0) {
+                r = load_root(&l, root);
+                if (r < 0)
+                        return r;
+                if (second.line > 0) {
+                        r = loader_log(
+                                &l, DIAGNOSTIC_ERROR, (unsigned)second.line, (unsigned)second.column + 1,
+                                "a second YAML document: a file holds exactly one (remove the \"---\" or "
+                                "split the file)");
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        return diag->n_errors > errors ? -EINVAL : 0;
+}
+
+/* ---- files and directories -------------------------------------------------------------- */
+
+/* -EBADFD: exists but is not a regular file. */
+static int read_full_file(const char *path, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t size = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if (st.st_size > (off_t)FILE_SIZE_MAX)
+                return -EFBIG;
+
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (size >= (size_t)st.st_size + 1) /* grew while we read */
+                        return -EFBIG;
+                n = read(fd, buf + size, (size_t)st.st_size + 1 - size);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t)n;
+        }
+        buf[MIN(size, (size_t)st.st_size)] = '\0';
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+static void note_io_error(int *io_error, int r) {
+        if (*io_error == 0)
+                *io_error = r;
+}
+
+/* Reads and parses one file. Read failures are diagnostics (and *io_error); returns 0 or -ENOMEM. */
+static int load_file(
+        Config *c, const char *path, bool is_settings, bool missing_ok, Diagnostics *diag, int *io_error) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        r = read_full_file(path, &text, &size);
+        if (r == -ENOENT && missing_ok)
+                return 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                note_io_error(io_error, r);
+                if (r == -EBADFD)
+                        return diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, path, 0, 0, "cannot read: not a regular file");
+                if (r == -EFBIG)
+                        return diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, path, 0, 0, "cannot read: larger than %u MiB",
+                                FILE_SIZE_MAX / 1024 / 1024);
+                return diagnostics_add(diag, DIAGNOSTIC_ERROR, path, 0, 0, "cannot read: %s", strerror(-r));
+        }
+
+        r = config_parse_string(c, path, text, size, is_settings, diag);
+        return r == -ENOMEM ? r : 0;
+}
+
+typedef struct DropIn {
+        char *name;
+        char *path;
+        size_t priority; /* index of its directory: higher wins */
+        bool masked;
+} DropIn;
+
+static void dropins_free(DropIn *d, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(d[i].name);
+                free(d[i].path);
+        }
+        free(d);
+}
+
+static int dropin_compare(const void *a, const void *b) {
+        const DropIn *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+
+        if (c != 0)
+                return c;
+        return x->priority < y->priority ? -1 : x->priority > y->priority;
+}
+
+static bool is_dev_null(const struct stat *st) {
+        return S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3);
+}
+
+/* A symlink to /dev/null (or the device node itself) masks the name. */
+static bool dropin_is_mask(int dfd, const char *name) {
+        char target[sizeof("/dev/null")];
+        struct stat st;
+        ssize_t n;
+
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return false;
+        if (!S_ISLNK(st.st_mode))
+                return is_dev_null(&st);
+        n = readlinkat(dfd, name, target, sizeof target);
+        if (n == (ssize_t)strlen("/dev/null") && memcmp(target, "/dev/null", (size_t)n) == 0)
+                return true;
+        return fstatat(dfd, name, &st, 0) >= 0 && is_dev_null(&st);
+}
+
+static bool endswith(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+
+        return a >= b && streq(s + a - b, suffix);
+}
+
+/*
+ * The *.yaml files of dirs after override and masking, sorted by name. Unreadable directories
+ * are diagnostics (and *io_error). Returns 0 or -ENOMEM.
+ */
+static int dropins_collect(
+        const char *const *dirs, Diagnostics *diag, int *io_error, DropIn **ret, size_t *ret_n) {
+        DropIn *list = NULL;
+        size_t n = 0, k = 0;
+        int r = 0;
+
+        for (size_t p = 0; dirs && dirs[p] && r >= 0; p++) {
+                _cleanup_closedir_ DIR *d = NULL;
+                struct dirent *de;
+
+                d = opendir(dirs[p]);
+                if (!d) {
+                        if (errno == ENOENT)
+                                continue;
+                        note_io_error(io_error, -errno);
+                        r = diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, dirs[p], 0, 0, "cannot read directory: %s",
+                                strerror(errno));
+                        continue;
+                }
+
+                for (errno = 0; (de = readdir(d)); errno = 0) {
+                        DropIn *a = NULL;
+
+                        if (de->d_name[0] == '.' || !endswith(de->d_name, ".yaml"))
+                                continue;
+                        a = reallocarray(list, n + 1, sizeof(DropIn));
+                        if (!a) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        list = a;
+                        list[n] = (DropIn){
+                                .name = strdup(de->d_name),
+                                .priority = p,
+                                .masked = dropin_is_mask(dirfd(d), de->d_name),
+                        };
+                        n++;
+                        if (!list[n - 1].name ||
+                            asprintf(&list[n - 1].path, "%s/%s", dirs[p], de->d_name) < 0) {
+                                list[n - 1].path = NULL;
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+                if (r >= 0 && errno != 0) {
+                        note_io_error(io_error, -errno);
+                        r = diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, dirs[p], 0, 0, "cannot read directory: %s",
+                                strerror(errno));
+                }
+        }
+        if (r < 0) {
+                dropins_free(list, n);
+                return r;
+        }
+
+        if (n > 0)
+                qsort(list, n, sizeof(DropIn), dropin_compare);
+
+        /* Keep the last (highest priority) entry of each name, and drop masks. */
+        for (size_t i = 0; i < n; i++) {
+                if ((i + 1 < n && streq(list[i].name, list[i + 1].name)) || list[i].masked) {
+                        free(list[i].name);
+                        free(list[i].path);
+                        continue;
+                }
+                list[k++] = list[i];
+        }
+
+        *ret = list;
+        *ret_n = k;
+        return 0;
+}
+
+static int load_dirs_into(
+        Config *c, const char *settings_path, const char *const *policy_dirs, Diagnostics *diag,
+        int *io_error) {
+        DropIn *list = NULL;
+        size_t n = 0;
+        int r;
+
+        if (settings_path) {
+                r = load_file(c, settings_path, true, true, diag, io_error);
+                if (r < 0)
+                        return r;
+        }
+
+        r = dropins_collect(policy_dirs, diag, io_error, &list, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = load_file(c, list[i].path, false, false, diag, io_error);
+        dropins_free(list, n);
+        return r;
+}
+
+/* The common tail of the loaders: check across files, decide the result. */
+static int config_finish(Config **c, unsigned errors_before, int io_error, Config **ret, Diagnostics *diag) {
+        int r;
+
+        r = config_verify(*c, diag);
+        if (r == -ENOMEM)
+                return r;
+        if (io_error < 0)
+                return io_error;
+        if (diag->n_errors > errors_before)
+                return -EINVAL;
+        *ret = TAKE_PTR(*c);
+        return 0;
+}
+
+int config_load_dirs(
+        const char *settings_path, const char *const *policy_dirs, Config **ret, Diagnostics *diag) {
+        _cleanup_(diagnostics_done) Diagnostics dummy = {};
+        _cleanup_(config_freep) Config *c = NULL;
+        unsigned errors;
+        int io_error = 0, r;
+
+        if (!diag)
+                diag = &dummy;
+        errors = diag->n_errors;
+
+        c = config_new();
+        if (!c)
+                return -ENOMEM;
+        r = load_dirs_into(c, settings_path, policy_dirs, diag, &io_error);
+        if (r < 0)
+                return r;
+        return config_finish(&c, errors, io_error, ret, diag);
+}
+
+int config_load(const char *config_dir, Config **ret, Diagnostics *diag) {
+        _cleanup_free_ char *settings = NULL, *dir = NULL;
+
+        if (!config_dir)
+                return config_load_dirs(
+                        AFFINITYD_CONF_DIR "/" SETTINGS_NAME, policy_dirs_default, ret, diag);
+
+        if (asprintf(&settings, "%s/" SETTINGS_NAME, config_dir) < 0) {
+                settings = NULL;
+                return -ENOMEM;
+        }
+        if (asprintf(&dir, "%s/policy.d", config_dir) < 0) {
+                dir = NULL;
+                return -ENOMEM;
+        }
+        return config_load_dirs(settings, (const char *const[]){dir, NULL}, ret, diag);
+}
+
+int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag) {
+        _cleanup_(diagnostics_done) Diagnostics dummy = {};
+        _cleanup_(config_freep) Config *c = NULL;
+        unsigned errors;
+        int io_error = 0, r;
+
+        if (!diag)
+                diag = &dummy;
+        errors = diag->n_errors;
+
+        c = config_new();
+        if (!c)
+                return -ENOMEM;
+
+        STRV_FOREACH (path, paths) {
+                struct stat st;
+
+                if (stat(*path, &st) < 0) {
+                        note_io_error(&io_error, -errno);
+                        r = diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, *path, 0, 0, "cannot read: %s", strerror(errno));
+                } else if (S_ISDIR(st.st_mode)) {
+                        _cleanup_free_ char *settings = NULL, *dir = NULL;
+
+                        if (asprintf(&settings, "%s/" SETTINGS_NAME, *path) < 0 ||
+                            asprintf(&dir, "%s/policy.d", *path) < 0)
+                                return -ENOMEM;
+                        r = load_dirs_into(c, settings, (const char *const[]){dir, NULL}, diag, &io_error);
+                } else {
+                        const char *base = strrchr(*path, '/');
+
+                        base = base ? base + 1 : *path;
+                        r = load_file(c, *path, streq(base, SETTINGS_NAME), false, diag, &io_error);
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        return config_finish(&c, errors, io_error, ret, diag);
+}
+
+static int policy_compare_name(const void *a, const void *b) {
+        return strcmp(((const Policy *)a)->name, ((const Policy *)b)->name);
+}
+
+static void noop_free(void *p) {
+}
+
+int config_verify(const Config *c, Diagnostics *diag) {
+        _cleanup_(diagnostics_done) Diagnostics dummy = {};
+        void *root = NULL;
+        unsigned errors;
+        int r = 0;
+
+        if (!diag)
+                diag = &dummy;
+        errors = diag->n_errors;
+
+        for (size_t i = 0; i < c->n_policies && r >= 0; i++) {
+                const Policy *p = &c->policies[i], *first = NULL;
+                void *node = NULL;
+
+                if (!p->name)
+                        continue;
+                node = tsearch(p, &root, policy_compare_name);
+                if (!node) {
+                        r = -ENOMEM;
+                        break;
+                }
+                first = *(const Policy **)node;
+                if (first == p)
+                        continue;
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, p->name_location.file, p->name_location.line,
+                        p->name_location.column, "duplicate policy name \"%s\" (first defined at %s:%u:%u)",
+                        p->name, strna(first->name_location.file), first->name_location.line,
+                        first->name_location.column);
+        }
+        tdestroy(root, noop_free);
+        if (r < 0)
+                return r;
+        return diag->n_errors > errors ? -EINVAL : 0;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Loads affinityd configuration from YAML (libyaml's event parser) into the policy model,
+ * with strict schema validation and file:line:column diagnostics.
+ *
+ * Layout (DESIGN.md "Policy files"): settings in affinityd.yaml; rules in *.yaml files of the
+ * policy directories /usr/lib/affinityd/policy.d, /run/affinityd/policy.d and
+ * /etc/affinityd/policy.d. A file in /etc overrides a same-named file in /run, which
+ * overrides /usr/lib; a symlink to /dev/null masks the name; the surviving files are read in
+ * lexical order of their names, whatever directory they came from.
+ *
+ * YAML subset: one document per file (a second document is an error); anchors (&a), aliases
+ * (*a) and explicit tags (!!str) are rejected, so every value has exactly one place in a file
+ * and diagnostics always point at it. Scalars are taken as text (cpus: 3 is the cpu-list "3",
+ * comm: yes is the program "yes"); an empty value (or ~, null) is "nothing", accepted only
+ * where a list may be empty (policies:, threads:). Nesting deeper than 64 levels and files
+ * larger than 16 MiB are rejected. Only diagnostics name the problems: lib/ never logs them.
+ */
+
+#include "policy.h"
+
+typedef enum DiagnosticLevel {
+        DIAGNOSTIC_ERROR,
+        DIAGNOSTIC_WARNING,
+} DiagnosticLevel;
+
+typedef struct Diagnostic {
+        DiagnosticLevel level;
+        char *file;            /* NULL when not tied to a file */
+        unsigned line, column; /* 1-based; 0 when unknown */
+        char *message;
+} Diagnostic;
+
+/* Everything the loader had to say. Errors make the load fail; warnings don't. */
+typedef struct Diagnostics {
+        Diagnostic *items;
+        size_t n_items;
+        unsigned n_errors;
+        unsigned n_warnings;
+} Diagnostics;
+
+void diagnostics_done(Diagnostics *d);
+/* Appends a diagnostic. file may be NULL. Returns 0 or -ENOMEM. */
+_printf_(6, 7) int diagnostics_add(
+        Diagnostics *d, DiagnosticLevel level, const char *file, unsigned line, unsigned column,
+        const char *format, ...);
+/*
+ * Formats one diagnostic as "file:line:column: error: message" (or "warning:"), the form
+ * compilers use, in a newly allocated string. Returns 0 or -ENOMEM.
+ */
+int diagnostic_format(const Diagnostic *d, char **ret);
+/* All diagnostics, one per line, newline-terminated ("" if none). Returns 0 or -ENOMEM. */
+int diagnostics_format(const Diagnostics *d, char **ret);
+
+/* The standard search path. */
+#define AFFINITYD_CONF_DIR "/etc/affinityd"
+extern const char *const policy_dirs_default[]; /* /usr/lib, /run, /etc policy.d; NULL-terminated */
+
+/*
+ * Loads the whole configuration.
+ * config_dir NULL: the standard path (AFFINITYD_CONF_DIR/affinityd.yaml and the three
+ * policy.d directories of policy_dirs_default, with override and masking rules).
+ * config_dir set (--config-dir=DIR): DIR/affinityd.yaml and DIR/policy.d/ *.yaml only.
+ * A missing affinityd.yaml or policy.d is not an error.
+ * Returns 0 and *ret on success (warnings may be in *diag); -EINVAL if any file had an error
+ * (every error is in *diag, *ret untouched); -ENOMEM; other -errno when a directory can't be
+ * read (also reported in *diag).
+ */
+int config_load(const char *config_dir, Config **ret, Diagnostics *diag);
+
+/*
+ * The engine behind config_load(), with the search path spelled out (tests use temporary
+ * directories): settings_path (may be NULL or missing) is read first as settings, then the
+ * *.yaml files of policy_dirs (NULL-terminated, LOWEST priority first, as
+ * policy_dirs_default) as rules: a name in a later directory overrides the same name in an
+ * earlier one, a symlink to /dev/null (or the /dev/null device itself) masks the name, hidden
+ * files (".x.yaml") and names not ending in ".yaml" are ignored, and the survivors are read in
+ * strcmp() order of their names. Missing directories are skipped. Every error of every file
+ * is collected before returning. Returns 0 and *ret; -EINVAL if a file had an error; the
+ * -errno of the first directory or file that could not be read (reported in *diag too);
+ * -ENOMEM. *ret is untouched on failure.
+ */
+int config_load_dirs(
+        const char *settings_path, const char *const *policy_dirs, Config **ret, Diagnostics *diag);
+
+/*
+ * Loads exactly the given files, in the given order (affinityctl validate PATH…). A file
+ * named affinityd.yaml is read as settings, any other as rules; a directory is read as a
+ * config dir (as --config-dir). Same return convention as config_load().
+ */
+int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag);
+
+/*
+ * Parses one YAML document from memory into c, as settings (is_settings) or as rules.
+ * file names the source in diagnostics (NULL: "<string>") and is appended to c->files.
+ * text need not be NUL-terminated; len is in bytes. diag may be NULL (diagnostics dropped).
+ * Duplicate policy names are found by config_verify(), not here.
+ * Returns 0, -EINVAL (errors in *diag; c then holds a partial model and should be freed),
+ * -ENOMEM. Mainly for tests and fuzzing.
+ */
+int config_parse_string(
+        Config *c, const char *file, const char *text, size_t len, bool is_settings, Diagnostics *diag);
+
+/*
+ * Checks a whole Config after every file is parsed: duplicate policy names (both places
+ * named). Returns 0 or -EINVAL with errors in *diag.
+ */
+int config_verify(const Config *c, Diagnostics *diag);

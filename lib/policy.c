@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The policy model's lifecycle: construction, destruction and lookup. Validation of the
+ * schema lives in policy-yaml.c, resolution against a machine in plan.c.
+ */
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+Config *config_new(void) {
+        return calloc(1, sizeof(Config));
+}
+
+void cpu_selector_done(CpuSelector *s) {
+        if (!s)
+                return;
+        cpuset_done(&s->literal);
+        cpuset_done(&s->nodes);
+        cpuset_done(&s->packages);
+        *s = (CpuSelector){};
+}
+
+void matcher_done(Matcher *m) {
+        if (!m)
+                return;
+        strv_free(m->comm);
+        strv_free(m->exe);
+        strv_free(m->cmdline);
+        for (size_t i = 0; i < m->n_cmdline; i++)
+                regfree(&m->cmdline_re[i]);
+        free(m->cmdline_re);
+        strv_free(m->user);
+        strv_free(m->cgroup);
+        strv_free(m->unit);
+        *m = (Matcher){};
+}
+
+void thread_rule_done(ThreadRule *t) {
+        if (!t)
+                return;
+        free(t->name);
+        cpu_selector_done(&t->cpus);
+        *t = (ThreadRule){};
+}
+
+void policy_done(Policy *p) {
+        if (!p)
+                return;
+        free(p->name);
+        matcher_done(&p->match);
+        cpu_selector_done(&p->cpus);
+        for (size_t i = 0; i < p->n_threads; i++)
+                thread_rule_done(&p->threads[i]);
+        free(p->threads);
+        *p = (Policy){};
+}
+
+Config *config_free(Config *c) {
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < c->n_policies; i++)
+                policy_done(&c->policies[i]);
+        free(c->policies);
+        cpuset_done(&c->reserve);
+        strv_free(c->files);
+        free(c);
+        return NULL;
+}
+
+const Policy *config_find_policy(const Config *c, const char *name) {
+        if (!c || !name)
+                return NULL;
+        for (size_t i = 0; i < c->n_policies; i++)
+                if (streq_ptr(c->policies[i].name, name))
+                        return &c->policies[i];
+        return NULL;
+}
+
+const char *config_add_file(Config *c, const char *path) {
+        size_t n = strv_length(c->files);
+        char **l = NULL;
+        char *copy = NULL;
+
+        copy = strdup(path);
+        if (!copy)
+                return NULL;
+        l = reallocarray(c->files, n + 2, sizeof(char *));
+        if (!l) {
+                free(copy);
+                return NULL;
+        }
+        l[n] = copy;
+        l[n + 1] = NULL;
+        c->files = l;
+        return copy;
+}
+
+int config_add_policy(Config *c, Policy *p) {
+        Policy *l = NULL;
+
+        l = reallocarray(c->policies, c->n_policies + 1, sizeof(Policy));
+        if (!l)
+                return -ENOMEM;
+        c->policies = l;
+        c->policies[c->n_policies++] = *p;
+        c->facts |= p->match.facts;
+        *p = (Policy){};
+        return 0;
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The policy model: what an affinityd configuration says, after schema validation and
+ * before resolution against a machine (that is plan.h). Nothing here depends on the machine
+ * the daemon runs on, so every file validates anywhere. See DESIGN.md "Policy files" and
+ * docs/affinityd.yaml.5 for the semantics; policy-yaml.h builds these from YAML.
+ */
+
+#include <regex.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+#include "macro.h"
+
+/* Where something was written: file (owned by the Config), 1-based line and column. */
+typedef struct Location {
+        const char *file;
+        unsigned line;
+        unsigned column;
+} Location;
+
+/* The facts about a process a matcher may need (bit mask); match.h loads them lazily. */
+typedef enum ProcessFact {
+        FACT_COMM = 1U << 0,    /* /proc/PID/comm */
+        FACT_EXE = 1U << 1,     /* readlink /proc/PID/exe */
+        FACT_CMDLINE = 1U << 2, /* /proc/PID/cmdline, argv joined by single spaces */
+        FACT_UID = 1U << 3,     /* effective uid from /proc/PID/status */
+        FACT_CGROUP = 1U << 4,  /* /proc/PID/cgroup: the v2 path, or v1 name=systemd */
+        FACT_UNIT = 1U << 5,    /* the systemd unit derived from the cgroup path */
+} ProcessFact;
+
+/*
+ * match: every given key must match; within a key a list means "any of".
+ * A NULL list means the key was not given.
+ */
+typedef struct Matcher {
+        char **comm;         /* fnmatch(3) globs on /proc/PID/comm */
+        char **exe;          /* fnmatch(3) globs on the executable path, " (deleted)" stripped */
+        char **cmdline;      /* POSIX ERE source text, unanchored */
+        regex_t *cmdline_re; /* compiled, one per cmdline entry (REG_EXTENDED|REG_NOSUB) */
+        size_t n_cmdline;
+        char **user;    /* user names or decimal uids; resolved to uids by plan.h */
+        char **cgroup;  /* fnmatch(3) globs on the cgroup path */
+        char **unit;    /* fnmatch(3) globs on the unit name */
+        unsigned facts; /* ProcessFact mask this matcher needs */
+} Matcher;
+
+/*
+ * cpus: either a literal cpu-list (taken as written), or a selector mapping that starts from
+ * the online CPUs and narrows by nodes/packages, then removes reserved CPUs.
+ */
+typedef enum CpuSelectorKind {
+        CPU_SELECTOR_NONE,    /* no cpus: key — don't touch CPU affinity */
+        CPU_SELECTOR_LITERAL, /* "2-9" */
+        CPU_SELECTOR_MAPPING, /* { nodes: ..., packages: ... } */
+} CpuSelectorKind;
+
+typedef enum ReservedMode {
+        RESERVED_AVOID, /* default: selectors leave reserved CPUs out */
+        RESERVED_ALLOW, /* reserved CPUs may be used */
+        RESERVED_ONLY,  /* only reserved CPUs */
+} ReservedMode;
+
+typedef struct CpuSelector {
+        CpuSelectorKind kind;
+        Location location; /* of the cpus: value */
+        CpuSet literal;    /* CPU_SELECTOR_LITERAL */
+        bool has_nodes;
+        CpuSet nodes; /* NUMA node numbers */
+        bool has_packages;
+        CpuSet packages; /* package (socket) numbers */
+        ReservedMode reserved;
+} CpuSelector;
+
+typedef struct ThreadRule {
+        char *name; /* fnmatch(3) glob on /proc/PID/task/TID/comm */
+        Location location;
+        CpuSelector cpus; /* kind NONE: the thread gets the policy's set */
+} ThreadRule;
+
+typedef struct Policy {
+        char *name;
+        Location location;      /* of the list item */
+        Location name_location; /* of the name: value (duplicate-name diagnostics) */
+        Matcher match;
+        CpuSelector cpus;
+        ThreadRule *threads;
+        size_t n_threads;
+} Policy;
+
+/* A whole configuration: affinityd.yaml settings plus every policy, in file order. */
+typedef struct Config {
+        char **files; /* every file read, in the order read (affinityd.yaml first if present) */
+        bool has_reserve;
+        CpuSet reserve; /* housekeeping CPUs */
+        Location reserve_location;
+        Policy *policies; /* in the order rules apply: first match wins */
+        size_t n_policies;
+        unsigned facts; /* union of every matcher's facts */
+} Config;
+
+Config *config_new(void);
+Config *config_free(Config *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
+
+/*
+ * Release everything a Policy / Matcher / CpuSelector / ThreadRule owns (not the struct
+ * itself, which lives in an array or on the stack) and reset it to all-zero, so it may be
+ * reused. NULL is accepted. Usable as _cleanup_() functions.
+ */
+void policy_done(Policy *p);
+void matcher_done(Matcher *m);
+void cpu_selector_done(CpuSelector *s);
+void thread_rule_done(ThreadRule *t);
+
+/*
+ * Moves *p to the end of c->policies (first match wins, so this is file order) and adds its
+ * matcher's facts to c->facts. *p is zeroed on success and untouched on failure. Pointers into
+ * c->policies are invalidated. Returns 0 or -ENOMEM.
+ */
+int config_add_policy(Config *c, Policy *p);
+
+/* The policy named name, or NULL. */
+const Policy *config_find_policy(const Config *c, const char *name);
+
+/*
+ * Stores a copy of path in c->files and returns the stored pointer (for Location.file), or
+ * NULL on OOM.
+ */
+const char *config_add_file(Config *c, const char *path);

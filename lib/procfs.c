@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Readers of /proc under a configurable root (procfs.h). They run on the event path, thousands
+ * of times per second under an exec storm, so each file is opened once and read with a single
+ * read(2) into a stack buffer when it fits (procfs returns a whole seq_file, and regular files
+ * of a fixture tree, in one read when the buffer is large enough); no stdio.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "procfs.h"
+
+/* Largest file we are prepared to hold in memory (a huge argv). */
+#define PROCFS_FILE_MAX (64U * 1024U * 1024U)
+
+static const char *root_prefix(const char *root) {
+        if (!root || streq(root, "/"))
+                return "";
+        return root;
+}
+
+/* ENOENT and ESRCH on a /proc/PID file both mean the task has gone away. */
+static int gone_errno(int e) {
+        if (e == ENOENT || e == ESRCH)
+                return -ESRCH;
+        return -e;
+}
+
+/* Writes ROOT/proc/PID[/task/TID][/FILE] into buf. */
+static int proc_path(char *buf, size_t size, const char *root, pid_t pid, pid_t tid, const char *file) {
+        int n;
+
+        if (pid <= 0 || tid < 0)
+                return -EINVAL;
+
+        if (tid > 0)
+                n = snprintf(
+                        buf, size, "%s/proc/%d/task/%d%s%s", root_prefix(root), (int)pid, (int)tid,
+                        file ? "/" : "", file ?: "");
+        else
+                n = snprintf(
+                        buf, size, "%s/proc/%d%s%s", root_prefix(root), (int)pid, file ? "/" : "",
+                        file ?: "");
+        if (n < 0 || (size_t)n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+/*
+ * Reads the whole file at path, NUL-terminated. The first read(2) goes into buf (size bytes);
+ * if it comes back short, that was the whole file. A file that fills buf is read on into a
+ * heap buffer, handed to the caller in *ret_heap (NULL otherwise). *ret points to buf or to
+ * *ret_heap. Errors on a /proc/PID file map ENOENT/ESRCH to -ESRCH.
+ */
+static int read_file(
+        const char *path, char *buf, size_t size, char **ret_heap, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *heap = NULL;
+        char *p = buf;
+        size_t cap = size, len = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return gone_errno(errno);
+
+        for (;;) {
+                ssize_t n;
+
+                n = read(fd, p + len, cap - 1 - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return gone_errno(errno);
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+                if (len < cap - 1) {
+                        if (!heap)
+                                break; /* a short first read is the whole file */
+                        continue;
+                }
+
+                /* Buffer full: continue into a larger heap buffer. */
+                if (cap >= PROCFS_FILE_MAX)
+                        return -EFBIG;
+                size_t ncap = cap * 2;
+                char *t = realloc(heap, ncap);
+                if (!t)
+                        return -ENOMEM;
+                if (!heap)
+                        memcpy(t, buf, len);
+                heap = p = t;
+                cap = ncap;
+        }
+
+        p[len] = '\0';
+        *ret_heap = TAKE_PTR(heap);
+        *ret = p;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+/* Parses the decimal number in [s, s + n) (digits only). Returns 0 or -EBADMSG. */
+static int parse_u64(const char *s, size_t n, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (n == 0)
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EBADMSG;
+                if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+                        return -EBADMSG;
+                v = v * 10 + (uint64_t)(s[i] - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+/* A PID/TID directory name: a positive decimal number that fits pid_t. */
+static int parse_pid(const char *s, pid_t *ret) {
+        uint64_t v;
+
+        if (parse_u64(s, strlen(s), &v) < 0 || v == 0 || v > INT_MAX)
+                return -EINVAL;
+        *ret = (pid_t)v;
+        return 0;
+}
+
+static int parse_stat(const char *s, ProcfsStat *ret) {
+        ProcfsStat st = {};
+        const char *p;
+        unsigned field = 3;
+
+        /* The comm (field 2) is in parentheses and may itself hold ") (": skip to the last ')'. */
+        p = strrchr(s, ')');
+        if (!p)
+                return -EBADMSG;
+        p++;
+
+        while (field <= 22) {
+                const char *tok;
+                size_t n;
+                uint64_t v;
+
+                while (*p == ' ')
+                        p++;
+                tok = p;
+                while (*p && *p != ' ' && *p != '\n')
+                        p++;
+                n = (size_t)(p - tok);
+                if (n == 0)
+                        return -EBADMSG;
+
+                switch (field) {
+                case 3:
+                        if (n != 1)
+                                return -EBADMSG;
+                        st.state = tok[0];
+                        break;
+                case 4:
+                        if (parse_u64(tok, n, &v) < 0 || v > INT_MAX)
+                                return -EBADMSG;
+                        st.ppid = (pid_t)v;
+                        break;
+                case 9:
+                        if (parse_u64(tok, n, &v) < 0 || v > UINT_MAX)
+                                return -EBADMSG;
+                        st.flags = (unsigned)v;
+                        break;
+                case 22:
+                        if (parse_u64(tok, n, &v) < 0)
+                                return -EBADMSG;
+                        st.starttime = v;
+                        break;
+                default:
+                        break;
+                }
+                field++;
+        }
+
+        *ret = st;
+        return 0;
+}
+
+int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret) {
+        char path[PATH_MAX], buf[1024], *s;
+        _cleanup_free_ char *heap = NULL;
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, tid, "stat");
+        if (r < 0)
+                return r;
+        r = read_file(path, buf, sizeof(buf), &heap, &s, NULL);
+        if (r < 0)
+                return r;
+        return parse_stat(s, ret);
+}
+
+int procfs_read_starttime(const char *root, pid_t pid, uint64_t *ret) {
+        ProcfsStat st;
+        int r;
+
+        r = procfs_read_stat(root, pid, 0, &st);
+        if (r < 0)
+                return r;
+        *ret = st.starttime;
+        return 0;
+}
+
+int procfs_is_kernel_thread(const char *root, pid_t pid) {
+        ProcfsStat st;
+        int r;
+
+        r = procfs_read_stat(root, pid, 0, &st);
+        if (r < 0)
+                return r;
+        return !!(st.flags & PROCFS_PF_KTHREAD);
+}
+
+int procfs_read_comm(const char *root, pid_t pid, pid_t tid, char ret[16]) {
+        char path[PATH_MAX], buf[128], *s;
+        _cleanup_free_ char *heap = NULL;
+        size_t len;
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, tid, "comm");
+        if (r < 0)
+                return r;
+        r = read_file(path, buf, sizeof(buf), &heap, &s, &len);
+        if (r < 0)
+                return r;
+
+        /* Kernel worker threads show "kworker/0:1-events" here, longer than TASK_COMM_LEN - 1:
+         * keep the first 15 characters, as the kernel's own comm. */
+        len = strcspn(s, "\n");
+        if (len > 15)
+                len = 15;
+        memcpy(ret, s, len);
+        ret[len] = '\0';
+        return 0;
+}
+
+int procfs_read_exe(const char *root, pid_t pid, char **ret) {
+        static const char deleted[] = " (deleted)";
+        char path[PATH_MAX], buf[PATH_MAX + sizeof(deleted)];
+        ssize_t n;
+        char *s;
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, 0, "exe");
+        if (r < 0)
+                return r;
+
+        n = readlink(path, buf, sizeof(buf));
+        if (n < 0) {
+                if (errno == ENOENT) {
+                        /* No exe link: a kernel thread or zombie if /proc/PID is still there. */
+                        r = proc_path(path, sizeof(path), root, pid, 0, NULL);
+                        if (r < 0)
+                                return r;
+                        if (access(path, F_OK) < 0)
+                                return gone_errno(errno);
+                        return -ENOENT;
+                }
+                return gone_errno(errno);
+        }
+        if ((size_t)n >= sizeof(buf))
+                return -ENAMETOOLONG;
+        buf[n] = '\0';
+
+        if ((size_t)n >= sizeof(deleted) - 1 && streq(buf + n - (sizeof(deleted) - 1), deleted))
+                buf[n - (sizeof(deleted) - 1)] = '\0';
+
+        s = strdup(buf);
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int procfs_read_cmdline(const char *root, pid_t pid, char **ret) {
+        char path[PATH_MAX], buf[4096], *s, *c;
+        _cleanup_free_ char *heap = NULL;
+        size_t len;
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, 0, "cmdline");
+        if (r < 0)
+                return r;
+        r = read_file(path, buf, sizeof(buf), &heap, &s, &len);
+        if (r < 0)
+                return r;
+
+        /* Drop the terminating NULs, then join the arguments with single spaces. */
+        while (len > 0 && s[len - 1] == '\0')
+                len--;
+        for (size_t i = 0; i < len; i++)
+                if (s[i] == '\0')
+                        s[i] = ' ';
+        s[len] = '\0';
+
+        if (heap && s == heap) {
+                *ret = TAKE_PTR(heap);
+                return 0;
+        }
+        c = strndup(s, len);
+        if (!c)
+                return -ENOMEM;
+        *ret = c;
+        return 0;
+}
+
+/* In a /proc/PID/status buffer, the value of "NAME:" (leading blanks skipped), NUL-terminated
+ * at the end of its line, or NULL. */
+static char *status_field(char *s, const char *name) {
+        size_t l = strlen(name);
+
+        for (char *line = s; line && *line;) {
+                char *nl = strchr(line, '\n');
+
+                if (strncmp(line, name, l) == 0 && line[l] == ':') {
+                        char *v = line + l + 1;
+                        if (nl)
+                                *nl = '\0';
+                        v += strspn(v, " \t");
+                        return v;
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        return NULL;
+}
+
+/* Reads /proc/PID[/task/TID]/status into buf or *heap. */
+static int read_status(
+        const char *root, pid_t pid, pid_t tid, char *buf, size_t size, char **heap, char **ret) {
+        char path[PATH_MAX];
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, tid, "status");
+        if (r < 0)
+                return r;
+        return read_file(path, buf, size, heap, ret, NULL);
+}
+
+int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
+        char buf[4096], *s, *v, *e;
+        _cleanup_free_ char *heap = NULL;
+        uint64_t uid;
+        int r;
+
+        r = read_status(root, pid, 0, buf, sizeof(buf), &heap, &s);
+        if (r < 0)
+                return r;
+
+        /* "Uid:\treal\teffective\tsaved\tfs" */
+        v = status_field(s, "Uid");
+        if (!v)
+                return -EBADMSG;
+        v += strcspn(v, " \t"); /* skip the real uid */
+        v += strspn(v, " \t");
+        e = v + strcspn(v, " \t");
+        if (parse_u64(v, (size_t)(e - v), &uid) < 0 || uid >= (uid_t)-1)
+                return -EBADMSG;
+        *ret = (uid_t)uid;
+        return 0;
+}
+
+int procfs_read_cpus_allowed(const char *root, pid_t pid, pid_t tid, CpuSet *ret) {
+        char buf[4096], *s, *v;
+        _cleanup_free_ char *heap = NULL;
+        int r;
+
+        r = read_status(root, pid, tid, buf, sizeof(buf), &heap, &s);
+        if (r < 0)
+                return r;
+
+        v = status_field(s, "Cpus_allowed_list");
+        if (!v)
+                return -EBADMSG;
+        r = cpuset_parse_list(v, ret, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return -EBADMSG;
+        return 0;
+}
+
+/* true if the comma-separated controller list ctl (ctl_len bytes) holds "name=systemd". */
+static bool has_name_systemd(const char *ctl, size_t ctl_len) {
+        static const char name[] = "name=systemd";
+        const size_t l = sizeof(name) - 1;
+
+        for (size_t i = 0; i < ctl_len;) {
+                size_t j = i;
+                while (j < ctl_len && ctl[j] != ',')
+                        j++;
+                if (j - i == l && memcmp(ctl + i, name, l) == 0)
+                        return true;
+                i = j + 1;
+        }
+        return false;
+}
+
+int procfs_read_cgroup(const char *root, pid_t pid, char **ret) {
+        char path[PATH_MAX], buf[4096], *s, *c;
+        _cleanup_free_ char *heap = NULL;
+        const char *v2 = NULL, *systemd = NULL;
+        size_t v2_len = 0, systemd_len = 0;
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, 0, "cgroup");
+        if (r < 0)
+                return r;
+        r = read_file(path, buf, sizeof(buf), &heap, &s, NULL);
+        if (r < 0)
+                return r;
+
+        /* Lines "hierarchy-ID:controller-list:cgroup-path" (cgroups(7)); the path may hold ':'. */
+        for (const char *line = s; *line;) {
+                const char *nl = strchrnul(line, '\n'), *c1, *c2;
+
+                c1 = memchr(line, ':', (size_t)(nl - line));
+                c2 = c1 ? memchr(c1 + 1, ':', (size_t)(nl - c1 - 1)) : NULL;
+                if (c2) {
+                        const char *p = c2 + 1;
+                        size_t pl = (size_t)(nl - p);
+
+                        if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1) {
+                                v2 = p;
+                                v2_len = pl;
+                        } else if (has_name_systemd(c1 + 1, (size_t)(c2 - c1 - 1))) {
+                                systemd = p;
+                                systemd_len = pl;
+                        }
+                }
+                line = *nl ? nl + 1 : nl;
+        }
+
+        /* Hybrid layout: the unified hierarchy may exist but hold everything at "/", with the
+         * real placement in the v1 name=systemd hierarchy. */
+        if (v2 && !(v2_len == 1 && v2[0] == '/'))
+                c = strndup(v2, v2_len);
+        else if (systemd)
+                c = strndup(systemd, systemd_len);
+        else if (v2)
+                c = strndup(v2, v2_len);
+        else
+                return -ENODATA;
+        if (!c)
+                return -ENOMEM;
+        *ret = c;
+        return 0;
+}
+
+/* A valid systemd unit name (unit_name_is_valid(), plain or instance): returns the length of
+ * its prefix before ".TYPE", or 0 if s (n bytes) is not a unit name. *ret_slice tells a slice. */
+static size_t unit_name_check(const char *s, size_t n, bool *ret_slice) {
+        static const char *const types[] = {
+                "service", "socket", "target", "device", "mount", "automount",
+                "swap",    "timer",  "path",   "slice",  "scope",
+        };
+        const char *dot = NULL, *at = NULL;
+
+        if (n == 0 || n > 255)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                char ch = s[i];
+                if (ch == '.')
+                        dot = s + i;
+                else if (ch == '@') {
+                        if (at)
+                                return 0;
+                        at = s + i;
+                } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                             (ch >= '0' && ch <= '9') || ch == ':' || ch == '-' || ch == '_' || ch == '\\'))
+                        return 0;
+        }
+        if (!dot || dot == s)
+                return 0;
+        if (at && (at == s || at > dot || at + 1 == dot))
+                return 0;
+
+        size_t tl = n - (size_t)(dot - s) - 1;
+        for (size_t i = 0; i < ELEMENTSOF(types); i++)
+                if (strlen(types[i]) == tl && memcmp(dot + 1, types[i], tl) == 0) {
+                        *ret_slice = streq(types[i], "slice");
+                        return (size_t)(dot - s);
+                }
+        return 0;
+}
+
+int procfs_unit_from_cgroup(const char *cgroup_path, char **ret) {
+        const char *p = cgroup_path;
+
+        if (!p)
+                return -ENXIO;
+
+        for (;;) {
+                const char *e;
+                size_t n;
+                bool slice = false;
+
+                p += strspn(p, "/");
+                if (!*p)
+                        return -ENXIO;
+                e = strchrnul(p, '/');
+                n = (size_t)(e - p);
+
+                /* systemd escapes names that would clash with cgroupfs attributes with '_'. */
+                const char *name = p;
+                if (name[0] == '_') {
+                        name++;
+                        n--;
+                }
+
+                if (unit_name_check(name, n, &slice) == 0)
+                        return -ENXIO;
+                if (!slice) {
+                        char *u = strndup(name, n);
+                        if (!u)
+                                return -ENOMEM;
+                        *ret = u;
+                        return 0;
+                }
+                p = e;
+        }
+}
+
+static int pid_cmp(const void *a, const void *b) {
+        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+        return (x > y) - (x < y);
+}
+
+/* Every numeric entry of the open directory d, ascending. Returns 0 or -errno. */
+static int read_numeric_dir(DIR *d, pid_t **ret, size_t *ret_n) {
+        _cleanup_free_ pid_t *a = NULL;
+        size_t n = 0, cap = 0;
+
+        for (;;) {
+                struct dirent *de;
+                pid_t pid;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno != 0)
+                                return -errno;
+                        break;
+                }
+                if (parse_pid(de->d_name, &pid) < 0)
+                        continue;
+                if (n == cap) {
+                        size_t ncap = cap ? cap * 2 : 64;
+                        pid_t *t = reallocarray(a, ncap, sizeof(pid_t));
+                        if (!t)
+                                return -ENOMEM;
+                        a = t;
+                        cap = ncap;
+                }
+                a[n++] = pid;
+        }
+
+        if (n > 1)
+                qsort(a, n, sizeof(pid_t), pid_cmp);
+        *ret = TAKE_PTR(a);
+        *ret_n = n;
+        return 0;
+}
+
+int procfs_list_pids(const char *root, pid_t **ret, size_t *ret_n) {
+        _cleanup_closedir_ DIR *d = NULL;
+        char path[PATH_MAX];
+        int n;
+
+        n = snprintf(path, sizeof(path), "%s/proc", root_prefix(root));
+        if (n < 0 || (size_t)n >= sizeof(path))
+                return -ENAMETOOLONG;
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        return read_numeric_dir(d, ret, ret_n);
+}
+
+static int open_task_dir(const char *root, pid_t pid, DIR **ret) {
+        char path[PATH_MAX];
+        DIR *d;
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, 0, "task");
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d)
+                return gone_errno(errno);
+        *ret = d;
+        return 0;
+}
+
+int procfs_list_tids(const char *root, pid_t pid, pid_t **ret, size_t *ret_n) {
+        _cleanup_closedir_ DIR *d = NULL;
+        int r;
+
+        r = open_task_dir(root, pid, &d);
+        if (r < 0)
+                return r;
+        r = read_numeric_dir(d, ret, ret_n);
+        if (r < 0)
+                return gone_errno(-r);
+        return 0;
+}
+
+int procfs_foreach_thread(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ pid_t *visited = NULL;
+        size_t n_visited = 0;
+        int count = 0, r;
+
+        r = open_task_dir(root, pid, &d);
+        if (r < 0)
+                return r;
+
+        for (bool first = true;; first = false) {
+                _cleanup_free_ pid_t *tids = NULL;
+                size_t n_tids = 0, n_new = 0;
+
+                if (!first)
+                        rewinddir(d);
+                r = read_numeric_dir(d, &tids, &n_tids);
+                if (r < 0)
+                        return gone_errno(-r);
+                if (n_tids == 0)
+                        return -ESRCH; /* no thread left: the process is gone */
+
+                /* Keep only the TIDs not seen in an earlier pass (compacting in place). */
+                for (size_t i = 0; i < n_tids; i++)
+                        if (!visited || !bsearch(&tids[i], visited, n_visited, sizeof(pid_t), pid_cmp))
+                                tids[n_new++] = tids[i];
+                if (n_new == 0)
+                        break;
+
+                /* Record them before calling out, so the sets stay right whatever the visitor does. */
+                pid_t *t = reallocarray(visited, n_visited + n_new, sizeof(pid_t));
+                if (!t)
+                        return -ENOMEM;
+                visited = t;
+                /* Merge the two ascending arrays from the back. */
+                for (size_t i = n_visited, j = n_new, k = n_visited + n_new; j > 0;) {
+                        if (i > 0 && visited[i - 1] > tids[j - 1])
+                                visited[--k] = visited[--i];
+                        else
+                                visited[--k] = tids[--j];
+                }
+                n_visited += n_new;
+
+                for (size_t i = 0; i < n_new; i++) {
+                        r = visit(pid, tids[i], userdata);
+                        if (r == -ESRCH)
+                                continue;
+                        if (r < 0)
+                                return r;
+                        if (count < INT_MAX)
+                                count++;
+                }
+        }
+
+        return count;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Readers of /proc under a configurable root, so tests can point them at a fixture tree.
+ * root is a directory path; NULL or "/" means the real /proc. Paths read are
+ * ROOT/proc/PID/..., exactly as the kernel lays them out (proc(5)).
+ * A process or thread that has gone away yields -ESRCH (the kernel's ENOENT/ESRCH on its
+ * /proc files are both mapped to it), so callers can tell "gone" from real failures.
+ */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+
+/* comm of a process (tid 0) or of thread tid of pid: /proc/PID[/task/TID]/comm, newline
+ * stripped, into ret (16 bytes, TASK_COMM_LEN). Returns 0, -ESRCH, -errno. */
+int procfs_read_comm(const char *root, pid_t pid, pid_t tid, char ret[16]);
+
+/* The fields of /proc/PID[/task/TID]/stat the daemon uses (proc(5) numbering). */
+typedef struct ProcfsStat {
+        char state;         /* field 3: R, S, D, Z, ... */
+        pid_t ppid;         /* field 4 */
+        unsigned flags;     /* field 9: PF_* flags */
+        uint64_t starttime; /* field 22: clock ticks since boot */
+} ProcfsStat;
+
+/* The kernel's PF_KTHREAD bit in ProcfsStat.flags. */
+#define PROCFS_PF_KTHREAD 0x00200000U
+
+/*
+ * Reads /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat with one read(2), parsing the fields
+ * after the last ')' so a comm holding ") (" or spaces is safe. Lets a /proc scan get the
+ * start time and the kernel-thread flag from one read. Returns 0, -ESRCH, -EBADMSG
+ * (unparsable), -errno.
+ */
+int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret);
+
+/* Field 22 of /proc/PID/stat (starttime, clock ticks since boot) — with the PID, the identity
+ * of a process across PID reuse. Parsed after the last ')' so any comm is safe.
+ * Returns 0, -ESRCH, -EBADMSG (unparsable), -errno. */
+int procfs_read_starttime(const char *root, pid_t pid, uint64_t *ret);
+
+/* true if pid is a kernel thread (PF_KTHREAD, 0x00200000, in field 9 "flags" of
+ * /proc/PID/stat). Returns 1, 0, -ESRCH, -errno. */
+int procfs_is_kernel_thread(const char *root, pid_t pid);
+
+/* readlink of /proc/PID/exe with a " (deleted)" suffix removed, newly allocated.
+ * Returns 0, -ESRCH, -EACCES (no ptrace access), -ENOENT (no exe: kernel thread, zombie). */
+int procfs_read_exe(const char *root, pid_t pid, char **ret);
+
+/* /proc/PID/cmdline, NUL separators turned into single spaces, trailing ones dropped,
+ * newly allocated ("" for a zombie). Returns 0, -ESRCH, -errno. */
+int procfs_read_cmdline(const char *root, pid_t pid, char **ret);
+
+/* Effective uid (second field of "Uid:" in /proc/PID/status). Returns 0, -ESRCH, -EBADMSG. */
+int procfs_read_euid(const char *root, pid_t pid, uid_t *ret);
+
+/* The cgroup path of pid: the cgroup v2 line "0::/path" if present and not "/", else the v1
+ * "name=systemd" hierarchy's path (hybrid layout); newly allocated. Returns 0, -ESRCH,
+ * -ENODATA (neither present), -errno. */
+int procfs_read_cgroup(const char *root, pid_t pid, char **ret);
+
+/* The systemd unit owning a cgroup path: the first path component that is a unit but not a
+ * slice (".service", ".scope", ...), e.g. "/system.slice/nginx.service/x" -> "nginx.service"
+ * and "/user.slice/user-0.slice/session-3.scope" -> "session-3.scope". Newly allocated.
+ * As systemd's cg_path_get_unit(): leading slices are skipped and the next component must be
+ * a valid unit name (a component escaped with a leading '_' is unescaped first), so
+ * "/docker/x/foo.service" has no unit. Returns 0, -ENXIO (no unit in the path), -ENOMEM. */
+int procfs_unit_from_cgroup(const char *cgroup_path, char **ret);
+
+/* Cpus_allowed_list of /proc/PID[/task/TID]/status into *ret. Returns 0, -ESRCH, -EBADMSG. */
+int procfs_read_cpus_allowed(const char *root, pid_t pid, pid_t tid, CpuSet *ret);
+
+/* Every numeric entry of /proc (processes), ascending, newly allocated array in *ret,
+ * count in *ret_n. Returns 0 or -errno. */
+int procfs_list_pids(const char *root, pid_t **ret, size_t *ret_n);
+
+/* Every entry of /proc/PID/task, ascending, newly allocated array in *ret, count in *ret_n.
+ * Returns 0, -ESRCH, -errno. */
+int procfs_list_tids(const char *root, pid_t pid, pid_t **ret, size_t *ret_n);
+
+/*
+ * Calls visit(pid, tid, userdata) once for every thread of pid, re-reading /proc/PID/task
+ * until a pass finds no thread not already visited, so threads created while iterating are
+ * not missed. A visitor returning < 0 stops the walk with that value (except -ESRCH, which
+ * means only that this thread exited and is skipped). Returns the number of threads visited,
+ * -ESRCH if the process is gone, or the visitor's error.
+ * Threads are visited in ascending TID order within a pass. The directory is opened once and
+ * rewound for each pass; visited TIDs are kept in a sorted array. Threads the visitor
+ * skipped with -ESRCH are not counted. A pass that finds no thread at all means the process
+ * is gone (-ESRCH), even if some threads were visited before.
+ */
+typedef int (*procfs_thread_visitor_t)(pid_t pid, pid_t tid, void *userdata);
+int procfs_foreach_thread(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * A multi-threaded test program for the integration suite. Usage:
+ *
+ *   integ-threads [-n N] [-x] [ARG...]
+ *
+ * Starts N extra threads (default 2) that block forever, prints "ready N" and then obeys
+ * commands read line by line from stdin, answering each with one line on stdout:
+ *
+ *   spawn K       start K more blocking threads            -> "spawned TID TID ..."
+ *   creator       start a creator thread, parked           -> "creator TID"
+ *   go K CPU      the creator prints its own mask (BEFORE), moves itself alone to CPU with
+ *                 sched_setaffinity(2), prints its mask again (AFTER), starts K blocking threads
+ *                 (which inherit {CPU}) and exits
+ *                                                          -> "spawnedpinned BEFORE AFTER TID ..."
+ *   rename NAME   start a thread that renames itself with prctl(PR_SET_NAME) right after it
+ *                 was created                              -> "renamed TID"
+ *   setuid UID    change real, effective and saved uid of every thread (setresuid(2))
+ *                                                          -> "uid UID"
+ *   exit / EOF    exit(0)
+ *
+ * With -x it exits right after creating its threads, without printing anything: a process
+ * that vanishes while the daemon is placing it. Other arguments are ignored (the cmdline
+ * matcher tests put tags there).
+ */
+
+#include <sys/prctl.h>
+
+#include "integ-util.h"
+
+typedef struct StartInfo {
+        sem_t started;
+        pid_t tid;
+        char name[16]; /* empty: keep the inherited name */
+} StartInfo;
+
+static void *thread_main(void *p) {
+        StartInfo *si = p;
+
+        if (si->name[0] != '\0' && prctl(PR_SET_NAME, si->name) < 0) {
+                fprintf(stderr, "integ-threads: PR_SET_NAME: %m\n");
+                exit(EXIT_FAILURE);
+        }
+        si->tid = (pid_t) syscall(SYS_gettid);
+        sem_post(&si->started); /* si belongs to the creator from here on */
+
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* Starts one blocking thread (renamed to name if non-NULL) and returns its TID. */
+static pid_t start_thread(const char *name) {
+        StartInfo si = {};
+        pthread_attr_t attr;
+        pthread_t t;
+        int r;
+
+        sem_init(&si.started, 0, 0);
+        if (name)
+                snprintf(si.name, sizeof si.name, "%s", name);
+
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        r = pthread_create(&t, &attr, thread_main, &si);
+        pthread_attr_destroy(&attr);
+        if (r != 0) {
+                fprintf(stderr, "integ-threads: pthread_create: %s\n", strerror(r));
+                exit(EXIT_FAILURE);
+        }
+        integ_sem_wait(&si.started);
+        sem_destroy(&si.started);
+        return si.tid;
+}
+
+static void creator_work(Parked *p) {
+        char before[256], after[256];
+
+        integ_format_own_mask(before, sizeof before);
+        if (integ_pin_self(p->cpu) < 0) {
+                fprintf(stderr, "integ-threads: sched_setaffinity: %m\n");
+                exit(EXIT_FAILURE);
+        }
+        integ_format_own_mask(after, sizeof after);
+        printf("spawnedpinned %s %s", before, after);
+        for (unsigned i = 0; i < p->k; i++)
+                printf(" %d", (int) start_thread(NULL));
+        printf("\n");
+}
+
+int main(int argc, char *argv[]) {
+        Parked creator = { .work = creator_work };
+        bool have_creator = false;
+        unsigned n = 2;
+        bool exit_at_once = false;
+        char line[256];
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+                        n = (unsigned) strtoul(argv[++i], NULL, 10);
+                else if (strcmp(argv[i], "-x") == 0)
+                        exit_at_once = true;
+                /* anything else: a tag for the cmdline matcher, ignored */
+        }
+
+        for (unsigned i = 0; i < n; i++)
+                (void) start_thread(NULL);
+        if (exit_at_once)
+                return EXIT_SUCCESS;
+
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        printf("ready %u\n", n);
+
+        while (fgets(line, sizeof line, stdin)) {
+                char arg[64];
+                unsigned k;
+                int cpu;
+
+                line[strcspn(line, "\n")] = '\0';
+                if (sscanf(line, "spawn %u", &k) == 1) {
+                        printf("spawned");
+                        for (unsigned i = 0; i < k; i++)
+                                printf(" %d", (int) start_thread(NULL));
+                        printf("\n");
+                } else if (strcmp(line, "creator") == 0 && !have_creator) {
+                        integ_park(&creator);
+                        have_creator = true;
+                        printf("creator %d\n", (int) creator.tid);
+                } else if (sscanf(line, "go %u %d", &k, &cpu) == 2 && have_creator) {
+                        creator.k = k;
+                        creator.cpu = cpu;
+                        integ_unpark(&creator);
+                        pthread_join(creator.thread, NULL); /* the creator is gone before the next command */
+                        have_creator = false;
+                } else if (sscanf(line, "rename %63s", arg) == 1) {
+                        printf("renamed %d\n", (int) start_thread(arg));
+                } else if (sscanf(line, "setuid %u", &k) == 1) {
+                        if (setresuid(k, k, k) < 0) {
+                                fprintf(stderr, "integ-threads: setresuid(%u): %m\n", k);
+                                return EXIT_FAILURE;
+                        }
+                        printf("uid %u\n", k);
+                } else if (strcmp(line, "exit") == 0) {
+                        break;
+                } else {
+                        fprintf(stderr, "integ-threads: bad command \"%s\"\n", line);
+                        return EXIT_FAILURE;
+                }
+        }
+        return EXIT_SUCCESS;
+}

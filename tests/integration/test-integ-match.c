@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The exe, cmdline and user matchers on real processes, each with a matching and a
+ * non-matching process; and re-matching of user: when a running process changes its uid.
+ * A non-matching process is started before the matching one, so once the matching one is
+ * placed the daemon has handled the other's exec too (events are handled in order); it must
+ * still have its original mask and not be listed.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "macro.h"
+
+static void assert_not_listed(Harness *h, pid_t pid) {
+        ProcessEntry *e = NULL;
+        size_t n = harness_list_processes(h, &e);
+        const ProcessEntry *f = process_entries_find(e, n, pid);
+
+        ck_assert_msg(!f, "non-matching %d is listed under policy %s", (int) pid, f ? f->policy : "");
+        process_entries_free(e, n);
+}
+
+static Child *spawn_threads(Harness *h, const char *name, const char *const *args, bool as_nobody) {
+        Child *c = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-threads",
+                                    .name = name,
+                                    .args = args,
+                                    .initial_cpus = "0",
+                                    .as_nobody = as_nobody,
+                                    .pipes = true });
+        free(child_expect_line(c)); /* "ready N" */
+        return c;
+}
+
+START_TEST(test_match_exe) {
+        Harness *h = harness_new();
+        const char *yes = harness_unique_name(h), *no = harness_unique_name(h);
+        const char *exe = harness_install(h, "integ-threads", yes);
+        Child *cy, *cn;
+
+        /* A glob on the full path of the executable (a copy under a unique name). */
+        harness_write_policy(
+                h, "50-exe.yaml",
+                "policies:\n"
+                "  - name: by-exe\n"
+                "    match:\n"
+                "      exe: \"%.*s*\"\n"
+                "    cpus: \"1\"\n",
+                (int) strlen(exe) - 2, exe);
+        harness_start_daemon(h);
+
+        cn = spawn_threads(h, no, ARGS("-n", "1"), false);
+        cy = spawn_threads(h, yes, ARGS("-n", "2"), false);
+        harness_wait_process_cpus(h, cy->pid, "1", 3);
+        harness_wait_listed(h, cy->pid, "by-exe");
+        harness_assert_process_cpus_now(cn->pid, "0", 2);
+        assert_not_listed(h, cn->pid);
+}
+END_TEST
+
+START_TEST(test_match_cmdline) {
+        Harness *h = harness_new();
+        const char *tag = harness_unique_name(h);
+        _cleanup_free_ char *arg_yes = NULL, *arg_no = NULL;
+        Child *cy, *cn;
+
+        ck_assert(asprintf(&arg_yes, "--tag=%s-yes", tag) > 0);
+        ck_assert(asprintf(&arg_no, "--tag=%s-no", tag) > 0);
+        /* An unanchored ERE on argv joined by single spaces. */
+        harness_write_policy(
+                h, "50-cmdline.yaml",
+                "policies:\n"
+                "  - name: by-cmdline\n"
+                "    match:\n"
+                "      cmdline: \"-n [0-9]+ --tag=%s-(yes|maybe)\"\n"
+                "    cpus: \"1\"\n",
+                tag);
+        harness_start_daemon(h);
+
+        /* Same executable name for both: only the arguments differ. */
+        cn = spawn_threads(h, harness_unique_name(h), ARGS("-n", "1", arg_no), false);
+        cy = spawn_threads(h, harness_unique_name(h), ARGS("-n", "2", arg_yes), false);
+        harness_wait_process_cpus(h, cy->pid, "1", 3);
+        harness_wait_listed(h, cy->pid, "by-cmdline");
+        harness_assert_process_cpus_now(cn->pid, "0", 2);
+        assert_not_listed(h, cn->pid);
+}
+END_TEST
+
+START_TEST(test_match_user) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        Child *cy, *cn;
+
+        /* The same comm for both processes: only the effective uid differs. */
+        harness_write_policy(
+                h, "50-user.yaml",
+                "policies:\n"
+                "  - name: by-user\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "      user: nobody\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+
+        cn = spawn_threads(h, name, ARGS("-n", "1"), false);
+        cy = spawn_threads(h, name, ARGS("-n", "2"), true);
+        harness_wait_process_cpus(h, cy->pid, "1", 3);
+        harness_wait_listed(h, cy->pid, "by-user");
+        harness_assert_process_cpus_now(cn->pid, "0", 2);
+        assert_not_listed(h, cn->pid);
+}
+END_TEST
+
+/* A process exec'd as root that later switches to uid 65534 is re-matched (UID event) and
+ * placed by a user: rule given as a number. */
+START_TEST(test_match_user_change) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *line = NULL;
+        Child *c;
+
+        harness_write_policy(
+                h, "50-user.yaml",
+                "policies:\n"
+                "  - name: by-uid\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "      user: \"65534\"\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+
+        c = spawn_threads(h, name, ARGS("-n", "2"), false);
+        harness_barrier(h);
+        harness_assert_process_cpus_now(c->pid, "0", 3);
+        assert_not_listed(h, c->pid);
+
+        child_send(c, "setuid 65534");
+        line = child_expect_line(c);
+        ck_assert_str_eq(line, "uid 65534");
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+        harness_wait_listed(h, c->pid, "by-uid");
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("integration-match");
+
+        harness_add_test(s, test_match_exe);
+        harness_add_test(s, test_match_cmdline);
+        harness_add_test(s, test_match_user);
+        harness_add_test(s, test_match_user_change);
+        return harness_main(s);
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * Placement of real processes by the real daemon: a process started after READY=1, one
+ * started before the daemon (initial scan), threads created later and a thread renaming
+ * itself, and a pre-forking server whose workers never exec.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "harness.h"
+#include "macro.h"
+
+/* Reads the "ready N" line of integ-threads. */
+static void expect_ready(Child *c, unsigned n) {
+        _cleanup_free_ char *line = child_expect_line(c);
+        char want[32];
+
+        snprintf(want, sizeof want, "ready %u", n);
+        ck_assert_str_eq(line, want);
+}
+
+/* 1: a process started after READY=1, matched by comm: every thread gets the policy's cpus. */
+START_TEST(test_comm_after_ready) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h), *other = harness_unique_name(h);
+        ProcessEntry *e = NULL;
+        ManagerProps p = {};
+        const char *file;
+        Child *c, *bystander;
+        size_t n;
+
+        file = harness_write_policy(
+                h, "50-comm.yaml",
+                "policies:\n"
+                "  - name: by-comm\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+
+        /* Started on CPU 0 only, so the policy's CPU 1 can't be there by accident. */
+        bystander = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-threads", .name = other, .args = ARGS("-n", "2"),
+                                    .initial_cpus = "0", .pipes = true });
+        c = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "3"),
+                                    .initial_cpus = "0", .pipes = true });
+        expect_ready(bystander, 2);
+        expect_ready(c, 3);
+
+        harness_wait_process_cpus(h, c->pid, "1", 4);
+        /* The bystander exec'd first: by now its exec was handled, and it stays where it was. */
+        harness_assert_process_cpus_now(bystander->pid, "0", 3);
+
+        harness_wait_listed(h, c->pid, "by-comm");
+        n = harness_list_processes(h, &e);
+        ck_assert_msg(!process_entries_find(e, n, bystander->pid), "the unmatched bystander is listed");
+        process_entries_free(e, n);
+
+        harness_get_props(h, &p);
+        ck_assert_str_eq(p.version, PACKAGE_VERSION);
+        ck_assert_str_eq(p.state, "running");
+        ck_assert_str_eq(p.last_reload_error, "");
+        ck_assert_msg(strv_contains_suffix(p.policy_files, "/policy.d/50-comm.yaml"),
+                      "PolicyFiles does not list %s", file);
+        ck_assert_uint_ge(p.managed_processes, 1);
+        ck_assert_uint_ge(p.processes_matched, 1);
+        ck_assert_uint_ge(p.events_received, 1);
+        ck_assert_uint_eq(p.placement_failures, 0);
+        manager_props_done(&p);
+}
+END_TEST
+
+/* 2: processes already running when the daemon starts are placed by the initial scan, before
+ * READY=1 (READY=1 comes "after the first full placement"). */
+START_TEST(test_started_before_daemon) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h), *other = harness_unique_name(h);
+        Child *c1, *c2, *bystander;
+
+        harness_write_policy(
+                h, "50-early.yaml",
+                "policies:\n"
+                "  - name: early\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: \"1\"\n",
+                name);
+
+        c1 = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "4"),
+                                    .initial_cpus = "0", .pipes = true });
+        c2 = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "1"),
+                                    .initial_cpus = "0-1", .pipes = true });
+        bystander = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-threads", .name = other, .args = ARGS("-n", "1"),
+                                    .initial_cpus = "0", .pipes = true });
+        expect_ready(c1, 4);
+        expect_ready(c2, 1);
+        expect_ready(bystander, 1);
+        harness_assert_process_cpus_now(c1->pid, "0", 5);
+
+        harness_start_daemon(h); /* returns once READY=1 came */
+
+        harness_assert_process_cpus_now(c1->pid, "1", 5);
+        harness_assert_process_cpus_now(c2->pid, "1", 2);
+        harness_assert_process_cpus_now(bystander->pid, "0", 2);
+        harness_wait_listed(h, c1->pid, "early");
+        harness_wait_listed(h, c2->pid, "early");
+
+        /* Threads created after the scan are placed too. */
+        child_send(c1, "spawn 2");
+        free(child_expect_line(c1));
+        harness_wait_process_cpus(h, c1->pid, "1", 7);
+}
+END_TEST
+
+/*
+ * 3: a multi-threaded process: all threads placed, including threads created afterwards by a
+ * thread whose own mask differs (so they don't simply inherit the right mask), and a thread that
+ * renames itself after creation gets its thread rule's cpus.
+ */
+START_TEST(test_threads) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *line = NULL, *tid_cpus = NULL;
+        char worker[16], before[64], after[64];
+        int tid, k, pos = 0;
+        unsigned n_new = 0;
+        Child *c;
+
+        /* a per-test thread name, so a stale thread could never pass for this one */
+        snprintf(worker, sizeof worker, "wk%s", name + 2);
+
+        harness_write_policy(
+                h, "50-threads.yaml",
+                "policies:\n"
+                "  - name: threaded\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: \"1\"\n"
+                "    threads:\n"
+                "      - name: \"wk*\"\n"
+                "        cpus: \"0\"\n",
+                name);
+        harness_start_daemon(h);
+
+        c = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "4"),
+                                    .initial_cpus = "0-1", .pipes = true });
+        expect_ready(c, 4);
+        harness_wait_process_cpus(h, c->pid, "1", 5);
+
+        /* More threads from the (placed) main thread. */
+        child_send(c, "spawn 3");
+        free(child_expect_line(c));
+        harness_wait_process_cpus(h, c->pid, "1", 8);
+
+        /* More threads from a thread that moved itself to CPU 0 after the daemon handled its
+         * creation (barrier): they inherit {0}, and the daemon must put them on the policy's
+         * CPU 1 explicitly. The creator exits afterwards. */
+        child_send(c, "creator");
+        free(child_expect_line(c));
+        harness_barrier(h);
+        child_send(c, "go 3 0");
+        line = child_expect_line(c);
+        ck_assert_msg(sscanf(line, "spawnedpinned %63s %63s%n", before, after, &pos) == 2, "bad answer \"%s\"",
+                      line);
+        ck_assert_msg(streq(before, "1"), "the creator thread was not placed on CPU 1: %s", line);
+        ck_assert_msg(streq(after, "0"), "the creator thread could not move itself to CPU 0: %s", line);
+        harness_wait_process_cpus(h, c->pid, "1", 11);
+        for (const char *p = line + pos; sscanf(p, " %d%n", &tid, &k) == 1; p += k) {
+                _cleanup_free_ char *cpus = harness_read_task_cpus(c->pid, tid);
+                ck_assert_msg(cpus && streq(cpus, "1"), "thread %d created on CPU 0 is on %s", tid, strna(cpus));
+                n_new++;
+        }
+        ck_assert_uint_eq(n_new, 3);
+        line = mfree(line);
+
+        /* A thread that renames itself after creation gets the thread rule's CPU 0; all others
+         * stay on 1. */
+        child_send(c, "rename %s", worker);
+        line = child_expect_line(c);
+        ck_assert_msg(sscanf(line, "renamed %d", &tid) == 1, "bad answer \"%s\"", line);
+        harness_wait_process_cpus_by_name(h, c->pid, "wk*", "0", "1", 12);
+        tid_cpus = harness_read_task_cpus(c->pid, tid);
+        ck_assert_msg(tid_cpus && streq(tid_cpus, "0"), "renamed thread %d is on %s", tid, strna(tid_cpus));
+}
+END_TEST
+
+typedef struct Worker {
+        pid_t pid;
+        bool from_thread;
+} Worker;
+
+/* Reads "worker PID main|thread MASK" lines until terminator; appends to *w. */
+static void read_workers(Child *c, const char *terminator, Worker **w, size_t *n) {
+        for (;;) {
+                _cleanup_free_ char *line = child_expect_line(c);
+                char from[16], mask[64];
+                int pid;
+                Worker *t;
+
+                if (streq(line, terminator))
+                        return;
+                ck_assert_msg(sscanf(line, "worker %d %15s %63s", &pid, from, mask) == 3, "bad line \"%s\"", line);
+                if (streq(from, "thread"))
+                        ck_assert_msg(streq(mask, "0"), "worker %d was forked by a thread on %s, not on CPU 0", pid,
+                                      mask);
+                t = realloc(*w, (*n + 1) * sizeof **w);
+                ck_assert(t);
+                *w = t;
+                (*w)[(*n)++] = (Worker){ .pid = pid, .from_thread = streq(from, "thread") };
+        }
+}
+
+/* Lets a new forking thread of the server move itself to CPU 0 once the daemon handled its
+ * creation, and fork k workers from there. */
+static void fork_from_thread(Harness *h, Child *c, unsigned k, Worker **w, size_t *n) {
+        _cleanup_free_ char *line = NULL;
+
+        child_send(c, "thread");
+        line = child_expect_line(c);
+        ck_assert_msg(strncmp(line, "thread ", 7) == 0, "bad answer \"%s\"", line);
+        harness_barrier(h);
+        child_send(c, "fork-thread %u 0", k);
+        read_workers(c, "done", w, n);
+}
+
+/* 4: a pre-forking server: workers forked without exec, some by a thread whose own mask is
+ * CPU 0, are tracked under the parent's policy and placed on its CPU 1. */
+START_TEST(test_prefork) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ Worker *w = NULL;
+        _cleanup_free_ char *main_cpus = NULL;
+        size_t n = 0, n_thread = 0;
+        ProcessEntry *e = NULL;
+        size_t n_e;
+        Child *c;
+
+        harness_write_policy(
+                h, "50-prefork.yaml",
+                "policies:\n"
+                "  - name: prefork\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+
+        /* Workers forked at once after exec, maybe before the server itself is placed. */
+        c = harness_spawn(
+                h, &(SpawnOptions){ .helper = "integ-prefork", .name = name, .args = ARGS("-m", "3"),
+                                    .initial_cpus = "0-1", .pipes = true });
+        read_workers(c, "ready", &w, &n);
+        fork_from_thread(h, c, 3, &w, &n);
+        child_send(c, "fork-main 2");
+        read_workers(c, "done", &w, &n);
+        fork_from_thread(h, c, 2, &w, &n);
+        ck_assert_uint_eq(n, 10);
+
+        for (size_t i = 0; i < n; i++) {
+                harness_wait_process_cpus(h, w[i].pid, "1", 1);
+                harness_wait_listed(h, w[i].pid, "prefork");
+                n_thread += w[i].from_thread;
+        }
+        ck_assert_uint_eq(n_thread, 5);
+
+        /* The server itself: its main thread is on the policy's CPU (the forking threads moved
+         * themselves, and nothing says the daemon must notice that). */
+        main_cpus = harness_read_task_cpus(c->pid, c->pid);
+        ck_assert_msg(main_cpus && streq(main_cpus, "1"), "server main thread on %s", strna(main_cpus));
+        harness_wait_listed(h, c->pid, "prefork");
+
+        n_e = harness_list_processes(h, &e);
+        for (size_t i = 0; i < n; i++) {
+                const ProcessEntry *f = process_entries_find(e, n_e, w[i].pid);
+                ck_assert_msg(f, "worker %d not in ListProcesses", (int) w[i].pid);
+                ck_assert_str_eq(f->comm, name);
+                ck_assert_str_eq(f->cpus, "1");
+        }
+        process_entries_free(e, n_e);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("integration-place");
+
+        harness_add_test(s, test_comm_after_ready);
+        harness_add_test(s, test_started_before_daemon);
+        harness_add_test(s, test_threads);
+        harness_add_test(s, test_prefork);
+        return harness_main(s);
+}

@@ -1,0 +1,975 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The YAML loader: the model a valid file produces, every class of error with its exact
+ * file:line:column and message, drop-in override/mask/order in temporary directories, and
+ * robustness against truncated and mutated input.
+ */
+
+#include <check.h>
+#include <ftw.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "policy-yaml.h"
+
+static Config *config = NULL;
+static Diagnostics diag = {};
+static char tmpdir[] = "/tmp/test-policy-yaml-XXXXXX";
+static bool have_tmpdir = false;
+
+static void teardown(void) {
+        config = config_free(config);
+        diagnostics_done(&diag);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+static void tmp_setup(void) {
+        strcpy(tmpdir, "/tmp/test-policy-yaml-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        have_tmpdir = true;
+}
+
+static void tmp_teardown(void) {
+        teardown();
+        if (have_tmpdir)
+                nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Parses text as one file named test.yaml, then the cross-file checks. */
+static int parse_as(const char *text, bool settings) {
+        int r, q;
+
+        config = config_free(config);
+        diagnostics_done(&diag);
+        config = config_new();
+        ck_assert_ptr_nonnull(config);
+        r = config_parse_string(config, "test.yaml", text, strlen(text), settings, &diag);
+        ck_assert_int_ne(r, -ENOMEM);
+        q = config_verify(config, &diag);
+        ck_assert_int_ne(q, -ENOMEM);
+        return r < 0 ? r : q;
+}
+
+static int parse(const char *text) {
+        return parse_as(text, false);
+}
+
+static void dump_diagnostics(const Diagnostics *d) {
+        _cleanup_free_ char *s = NULL;
+
+        if (diagnostics_format(d, &s) >= 0)
+                fprintf(stderr, "%s", s);
+}
+
+/* Asserts a diagnostic of that level exists at file:line:column whose message contains substr. */
+static void assert_diag_full(
+        const Diagnostics *d, DiagnosticLevel level, const char *file, unsigned line, unsigned column,
+        const char *substr) {
+        for (size_t i = 0; i < d->n_items; i++) {
+                const Diagnostic *x = &d->items[i];
+
+                if (x->level == level && streq_ptr(x->file, file) && x->line == line &&
+                    x->column == column && strstr(x->message, substr))
+                        return;
+        }
+        dump_diagnostics(d);
+        ck_abort_msg(
+                "no %s at %s:%u:%u containing \"%s\"", level == DIAGNOSTIC_ERROR ? "error" : "warning", file,
+                line, column, substr);
+}
+
+static void assert_error(unsigned line, unsigned column, const char *substr) {
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, "test.yaml", line, column, substr);
+}
+
+/* The text must fail with exactly one error, at line:column, containing substr. */
+static void check_one_error(const char *text, unsigned line, unsigned column, const char *substr) {
+        ck_assert_int_eq(parse(text), -EINVAL);
+        if (diag.n_errors != 1)
+                dump_diagnostics(&diag);
+        ck_assert_uint_eq(diag.n_errors, 1);
+        assert_error(line, column, substr);
+}
+
+static void check_one_settings_error(const char *text, unsigned line, unsigned column, const char *substr) {
+        ck_assert_int_eq(parse_as(text, true), -EINVAL);
+        if (diag.n_errors != 1)
+                dump_diagnostics(&diag);
+        ck_assert_uint_eq(diag.n_errors, 1);
+        assert_error(line, column, substr);
+}
+
+static bool set_is(const CpuSet *s, const char *list) {
+        _cleanup_free_ char *f = NULL;
+
+        ck_assert_int_eq(cpuset_format_list(s, &f), 0);
+        if (!streq(f, list))
+                fprintf(stderr, "set is \"%s\", expected \"%s\"\n", f, list);
+        return streq(f, list);
+}
+
+static bool strv_is(char **l, ...) {
+        va_list ap;
+        size_t i = 0;
+        bool ok = true;
+
+        va_start(ap, l);
+        for (const char *s; (s = va_arg(ap, const char *)); i++)
+                if (!l || !l[i] || !streq(l[i], s))
+                        ok = false;
+        va_end(ap);
+        return ok && l && !l[i];
+}
+
+/* ---- a valid file ------------------------------------------------------------------------ */
+
+static const char full_text[] =
+        "# A rules file using every key of the schema.\n"                      /* 1 */
+        "policies:\n"                                                          /* 2 */
+        "  - name: web\n"                                                      /* 3 */
+        "    match:\n"                                                         /* 4 */
+        "      comm: [nginx, \"envoy*\"]\n"                                    /* 5 */
+        "      exe: /usr/sbin/nginx\n"                                         /* 6 */
+        "      cmdline: \"--role=(edge|gw)\"\n"                                /* 7 */
+        "      user: [www-data, \"1000\", _svc$]\n"                            /* 8 */
+        "      cgroup: \"/system.slice/*\"\n"                                  /* 9 */
+        "      unit: nginx.service\n"                                          /* 10 */
+        "    cpus: \"2-3,8\"\n"                                                /* 11 */
+        "    threads:\n"                                                       /* 12 */
+        "      - name: \"worker*\"\n"                                          /* 13 */
+        "        cpus: 3\n"                                                    /* 14 */
+        "      - name: logger\n"                                               /* 15 */
+        "  - name: db\n"                                                       /* 16 */
+        "    match: {user: postgres, cmdline: [\"^postgres\", \"-D /srv\"]}\n" /* 17 */
+        "    cpus:\n"                                                          /* 18 */
+        "      nodes: \"0-1\"\n"                                               /* 19 */
+        "      packages: 0\n"                                                  /* 20 */
+        "      reserved: only\n"                                               /* 21 */
+        "  - name: bare\n"                                                     /* 22 */
+        "    match:\n"                                                         /* 23 */
+        "      comm: bare\n"                                                   /* 24 */
+        "    cpus: {}\n"                                                       /* 25 */
+        "    threads: []\n";                                                   /* 26 */
+
+START_TEST(test_full_model) {
+        const Policy *web, *db, *bare;
+
+        ck_assert_int_eq(parse(full_text), 0);
+        if (diag.n_items > 0)
+                dump_diagnostics(&diag);
+        ck_assert_uint_eq(diag.n_items, 0);
+
+        ck_assert_uint_eq(config->n_policies, 3);
+        ck_assert(strv_is(config->files, "test.yaml", NULL));
+        ck_assert(!config->has_reserve);
+
+        web = &config->policies[0];
+        ck_assert_str_eq(web->name, "web");
+        ck_assert_ptr_eq(config_find_policy(config, "web"), web);
+        ck_assert_str_eq(web->location.file, "test.yaml");
+        ck_assert_uint_eq(web->location.line, 3);
+        ck_assert_uint_eq(web->location.column, 5);
+        ck_assert_uint_eq(web->name_location.line, 3);
+        ck_assert_uint_eq(web->name_location.column, 11);
+        ck_assert(strv_is(web->match.comm, "nginx", "envoy*", NULL));
+        ck_assert(strv_is(web->match.exe, "/usr/sbin/nginx", NULL));
+        ck_assert(strv_is(web->match.cmdline, "--role=(edge|gw)", NULL));
+        ck_assert(strv_is(web->match.user, "www-data", "1000", "_svc$", NULL));
+        ck_assert(strv_is(web->match.cgroup, "/system.slice/*", NULL));
+        ck_assert(strv_is(web->match.unit, "nginx.service", NULL));
+        ck_assert_uint_eq(web->match.n_cmdline, 1);
+        ck_assert_int_eq(regexec(&web->match.cmdline_re[0], "envoy --role=gw -c x", 0, NULL, 0), 0);
+        ck_assert_int_eq(regexec(&web->match.cmdline_re[0], "envoy --role=edge", 0, NULL, 0), 0);
+        ck_assert_int_eq(regexec(&web->match.cmdline_re[0], "envoy --role=core", 0, NULL, 0), REG_NOMATCH);
+        ck_assert_uint_eq(
+                web->match.facts, FACT_COMM | FACT_EXE | FACT_CMDLINE | FACT_UID | FACT_CGROUP | FACT_UNIT);
+        ck_assert_int_eq(web->cpus.kind, CPU_SELECTOR_LITERAL);
+        ck_assert(set_is(&web->cpus.literal, "2-3,8"));
+        ck_assert_uint_eq(web->cpus.location.line, 11);
+        ck_assert_uint_eq(web->cpus.location.column, 11);
+        ck_assert_uint_eq(web->n_threads, 2);
+        ck_assert_str_eq(web->threads[0].name, "worker*");
+        ck_assert_uint_eq(web->threads[0].location.line, 13);
+        ck_assert_uint_eq(web->threads[0].location.column, 9);
+        ck_assert_int_eq(web->threads[0].cpus.kind, CPU_SELECTOR_LITERAL);
+        ck_assert(set_is(&web->threads[0].cpus.literal, "3")); /* cpus: 3 is the cpu-list "3" */
+        ck_assert_str_eq(web->threads[1].name, "logger");
+        ck_assert_int_eq(web->threads[1].cpus.kind, CPU_SELECTOR_NONE);
+
+        db = &config->policies[1];
+        ck_assert_str_eq(db->name, "db");
+        ck_assert(strv_is(db->match.user, "postgres", NULL));
+        ck_assert_ptr_null(db->match.comm);
+        ck_assert_uint_eq(db->match.n_cmdline, 2);
+        ck_assert_int_eq(regexec(&db->match.cmdline_re[0], "postgres -D /srv/db", 0, NULL, 0), 0);
+        ck_assert_int_eq(regexec(&db->match.cmdline_re[0], "/usr/bin/postgres", 0, NULL, 0), REG_NOMATCH);
+        ck_assert_int_eq(regexec(&db->match.cmdline_re[1], "/usr/bin/postgres -D /srv/db", 0, NULL, 0), 0);
+        ck_assert_uint_eq(db->match.facts, FACT_UID | FACT_CMDLINE);
+        ck_assert_int_eq(db->cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert(db->cpus.has_nodes);
+        ck_assert(set_is(&db->cpus.nodes, "0-1"));
+        ck_assert(db->cpus.has_packages);
+        ck_assert(set_is(&db->cpus.packages, "0"));
+        ck_assert_int_eq(db->cpus.reserved, RESERVED_ONLY);
+        ck_assert_uint_eq(db->cpus.location.line, 19);
+        ck_assert_uint_eq(db->cpus.location.column, 7);
+        ck_assert_uint_eq(db->n_threads, 0);
+
+        bare = &config->policies[2];
+        ck_assert_str_eq(bare->name, "bare");
+        ck_assert_uint_eq(bare->match.facts, FACT_COMM);
+        ck_assert_int_eq(bare->cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert(!bare->cpus.has_nodes && !bare->cpus.has_packages);
+        ck_assert_int_eq(bare->cpus.reserved, RESERVED_AVOID);
+        ck_assert_uint_eq(bare->n_threads, 0);
+
+        ck_assert_uint_eq(config->facts, web->match.facts | db->match.facts | bare->match.facts);
+        ck_assert_ptr_null(config_find_policy(config, "nope"));
+}
+END_TEST
+
+START_TEST(test_settings) {
+        ck_assert_int_eq(parse_as("# housekeeping\nreserve: \"0-1,4\"\n", true), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert(config->has_reserve);
+        ck_assert(set_is(&config->reserve, "0-1,4"));
+        ck_assert_str_eq(config->reserve_location.file, "test.yaml");
+        ck_assert_uint_eq(config->reserve_location.line, 2);
+        ck_assert_uint_eq(config->reserve_location.column, 10);
+        ck_assert_uint_eq(config->n_policies, 0);
+
+        check_one_settings_error(
+                "reserve: 0\npolicies: []\n", 2, 1,
+                "policies: belongs in a policy.d/*.yaml file, not in affinityd.yaml");
+        check_one_settings_error(
+                "reserv: 0\n", 1, 1, "unknown key \"reserv\" in the top level (did you mean \"reserve\"?)");
+        check_one_settings_error("reserve: \"0-2,y\"\n", 1, 15, "reserve: invalid cpu-list \"0-2,y\"");
+        check_one_settings_error("reserve: [0, 1]\n", 1, 10, "reserve: expected a cpu-list");
+        check_one_settings_error("- reserve: 0\n", 1, 1, "top level: expected a mapping of settings");
+        check_one_error("reserve: 0\n", 1, 1, "reserve: belongs in affinityd.yaml, not in a policy.d file");
+}
+END_TEST
+
+START_TEST(test_empty_files) {
+        static const char *const texts[] = {
+                "",
+                "\n\n",
+                "# only a comment\n",
+                "# comment\n  # indented comment\n",
+                "---\n",
+                "---\n...\n",
+                "policies:\n",
+                "policies: []\n",
+                "policies: ~\n",
+                "~\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                ck_assert_int_eq(parse(texts[i]), 0);
+                ck_assert_uint_eq(diag.n_items, 0);
+                ck_assert_uint_eq(config->n_policies, 0);
+                ck_assert(strv_is(config->files, "test.yaml", NULL));
+
+                ck_assert_int_eq(parse_as(texts[i][0] == 'p' ? "" : texts[i], true), 0);
+                ck_assert_uint_eq(diag.n_items, 0);
+                ck_assert(!config->has_reserve);
+        }
+}
+END_TEST
+
+/* ---- error classes ------------------------------------------------------------------------ */
+
+START_TEST(test_unknown_keys) {
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpu: \"1\"\n", 4, 5,
+                "unknown key \"cpu\" in policy (did you mean \"cpus\"?)");
+        check_one_error(
+                "policies:\n  - nmae: a\n    name: b\n    match: {comm: x}\n", 2, 5,
+                "unknown key \"nmae\" in policy (did you mean \"name\"?)");
+        check_one_error(
+                "polices: []\n", 1, 1,
+                "unknown key \"polices\" in the top level (did you mean \"policies\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x, usr: root}\n", 3, 22,
+                "unknown key \"usr\" in match (did you mean \"user\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: {node: 0}\n", 4, 12,
+                "unknown key \"node\" in cpus (did you mean \"nodes\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    threads:\n      - name: t\n        cpu: "
+                "1\n",
+                6, 9, "unknown key \"cpu\" in thread rule (did you mean \"cpus\"?)");
+        /* No close key: the message lists what is allowed. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    frobnicate: 1\n", 4, 5,
+                "unknown key \"frobnicate\" in policy (expected one of: name, match, cpus, threads)");
+        /* Keys that belong one level up or down say where they go. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    exe: /bin/x\n", 4, 5,
+                "unknown key \"exe\" in policy (conditions go under match:)");
+        check_one_error(
+                "policies:\n  - name: a\n    match:\n      comm: x\n      cpus: 1\n", 5, 7,
+                "unknown key \"cpus\" in match (it belongs to the policy");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    reserved: allow\n", 4, 5,
+                "selector keys go under cpus:");
+        check_one_error("name: a\n", 1, 1, "policies are entries of a policies: list");
+}
+END_TEST
+
+START_TEST(test_wrong_types) {
+        check_one_error("policies: web\n", 1, 11, "policies: expected a list of policies");
+        check_one_error(
+                "policies:\n  name: web\n", 2, 3,
+                "policies: expected a list of policies (- name: …), got a mapping");
+        check_one_error(
+                "policies:\n  - web\n", 2, 5,
+                "policies: each entry must be a mapping (name:, match:, cpus:, …), got \"web\"");
+        check_one_error(
+                "- name: a\n", 1, 1, "top level: expected a mapping with a policies: list, got a list");
+        check_one_error("just words\n", 1, 1, "top level: expected a mapping");
+        check_one_error(
+                "policies:\n  - name: [a]\n    match: {comm: x}\n", 2, 11,
+                "name: expected a string, got a list");
+        check_one_error(
+                "policies:\n  - name:\n    match: {comm: x}\n", 2, 10,
+                "name: expected a string, got an empty value");
+        check_one_error(
+                "policies:\n  - name: a\n    match: [x]\n", 3, 12,
+                "match: expected a mapping of conditions");
+        check_one_error(
+                "policies:\n  - name: a\n    match: nginx\n", 3, 12,
+                "match: expected a mapping of conditions (comm:, exe:, cmdline:, user:, cgroup:, unit:), "
+                "got \"nginx\"");
+        check_one_error("policies:\n  - name: a\n    match:\n", 3, 11, "match: expected a mapping");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: {x: y}}\n", 3, 19,
+                "comm: expected a string or a list of strings, got a mapping");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: [x, [y]]}\n", 3, 23,
+                "comm: expected a string, got a list");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {exe: }\n", 3, 18,
+                "exe: expected a string or a list of strings, got an empty value");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: [0, 1]\n", 4, 11,
+                "cpus: expected a cpu-list or a selector mapping, got a list");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus:\n", 4, 10,
+                "cpus: expected a cpu-list");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: {nodes: [0]}\n", 4, 19,
+                "nodes: expected a cpu-list");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    threads: worker\n", 4, 14,
+                "threads: expected a list of thread rules");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    threads: [worker]\n", 4, 15,
+                "threads: each entry must be a mapping (name:, cpus:), got \"worker\"");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: {reserved: [only]}\n", 4, 22,
+                "reserved: expected one of avoid, allow, only, got a list");
+        check_one_error("{[a]: 1}\n", 1, 2, "keys in the top level must be plain words, got a list");
+}
+END_TEST
+
+START_TEST(test_required_and_empty) {
+        check_one_error("policies:\n  - name: a\n", 2, 5, "policy is missing the required key \"match\"");
+        check_one_error(
+                "policies:\n  - match: {comm: x}\n", 2, 5, "policy is missing the required key \"name\"");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {}\n", 3, 12,
+                "match: needs at least one of comm, exe, cmdline, user, cgroup, unit");
+        check_one_error(
+                "policies:\n  - name: \"\"\n    match: {comm: x}\n", 2, 11, "name: must not be empty");
+        check_one_error(
+                "policies:\n  - name: \"a\\tb\"\n    match: {comm: x}\n", 2, 11,
+                "name: must not contain control characters");
+        check_one_error(
+                "policies:\n  - name: \"a\\0b\"\n    match: {comm: x}\n", 2, 11,
+                "name: contains a NUL character");
+        check_one_error("policies:\n  - name: a\n    match: {comm: []}\n", 3, 19, "comm: the list is empty");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: [x, \"\"]}\n", 3, 23, "comm: empty pattern");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: \"\"\n", 4, 11,
+                "cpus: the cpu-list \"\" names no CPU");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: \" , \"\n", 4, 11, "names no CPU");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    threads:\n      - cpus: 1\n", 5, 9,
+                "thread rule is missing the required key \"name\"");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    threads:\n      - name: ''\n", 5, 15,
+                "name: must not be empty");
+}
+END_TEST
+
+START_TEST(test_duplicate_keys) {
+        check_one_error(
+                "policies:\n  - name: a\n    name: b\n    match: {comm: x}\n", 3, 5,
+                "duplicate key \"name\" in policy (first given at line 2, column 5)");
+        check_one_error(
+                "policies:\n  - name: a\n    match:\n      comm: x\n      comm: y\n", 5, 7,
+                "duplicate key \"comm\" in match (first given at line 4, column 7)");
+        check_one_error(
+                "policies: []\npolicies: []\n", 2, 1,
+                "duplicate key \"policies\" in the top level (first given at line 1, column 1)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: {nodes: 0, nodes: 1}\n", 4, 22,
+                "duplicate key \"nodes\" in cpus");
+}
+END_TEST
+
+START_TEST(test_cpu_lists) {
+        /* Plain scalar: the column of the offending character itself. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: 0-3,x\n", 4, 15,
+                "cpus: invalid cpu-list \"0-3,x\": expected a CPU number");
+        /* Quoted scalar: one more for the quote. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: \"0-3,x\"\n", 4, 16,
+                "invalid cpu-list \"0-3,x\"");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: '5-2'\n", 4, 14,
+                "range end is lower than its start");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: \"1,9000\"\n", 4, 14,
+                "number too large");
+        /* Escapes make the text differ from the file: fall back to the scalar's start. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: \"\\x30-3,x\"\n", 4, 11,
+                "invalid cpu-list \"0-3,x\"");
+        /* In a flow mapping and in selector keys. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: {nodes: \"0,z\", reserved: "
+                "allow}\n",
+                4, 22, "nodes: invalid cpu-list \"0,z\"");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus:\n      packages: 0-q\n", 5, 19,
+                "packages: invalid cpu-list \"0-q\"");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    threads:\n      - name: t\n        cpus: "
+                "1-x\n",
+                6, 17, "cpus: invalid cpu-list \"1-x\"");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: {reserved: alow}\n", 4, 22,
+                "reserved: invalid value \"alow\" (did you mean \"allow\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: {reserved: sometimes}\n", 4, 22,
+                "reserved: invalid value \"sometimes\" (expected avoid, allow or only)");
+
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: {comm: x}\n    cpus: {reserved: allow}\n"), 0);
+        ck_assert_int_eq(config->policies[0].cpus.reserved, RESERVED_ALLOW);
+        ck_assert_int_eq(parse("policies:\n  - name: a\n    match: {comm: x}\n    cpus: 0-7:2\n"), 0);
+        ck_assert(set_is(&config->policies[0].cpus.literal, "0,2,4,6"));
+}
+END_TEST
+
+START_TEST(test_matchers) {
+        char expected[300], buf[256];
+        regex_t re;
+        int e;
+
+        /* The regerror() text of this libc, not a hard-coded copy. */
+        e = regcomp(&re, "(", REG_EXTENDED | REG_NOSUB);
+        ck_assert_int_ne(e, 0);
+        regerror(e, &re, buf, sizeof buf);
+        snprintf(expected, sizeof expected, "cmdline: invalid regular expression \"(\": %s", buf);
+        check_one_error("policies:\n  - name: a\n    match:\n      cmdline: [ok, \"(\"]\n", 4, 21, expected);
+
+        /* Every bad entry of a list is reported. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match:\n      cmdline: [\"a{2\", ok, \"[b\"]\n"),
+                -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 2);
+        assert_error(4, 17, "invalid regular expression \"a{2\"");
+        assert_error(4, 28, "invalid regular expression \"[b\"");
+
+        check_one_error(
+                "policies:\n  - name: a\n    match: {user: Bob}\n", 3, 19,
+                "user: \"Bob\" is neither a user name ([a-z_][a-z0-9_-]*, optionally ending in $) nor a "
+                "decimal uid");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {user: \"1a\"}\n", 3, 19, "is neither a user name");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {user: \"a b\"}\n", 3, 19, "is neither a user name");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {user: 4294967295}\n", 3, 19,
+                "user: uid 4294967295 is out of range");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {user: 99999999999999999999999}\n", 3, 19,
+                "is out of range");
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: {user: [root, 0, 4294967294, _x, a-b_c9, "
+                      "host$]}\n"),
+                0);
+        ck_assert(strv_is(
+                config->policies[0].match.user, "root", "0", "4294967294", "_x", "a-b_c9", "host$", NULL));
+
+        /* comm longer than 15 characters without a glob can never match: a warning only. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match:\n      comm: [abcdefghijklmnopq, "
+                      "\"abcdefghijklmnop*\"]\n"),
+                0);
+        ck_assert_uint_eq(diag.n_errors, 0);
+        ck_assert_uint_eq(diag.n_warnings, 1);
+        assert_diag_full(
+                &diag, DIAGNOSTIC_WARNING, "test.yaml", 4, 14,
+                "comm: \"abcdefghijklmnopq\" is 17 characters long");
+        assert_diag_full(&diag, DIAGNOSTIC_WARNING, "test.yaml", 4, 14, "write \"abcdefghijklmno\"");
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: {comm: abcdefghijklmno}\n"), 0); /* exactly 15 */
+        ck_assert_uint_eq(diag.n_items, 0);
+        /* The same for thread names. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: {comm: x}\n    threads:\n      - name: "
+                      "tokio-runtime-worker\n"),
+                0);
+        ck_assert_uint_eq(diag.n_warnings, 1);
+        assert_diag_full(
+                &diag, DIAGNOSTIC_WARNING, "test.yaml", 5, 15,
+                "name: \"tokio-runtime-worker\" is 20 characters long");
+
+        /* exe and cgroup are absolute paths. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: {exe: nginx, cgroup: \"*/x.service\"}\n"), 0);
+        ck_assert_uint_eq(diag.n_warnings, 1);
+        assert_diag_full(
+                &diag, DIAGNOSTIC_WARNING, "test.yaml", 3, 18, "exe: \"nginx\" is not an absolute path");
+}
+END_TEST
+
+START_TEST(test_yaml_level_errors) {
+        /* libyaml's problem mark, 1-based. */
+        check_one_error(
+                "policies:\n\t- name: a\n", 2, 1,
+                "YAML syntax error: found character that cannot start any token");
+        check_one_error("policies: [a, b\n", 2, 1, "YAML syntax error: did not find expected ',' or ']'");
+        check_one_error("policies:\n  - name: a\n   match: x\n", 3, 4, "YAML syntax error");
+        check_one_error("policies: \"abc\n", 2, 1, "YAML syntax error: found unexpected end of stream");
+
+        check_one_error("policies:\n  - name: \xff\n", 2, 11, "invalid input: invalid leading UTF-8 octet");
+
+        /* Anchors and aliases are rejected where they are written. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: &m {comm: x}\n  - name: b\n    match: *m\n"),
+                -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 2);
+        assert_error(3, 12, "YAML anchors (&m) are not supported");
+        assert_error(5, 12, "YAML aliases (*m) are not supported");
+        check_one_error(
+                "policies: !!seq []\n", 1, 11, "YAML tags (tag:yaml.org,2002:seq) are not supported");
+
+        /* One document per file. */
+        check_one_error("policies: []\n---\npolicies: []\n", 2, 1, "a second YAML document");
+        check_one_error("policies: []\n...\n---\nreserve: 1\n", 3, 1, "a second YAML document");
+        /* libyaml itself refuses a bare document after "...". */
+        check_one_error(
+                "policies: []\n...\nreserve: 1\n", 3, 1,
+                "YAML syntax error: did not find expected <document start>");
+
+        /* Deep nesting is refused before it costs anything. */
+        {
+                char deep[300];
+
+                memset(deep, '[', 200);
+                strcpy(deep + 200, "\n");
+                check_one_error(deep, 1, 65, "nesting deeper than 64 levels");
+        }
+}
+END_TEST
+
+START_TEST(test_one_line_messages) {
+        /* Text from the file is escaped, so every diagnostic stays one line. */
+        ck_assert_int_eq(
+                parse("policies:\n"
+                      "  - name: a\n"
+                      "    \"ma\\ntch\": {comm: x}\n"
+                      "    match: {comm: x}\n"
+                      "    cpus: \"1\\n2\\tx\"\n"
+                      "    threads: \"a\\x1bb\"\n"),
+                -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 3);
+        assert_error(3, 5, "unknown key \"ma\\ntch\" in policy");
+        assert_error(5, 11, "cpus: invalid cpu-list \"1\\n2\\tx\"");
+        assert_error(6, 14, "threads: expected a list of thread rules (- name: …), got \"a\\x1bb\"");
+        for (size_t i = 0; i < diag.n_items; i++)
+                ck_assert_ptr_null(strpbrk(diag.items[i].message, "\n\t\x1b"));
+}
+END_TEST
+
+START_TEST(test_errors_collected) {
+        /* All errors of a file, in order; the bad policy does not hide the others. */
+        ck_assert_int_eq(
+                parse("policies:\n"
+                      "  - name: a\n"
+                      "    match: {comm: x, bogus: 1}\n"
+                      "    cpus: 1-x\n"
+                      "  - name: b\n"
+                      "    match: {user: Bad}\n"
+                      "  - name: a\n"
+                      "    match: {comm: y}\n"),
+                -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 4);
+        assert_error(3, 22, "unknown key \"bogus\" in match");
+        assert_error(4, 13, "invalid cpu-list \"1-x\"");
+        assert_error(6, 19, "\"Bad\" is neither a user name");
+        assert_error(7, 11, "duplicate policy name \"a\" (first defined at test.yaml:2:11)");
+        ck_assert_uint_lt(diag.items[0].line, diag.items[1].line);
+}
+END_TEST
+
+START_TEST(test_diagnostics_format) {
+        _cleanup_free_ char *text = NULL, *one = NULL;
+        Diagnostics d = {};
+
+        ck_assert_int_eq(parse("policies:\n  - name: a\n    match: {comm: x}\n    cpu: \"1\"\n"), -EINVAL);
+        ck_assert_int_eq(diagnostics_format(&diag, &text), 0);
+        ck_assert_str_eq(
+                text, "test.yaml:4:5: error: unknown key \"cpu\" in policy (did you mean \"cpus\"?)\n");
+
+        ck_assert_int_eq(diagnostics_add(&d, DIAGNOSTIC_WARNING, "f.yaml", 3, 0, "w %d", 1), 0);
+        ck_assert_int_eq(diagnostics_add(&d, DIAGNOSTIC_ERROR, "f.yaml", 0, 0, "e"), 0);
+        ck_assert_int_eq(diagnostics_add(&d, DIAGNOSTIC_ERROR, NULL, 0, 0, "bare"), 0);
+        ck_assert_uint_eq(d.n_errors, 2);
+        ck_assert_uint_eq(d.n_warnings, 1);
+        ck_assert_int_eq(diagnostic_format(&d.items[0], &one), 0);
+        ck_assert_str_eq(one, "f.yaml:3: warning: w 1");
+        free(text);
+        ck_assert_int_eq(diagnostics_format(&d, &text), 0);
+        ck_assert_str_eq(text, "f.yaml:3: warning: w 1\nf.yaml: error: e\nerror: bare\n");
+        diagnostics_done(&d);
+        free(text);
+        ck_assert_int_eq(diagnostics_format(&d, &text), 0);
+        ck_assert_str_eq(text, "");
+}
+END_TEST
+
+/* ---- files and drop-ins ------------------------------------------------------------------- */
+
+static char *tmp_path(const char *rel) {
+        char *p = NULL;
+
+        ck_assert_int_ge(asprintf(&p, "%s/%s", tmpdir, rel), 0);
+        return p;
+}
+
+static void write_file(const char *rel, const char *content) {
+        _cleanup_free_ char *p = tmp_path(rel);
+        FILE *f = fopen(p, "we");
+
+        ck_assert_msg(f, "fopen %s: %m", p);
+        fputs(content, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static void make_dir(const char *rel) {
+        _cleanup_free_ char *p = tmp_path(rel);
+
+        ck_assert_int_eq(mkdir(p, 0755), 0);
+}
+
+static void make_symlink(const char *target, const char *rel) {
+        _cleanup_free_ char *p = tmp_path(rel);
+
+        ck_assert_int_eq(symlink(target, p), 0);
+}
+
+static void write_policy(const char *rel, const char *name) {
+        char text[256];
+
+        snprintf(text, sizeof text, "policies:\n  - name: %s\n    match: {comm: %s}\n", name, name);
+        write_file(rel, text);
+}
+
+static void assert_policy_names(const Config *c, ...) {
+        va_list ap;
+        size_t i = 0;
+
+        va_start(ap, c);
+        for (const char *s; (s = va_arg(ap, const char *)); i++) {
+                ck_assert_uint_lt(i, c->n_policies);
+                ck_assert_str_eq(c->policies[i].name, s);
+        }
+        va_end(ap);
+        ck_assert_uint_eq(i, c->n_policies);
+}
+
+START_TEST(test_dropins) {
+        _cleanup_free_ char *settings = tmp_path("affinityd.yaml"), *usr = tmp_path("usr"),
+                            *run = tmp_path("run"), *etc = tmp_path("etc"), *missing = tmp_path("missing");
+        const char *dirs[] = {usr, missing, run, etc, NULL};
+        char expect[PATH_MAX];
+
+        make_dir("usr");
+        make_dir("run");
+        make_dir("etc");
+        write_file("affinityd.yaml", "reserve: 0\n");
+        write_policy("usr/10-a.yaml", "vendor-a");
+        write_policy("etc/10-a.yaml", "admin-a"); /* /etc overrides /usr/lib */
+        write_policy("usr/20-b.yaml", "vendor-b");
+        make_symlink("/dev/null", "etc/20-b.yaml"); /* masked */
+        write_policy("run/05-c.yaml", "c");         /* /run sorts by name among the others */
+        write_policy("usr/30-d.yaml", "vendor-d");
+        write_policy("run/30-d.yaml", "run-d"); /* /run overrides /usr/lib */
+        write_policy("etc/50-f.yaml", "f");
+        make_symlink("/dev/null", "usr/60-g.yaml"); /* a lower mask does not hide a higher file */
+        write_policy("etc/60-g.yaml", "g");
+        make_symlink("/dev/null", "run/70-h.yaml"); /* a mask with nothing to mask */
+        write_file("usr/.hidden.yaml", "{{{ not yaml");
+        write_file("usr/notes.txt", "{{{ not yaml");
+        write_file("usr/40-e.yaml~", "{{{ not yaml");
+        write_file("usr/40-e.yml", "{{{ not yaml");
+
+        ck_assert_int_eq(config_load_dirs(settings, dirs, &config, &diag), 0);
+        if (diag.n_items > 0)
+                dump_diagnostics(&diag);
+        ck_assert_uint_eq(diag.n_items, 0);
+        assert_policy_names(config, "c", "admin-a", "run-d", "f", "g", NULL);
+        ck_assert(config->has_reserve);
+
+        ck_assert_uint_eq(strv_length(config->files), 6);
+        ck_assert_str_eq(config->files[0], settings);
+        snprintf(expect, sizeof expect, "%s/05-c.yaml", run);
+        ck_assert_str_eq(config->files[1], expect);
+        snprintf(expect, sizeof expect, "%s/10-a.yaml", etc);
+        ck_assert_str_eq(config->files[2], expect);
+        snprintf(expect, sizeof expect, "%s/30-d.yaml", run);
+        ck_assert_str_eq(config->files[3], expect);
+        ck_assert_str_eq(config->policies[1].location.file, config->files[2]);
+
+        /* Without settings, and with no directories at all. */
+        config = config_free(config);
+        ck_assert_int_eq(config_load_dirs(NULL, dirs, &config, &diag), 0);
+        ck_assert(!config->has_reserve);
+        ck_assert_uint_eq(strv_length(config->files), 5);
+        config = config_free(config);
+        ck_assert_int_eq(config_load_dirs(missing, (const char *const[]){NULL}, &config, &diag), 0);
+        ck_assert_uint_eq(config->n_policies, 0);
+        ck_assert_uint_eq(strv_length(config->files), 0);
+}
+END_TEST
+
+START_TEST(test_dropin_errors) {
+        _cleanup_free_ char *d = tmp_path("d"), *a = tmp_path("d/10-a.yaml"), *b = tmp_path("d/20-b.yaml"),
+                            *notdir = tmp_path("d/10-a.yaml");
+        const char *dirs[] = {d, NULL};
+        Config *untouched = (Config *)0x1;
+        char msg[PATH_MAX + 64];
+
+        make_dir("d");
+        write_file("d/10-a.yaml", "policies:\n  - name: same\n    match: {comm: x}\n    cpus: 1-x\n");
+        write_file(
+                "d/20-b.yaml",
+                "policies:\n  - name: other\n    match: {comm: y}\n  - name: same\n    match: {comm: z}\n   "
+                " bogus: 1\n");
+        write_file("d/30-c.yaml", "policies:\n  - name: fine\n    match: {comm: f}\n");
+
+        /* Every file's errors, and the duplicate naming both places; *ret untouched. */
+        ck_assert_int_eq(config_load_dirs(NULL, dirs, &untouched, &diag), -EINVAL);
+        ck_assert_ptr_eq(untouched, (Config *)0x1);
+        ck_assert_uint_eq(diag.n_errors, 3);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, a, 4, 13, "invalid cpu-list \"1-x\"");
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, b, 6, 5, "unknown key \"bogus\" in policy");
+        snprintf(msg, sizeof msg, "duplicate policy name \"same\" (first defined at %s:2:11)", a);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, b, 4, 11, msg);
+
+        /* Only a duplicate: still both places. */
+        diagnostics_done(&diag);
+        write_file("d/10-a.yaml", "policies:\n  - name: same\n    match: {comm: x}\n");
+        write_file("d/20-b.yaml", "policies:\n  - name: same\n    match: {comm: z}\n");
+        ck_assert_int_eq(config_load_dirs(NULL, dirs, &untouched, &diag), -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 1);
+        snprintf(msg, sizeof msg, "duplicate policy name \"same\" (first defined at %s:2:11)", a);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, b, 2, 11, msg);
+
+        /* A policy directory that is not a directory: an I/O error, reported. */
+        diagnostics_done(&diag);
+        ck_assert_int_eq(
+                config_load_dirs(NULL, (const char *const[]){notdir, NULL}, &untouched, &diag), -ENOTDIR);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, notdir, 0, 0, "cannot read directory");
+
+        /* A dangling symlink in a policy directory is an error, not silently skipped. */
+        diagnostics_done(&diag);
+        unlink(b);
+        make_symlink("/nonexistent/x.yaml", "d/20-b.yaml");
+        ck_assert_int_eq(config_load_dirs(NULL, dirs, &untouched, &diag), -ENOENT);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, b, 0, 0, "cannot read: No such file or directory");
+        ck_assert_ptr_eq(untouched, (Config *)0x1);
+}
+END_TEST
+
+START_TEST(test_config_dir_and_paths) {
+        _cleanup_free_ char *dir = tmp_path("conf"), *settings = tmp_path("conf/affinityd.yaml"),
+                            *rules = tmp_path("conf/policy.d/demo.yaml"), *extra = tmp_path("extra.yaml"),
+                            *nothere = tmp_path("nothere.yaml");
+
+        make_dir("conf");
+        make_dir("conf/policy.d");
+        write_file("conf/affinityd.yaml", "reserve: \"0\"\n");
+        write_policy("conf/policy.d/demo.yaml", "demo");
+        write_policy("extra.yaml", "extra");
+
+        /* --config-dir=DIR */
+        ck_assert_int_eq(config_load(dir, &config, &diag), 0);
+        assert_policy_names(config, "demo", NULL);
+        ck_assert(config->has_reserve);
+        ck_assert(strv_is(config->files, settings, rules, NULL));
+        config = config_free(config);
+
+        /* affinityctl validate PATH…: settings by name, rules otherwise, a directory as --config-dir. */
+        ck_assert_int_eq(config_load_paths((char *[]){extra, settings, NULL}, &config, &diag), 0);
+        assert_policy_names(config, "extra", NULL);
+        ck_assert(config->has_reserve);
+        ck_assert(strv_is(config->files, extra, settings, NULL));
+        config = config_free(config);
+
+        ck_assert_int_eq(config_load_paths((char *[]){dir, extra, NULL}, &config, &diag), 0);
+        assert_policy_names(config, "demo", "extra", NULL);
+        config = config_free(config);
+
+        /* The same settings twice: reserve is set once. */
+        ck_assert_int_eq(config_load_paths((char *[]){settings, settings, NULL}, &config, &diag), -EINVAL);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, settings, 1, 1, "reserve: already set at");
+
+        diagnostics_done(&diag);
+        ck_assert_int_eq(config_load_paths((char *[]){extra, nothere, NULL}, &config, &diag), -ENOENT);
+        ck_assert_ptr_null(config);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, nothere, 0, 0, "cannot read: No such file or directory");
+
+        /* A rules file read as rules even if it holds settings keys, and the reverse. */
+        diagnostics_done(&diag);
+        write_file("extra.yaml", "reserve: 1\n");
+        ck_assert_int_eq(config_load_paths((char *[]){extra, NULL}, &config, &diag), -EINVAL);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, extra, 1, 1, "reserve: belongs in affinityd.yaml");
+}
+END_TEST
+
+/* ---- robustness --------------------------------------------------------------------------- */
+
+static unsigned count_lines(const char *s, size_t n) {
+        unsigned lines = 1;
+
+        for (size_t i = 0; i < n; i++)
+                if (s[i] == '\n')
+                        lines++;
+        return lines;
+}
+
+/* Parses text[0..n) and checks the invariants every outcome must keep. */
+static void parse_robust(const char *text, size_t n) {
+        Config *c = config_new();
+        Diagnostics d = {};
+        unsigned lines = count_lines(text, n);
+        int r;
+
+        ck_assert_ptr_nonnull(c);
+        r = config_parse_string(c, "fuzz.yaml", text, n, false, &d);
+        ck_assert_int_ne(r, -ENOMEM);
+        if (r >= 0)
+                r = config_verify(c, &d);
+        ck_assert(r == 0 || r == -EINVAL);
+        ck_assert_int_eq(r == -EINVAL, d.n_errors > 0);
+        for (size_t i = 0; i < d.n_items; i++) {
+                ck_assert_str_eq(d.items[i].file, "fuzz.yaml");
+                ck_assert_uint_ge(d.items[i].line, 1);
+                ck_assert_uint_le(d.items[i].line, lines + 1);
+                ck_assert_uint_ge(d.items[i].column, 1);
+        }
+        if (r == 0)
+                for (size_t i = 0; i < c->n_policies; i++) {
+                        ck_assert_ptr_nonnull(c->policies[i].name);
+                        ck_assert_uint_ne(c->policies[i].match.facts, 0);
+                }
+        diagnostics_done(&d);
+        config_free(c);
+}
+
+START_TEST(test_truncated_prefixes) {
+        size_t len = strlen(full_text);
+
+        for (size_t n = 0; n <= len; n++) {
+                /* A heap copy of exactly n bytes, so ASan sees any read past the end. */
+                char *copy = malloc(n ? n : 1);
+
+                ck_assert_ptr_nonnull(copy);
+                memcpy(copy, full_text, n);
+                parse_robust(copy, n);
+                free(copy);
+        }
+}
+END_TEST
+
+START_TEST(test_mutations) {
+        static const char replacements[] = ":-[]{}&*!|>'\"\t\n #,?%@`\\\0\xff";
+        size_t len = strlen(full_text);
+        char *copy = malloc(len);
+
+        ck_assert_ptr_nonnull(copy);
+        for (size_t i = 0; i < len; i++)
+                for (size_t k = 0; k < sizeof replacements - 1; k++) {
+                        memcpy(copy, full_text, len);
+                        copy[i] = replacements[k];
+                        parse_robust(copy, len);
+                }
+        free(copy);
+}
+END_TEST
+
+static Suite *policy_yaml_suite(void) {
+        Suite *s = suite_create("policy-yaml");
+        TCase *tc;
+
+        tc = tcase_create("model");
+        tcase_add_checked_fixture(tc, NULL, teardown);
+        tcase_add_test(tc, test_full_model);
+        tcase_add_test(tc, test_settings);
+        tcase_add_test(tc, test_empty_files);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("errors");
+        tcase_add_checked_fixture(tc, NULL, teardown);
+        tcase_add_test(tc, test_unknown_keys);
+        tcase_add_test(tc, test_wrong_types);
+        tcase_add_test(tc, test_required_and_empty);
+        tcase_add_test(tc, test_duplicate_keys);
+        tcase_add_test(tc, test_cpu_lists);
+        tcase_add_test(tc, test_matchers);
+        tcase_add_test(tc, test_yaml_level_errors);
+        tcase_add_test(tc, test_one_line_messages);
+        tcase_add_test(tc, test_errors_collected);
+        tcase_add_test(tc, test_diagnostics_format);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("files");
+        tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+        tcase_add_test(tc, test_dropins);
+        tcase_add_test(tc, test_dropin_errors);
+        tcase_add_test(tc, test_config_dir_and_paths);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("robustness");
+        tcase_set_timeout(tc, 300);
+        tcase_add_test(tc, test_truncated_prefixes);
+        tcase_add_test(tc, test_mutations);
+        suite_add_tcase(s, tc);
+
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(policy_yaml_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,801 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Tests of the /proc readers: on fixture trees built per test in a temp dir (fake
+ * /proc/PID/{stat,status,comm,cmdline,cgroup,exe,task/...}), and on the real /proc for this
+ * test's own process and threads.
+ */
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cpuset.h"
+#include "macro.h"
+#include "procfs.h"
+
+static char *root; /* the fixture tree of the current test */
+
+static void mkdir_p(const char *path) {
+        char buf[PATH_MAX];
+
+        ck_assert_uint_lt(strlen(path), sizeof(buf));
+        strcpy(buf, path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = '\0';
+                        ck_assert(mkdir(buf, 0755) == 0 || errno == EEXIST);
+                        *p = '/';
+                }
+        ck_assert(mkdir(buf, 0755) == 0 || errno == EEXIST);
+}
+
+/* Writes len bytes of data to ROOT/rel, creating directories. */
+static void put(const char *rel, const char *data, size_t len) {
+        char path[PATH_MAX];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        *strrchr(path, '/') = '\0';
+        mkdir_p(path);
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+        close(fd);
+}
+
+static void puts_(const char *rel, const char *s) {
+        put(rel, s, strlen(s));
+}
+
+static void put_link(const char *rel, const char *target) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        *strrchr(path, '/') = '\0';
+        mkdir_p(path);
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        ck_assert_int_eq(symlink(target, path), 0);
+}
+
+/* A /proc/PID/stat line as the kernel prints it (52 fields). */
+static void put_stat(
+        const char *rel, int pid, const char *comm, int ppid, unsigned flags, unsigned long long starttime) {
+        char buf[1024];
+
+        snprintf(
+                buf, sizeof(buf),
+                "%d (%s) S %d %d %d 0 -1 %u 120 0 0 0 3 1 0 0 20 0 1 0 %llu 5177344 321 "
+                "18446744073709551615 "
+                "1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+                pid, comm, ppid, pid, pid, flags, starttime);
+        puts_(rel, buf);
+}
+
+static int rm_cb(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        return remove(path);
+}
+
+static void fixture_setup(void) {
+        char tmpl[] = "/tmp/test-procfs-XXXXXX";
+
+        ck_assert_ptr_nonnull(mkdtemp(tmpl));
+        root = strdup(tmpl);
+        ck_assert_ptr_nonnull(root);
+}
+
+static void fixture_teardown(void) {
+        if (root)
+                nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+        root = mfree(root);
+}
+
+START_TEST(test_comm) {
+        char comm[16];
+
+        puts_("proc/100/comm", "nginx\n");
+        puts_("proc/100/task/101/comm", "worker 1\n");
+        puts_("proc/2/comm", "kworker/0:1-events_unbound\n");
+        puts_("proc/7/comm", "no-newline");
+
+        ck_assert_int_eq(procfs_read_comm(root, 100, 0, comm), 0);
+        ck_assert_str_eq(comm, "nginx");
+        ck_assert_int_eq(procfs_read_comm(root, 100, 101, comm), 0);
+        ck_assert_str_eq(comm, "worker 1");
+        /* Longer than TASK_COMM_LEN - 1 (kworkers): the kernel's 15 characters. */
+        ck_assert_int_eq(procfs_read_comm(root, 2, 0, comm), 0);
+        ck_assert_str_eq(comm, "kworker/0:1-eve");
+        ck_assert_int_eq(procfs_read_comm(root, 7, 0, comm), 0);
+        ck_assert_str_eq(comm, "no-newline");
+
+        /* Gone: the process, the thread. Untouched output on failure. */
+        strcpy(comm, "keep");
+        ck_assert_int_eq(procfs_read_comm(root, 555, 0, comm), -ESRCH);
+        ck_assert_int_eq(procfs_read_comm(root, 100, 102, comm), -ESRCH);
+        ck_assert_str_eq(comm, "keep");
+        ck_assert_int_eq(procfs_read_comm(root, 0, 0, comm), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_stat) {
+        ProcfsStat st;
+        uint64_t t;
+
+        /* A comm that looks like the end of the comm and further fields. */
+        put_stat("proc/42/stat", 42, "evil) (x) R 9 9 9 0 -1 2097152 ) (", 17, 0x400100, 987654321ULL);
+        put_stat("proc/42/task/43/stat", 43, "a b", 17, 0x400040, 987654400ULL);
+        put_stat("proc/2/stat", 2, "kthreadd", 0, 0x208040, 24);
+        put_stat("proc/3/stat", 3, "()", 2, 0x04208060, 1ULL << 40);
+        puts_("proc/5/stat", "5 (short) S 1 5 5 0 -1 0 0 0\n");
+        puts_("proc/6/stat", "6 no parentheses S 1 6 6 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 10 0\n");
+        puts_("proc/8/stat", "8 (x) S 1 8 8 0 -1 0x40 0 0 0 0 0 0 0 0 20 0 1 0 10 0\n");
+        puts_("proc/9/stat", "");
+
+        ck_assert_int_eq(procfs_read_starttime(root, 42, &t), 0);
+        ck_assert_uint_eq(t, 987654321ULL);
+        ck_assert_int_eq(procfs_read_stat(root, 42, 0, &st), 0);
+        ck_assert_int_eq(st.state, 'S');
+        ck_assert_int_eq(st.ppid, 17);
+        ck_assert_uint_eq(st.flags, 0x400100);
+        ck_assert_uint_eq(st.starttime, 987654321ULL);
+        ck_assert_int_eq(procfs_is_kernel_thread(root, 42), 0);
+
+        ck_assert_int_eq(procfs_read_stat(root, 42, 43, &st), 0);
+        ck_assert_uint_eq(st.starttime, 987654400ULL);
+        ck_assert_uint_eq(st.flags, 0x400040);
+
+        ck_assert_int_eq(procfs_is_kernel_thread(root, 2), 1);
+        ck_assert_int_eq(procfs_is_kernel_thread(root, 3), 1);
+        ck_assert_int_eq(procfs_read_starttime(root, 3, &t), 0);
+        ck_assert_uint_eq(t, 1ULL << 40);
+
+        t = 77;
+        ck_assert_int_eq(procfs_read_starttime(root, 5, &t), -EBADMSG);
+        ck_assert_int_eq(procfs_read_starttime(root, 6, &t), -EBADMSG);
+        ck_assert_int_eq(procfs_is_kernel_thread(root, 8), -EBADMSG);
+        ck_assert_int_eq(procfs_read_starttime(root, 9, &t), -EBADMSG);
+        ck_assert_uint_eq(t, 77);
+
+        ck_assert_int_eq(procfs_read_starttime(root, 1234, &t), -ESRCH);
+        ck_assert_int_eq(procfs_is_kernel_thread(root, 1234), -ESRCH);
+        ck_assert_int_eq(procfs_read_stat(root, 42, 44, &st), -ESRCH);
+}
+END_TEST
+
+START_TEST(test_exe) {
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+        char *x = (char *)"untouched";
+
+        put_link("proc/10/exe", "/usr/sbin/nginx");
+        put_link("proc/11/exe", "/usr/lib/postgresql/15/bin/postgres (deleted)");
+        put_link("proc/12/exe", "/opt/a (deleted)/b");
+        put_link("proc/13/exe", "/opt/my (deleted) (deleted)");
+        puts_("proc/14/comm", "kthreadd\n"); /* a process without exe (kernel thread) */
+
+        ck_assert_int_eq(procfs_read_exe(root, 10, &a), 0);
+        ck_assert_str_eq(a, "/usr/sbin/nginx");
+        ck_assert_int_eq(procfs_read_exe(root, 11, &b), 0);
+        ck_assert_str_eq(b, "/usr/lib/postgresql/15/bin/postgres");
+        ck_assert_int_eq(procfs_read_exe(root, 12, &c), 0);
+        ck_assert_str_eq(c, "/opt/a (deleted)/b");
+        /* Only one suffix is the kernel's. */
+        ck_assert_int_eq(procfs_read_exe(root, 13, &d), 0);
+        ck_assert_str_eq(d, "/opt/my (deleted)");
+
+        ck_assert_int_eq(procfs_read_exe(root, 14, &x), -ENOENT);
+        ck_assert_int_eq(procfs_read_exe(root, 15, &x), -ESRCH);
+        ck_assert_str_eq(x, "untouched");
+}
+END_TEST
+
+START_TEST(test_cmdline) {
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL, *big_expect = NULL;
+        char *x = (char *)"untouched";
+        size_t big_len = 20000;
+
+        put("proc/10/cmdline", "nginx\0-g\0daemon off;\0", 22);
+        put("proc/11/cmdline", "", 0);                       /* zombie */
+        put("proc/12/cmdline", "a\0\0b \0", 6);              /* empty argument, trailing blank in one */
+        put("proc/13/cmdline", "nginx: worker process", 21); /* setproctitle(): no NUL at all */
+
+        /* Larger than any stack buffer: many arguments. */
+        _cleanup_free_ char *big = malloc(big_len);
+        big_expect = malloc(big_len);
+        ck_assert_ptr_nonnull(big);
+        ck_assert_ptr_nonnull(big_expect);
+        for (size_t i = 0; i < big_len; i++) {
+                big[i] = (i % 10 == 9) ? '\0' : (char)('a' + i % 10);
+                big_expect[i] = (i % 10 == 9) ? ' ' : (char)('a' + i % 10);
+        }
+        big_expect[big_len - 1] = '\0';
+        put("proc/14/cmdline", big, big_len);
+
+        ck_assert_int_eq(procfs_read_cmdline(root, 10, &a), 0);
+        ck_assert_str_eq(a, "nginx -g daemon off;");
+        ck_assert_int_eq(procfs_read_cmdline(root, 11, &b), 0);
+        ck_assert_str_eq(b, "");
+        ck_assert_int_eq(procfs_read_cmdline(root, 12, &c), 0);
+        ck_assert_str_eq(c, "a  b ");
+        ck_assert_int_eq(procfs_read_cmdline(root, 13, &d), 0);
+        ck_assert_str_eq(d, "nginx: worker process");
+        ck_assert_int_eq(procfs_read_cmdline(root, 14, &e), 0);
+        ck_assert_uint_eq(strlen(e), big_len - 1);
+        ck_assert(streq(e, big_expect));
+
+        ck_assert_int_eq(procfs_read_cmdline(root, 15, &x), -ESRCH);
+        ck_assert_str_eq(x, "untouched");
+}
+END_TEST
+
+static const char status_head[] = "Name:\tnginx\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t100\nNgid:\t0\n"
+                                  "Pid:\t100\nPPid:\t1\nTracerPid:\t0\n";
+
+START_TEST(test_status) {
+        _cleanup_cpuset_ CpuSet s = CPUSET_NULL, t = CPUSET_NULL, big = CPUSET_NULL;
+        static char buf[65536];
+        uid_t uid;
+        int n;
+
+        snprintf(
+                buf, sizeof(buf),
+                "%sUid:\t1000\t33\t33\t33\nGid:\t1000\t33\t33\t33\nCpus_allowed:\t10f\n"
+                "Cpus_allowed_list:\t0-3,8\nMems_allowed_list:\t0\n",
+                status_head);
+        puts_("proc/100/status", buf);
+        puts_("proc/100/task/101/status", "Name:\tw\nUid:\t0\t0\t0\t0\nCpus_allowed_list:\t2\n");
+        puts_("proc/102/status", "Name:\tx\nUid:\t5\nCpus_allowed_list:\t0-z\n");
+        puts_("proc/103/status", "Name:\tx\nEuid:\t5 6\nXCpus_allowed_list:\t1\n");
+
+        /* A status larger than one read buffer: an 8192-CPU machine with every other CPU allowed. */
+        n = snprintf(buf, sizeof(buf), "%sCpus_allowed:\t", status_head);
+        for (int i = 0; i < 256; i++)
+                n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s55555555", i ? "," : "");
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "\nUid:\t7\t8\t9\t10\nCpus_allowed_list:\t");
+        for (int i = 0; i < 8192; i += 2)
+                n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%d", i ? "," : "", i);
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "\nMems_allowed_list:\t0\n");
+        ck_assert_int_gt(n, 16384);
+        ck_assert_int_lt(n, (int)sizeof(buf) - 1);
+        puts_("proc/104/status", buf);
+
+        ck_assert_int_eq(procfs_read_euid(root, 100, &uid), 0);
+        ck_assert_uint_eq(uid, 33);
+        ck_assert_int_eq(procfs_read_cpus_allowed(root, 100, 0, &s), 0);
+        ck_assert_uint_eq(cpuset_count(&s), 5);
+        for (unsigned c = 0; c < 4; c++)
+                ck_assert(cpuset_contains(&s, c));
+        ck_assert(cpuset_contains(&s, 8));
+
+        ck_assert_int_eq(procfs_read_cpus_allowed(root, 100, 101, &t), 0);
+        ck_assert_uint_eq(cpuset_count(&t), 1);
+        ck_assert(cpuset_contains(&t, 2));
+
+        ck_assert_int_eq(procfs_read_euid(root, 104, &uid), 0);
+        ck_assert_uint_eq(uid, 8);
+        ck_assert_int_eq(procfs_read_cpus_allowed(root, 104, 0, &big), 0);
+        ck_assert_uint_eq(cpuset_count(&big), 4096);
+        ck_assert(cpuset_contains(&big, 8190));
+        ck_assert(cpuset_contains(&big, 6));
+        ck_assert(!cpuset_contains(&big, 7));
+        ck_assert(!cpuset_contains(&big, 8191));
+
+        /* Malformed: only one uid, junk cpu-list, fields missing (a prefix is not the field). */
+        uid = 4242;
+        ck_assert_int_eq(procfs_read_euid(root, 102, &uid), -EBADMSG);
+        ck_assert_int_eq(procfs_read_cpus_allowed(root, 102, 0, &s), -EBADMSG);
+        ck_assert_int_eq(procfs_read_euid(root, 103, &uid), -EBADMSG);
+        ck_assert_int_eq(procfs_read_cpus_allowed(root, 103, 0, &s), -EBADMSG);
+        ck_assert_uint_eq(uid, 4242);
+        ck_assert_uint_eq(cpuset_count(&s), 5); /* untouched */
+
+        ck_assert_int_eq(procfs_read_euid(root, 999, &uid), -ESRCH);
+        ck_assert_int_eq(procfs_read_cpus_allowed(root, 100, 999, &s), -ESRCH);
+}
+END_TEST
+
+static void check_cgroup(pid_t pid, const char *content, int expect_r, const char *expect) {
+        char rel[64];
+        char *c = NULL;
+        int r;
+
+        snprintf(rel, sizeof(rel), "proc/%d/cgroup", (int)pid);
+        puts_(rel, content);
+        r = procfs_read_cgroup(root, pid, &c);
+        ck_assert_msg(r == expect_r, "cgroup file %d: got %d, expected %d", (int)pid, r, expect_r);
+        if (expect)
+                ck_assert_str_eq(c, expect);
+        else
+                ck_assert_ptr_null(c);
+        free(c);
+}
+
+START_TEST(test_cgroup) {
+        char *c = NULL;
+
+        /* Pure v2. */
+        check_cgroup(10, "0::/system.slice/nginx.service\n", 0, "/system.slice/nginx.service");
+        check_cgroup(11, "0::/\n", 0, "/");
+        /* Hybrid, systemd's layout: v2 at "/", the real path in name=systemd (as this machine). */
+        check_cgroup(
+                12,
+                "12:name=systemd:/system.slice/postgresql@15-main.service\n11:pids:/system.slice\n"
+                "4:memory:/x/y\n1:cpu,cpuacct:/\n0::/\n",
+                0, "/system.slice/postgresql@15-main.service");
+        /* Hybrid where the unified hierarchy has the placement: prefer it. */
+        check_cgroup(
+                13, "9:name=systemd:/user.slice/a.scope\n0::/system.slice/b.service\n", 0,
+                "/system.slice/b.service");
+        /* Hybrid, "0::/" and no name=systemd: "/". */
+        check_cgroup(14, "3:cpuset:/foo\n0::/\n", 0, "/");
+        /* v1 only: name=systemd, also inside a list of controllers; order does not matter. */
+        check_cgroup(15, "2:cpu:/other\n1:name=systemd:/init.scope\n", 0, "/init.scope");
+        check_cgroup(16, "1:cpu,name=systemd:/a/b.scope\n", 0, "/a/b.scope");
+        /* Not name=systemd: a prefix or a different name. */
+        check_cgroup(17, "1:name=systemdx:/a\n2:name=elogind:/b\n", -ENODATA, NULL);
+        check_cgroup(18, "", -ENODATA, NULL);
+        /* A path with ':' and no trailing newline. */
+        check_cgroup(19, "0::/machine.slice/a:b.scope", 0, "/machine.slice/a:b.scope");
+        /* A hierarchy 10 with empty controllers is not v2 ("0" exactly). */
+        check_cgroup(20, "10::/not-v2\n1:name=systemd:/sd\n", 0, "/sd");
+
+        ck_assert_int_eq(procfs_read_cgroup(root, 999, &c), -ESRCH);
+        ck_assert_ptr_null(c);
+}
+END_TEST
+
+START_TEST(test_unit_from_cgroup) {
+        static const struct {
+                const char *path;
+                const char *unit; /* NULL: -ENXIO */
+        } cases[] = {
+                {"/system.slice/nginx.service", "nginx.service"},
+                {"/system.slice/nginx.service/x", "nginx.service"},
+                {"/user.slice/user-0.slice/session-3.scope", "session-3.scope"},
+                {"/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "user@1000.service"},
+                {"/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service"},
+                {"/init.scope", "init.scope"},
+                {"/system.slice/docker.socket", "docker.socket"},
+                {"/system.slice/_cpu.service", "cpu.service"}, /* systemd's escaping */
+                {"//system.slice//a.service", "a.service"},
+                {"/", NULL},
+                {"", NULL},
+                {"/system.slice", NULL},
+                {"/user.slice/user-0.slice", NULL},
+                {"/docker/abc/foo.service", NULL}, /* not systemd's: a non-unit comes first */
+                {"/process_api/8460474c6a188f75", NULL},
+                {"/system.slice/nginx.servic", NULL}, /* unknown type */
+                {"/system.slice/.service", NULL},
+                {"/system.slice/foo@.service", NULL}, /* a template, not an instance */
+                {"/system.slice/foo bar.service", NULL},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *u = NULL;
+                int r = procfs_unit_from_cgroup(cases[i].path, &u);
+
+                if (cases[i].unit) {
+                        ck_assert_msg(r == 0, "%s: %d", cases[i].path, r);
+                        ck_assert_str_eq(u, cases[i].unit);
+                } else {
+                        ck_assert_msg(r == -ENXIO, "%s: %d", cases[i].path, r);
+                        ck_assert_ptr_null(u);
+                }
+                free(u);
+        }
+}
+END_TEST
+
+START_TEST(test_list) {
+        _cleanup_free_ pid_t *pids = NULL, *tids = NULL;
+        size_t n = 99;
+        pid_t *x = NULL;
+
+        puts_("proc/1/comm", "init\n");
+        puts_("proc/20/comm", "b\n");
+        puts_("proc/3/comm", "a\n");
+        puts_("proc/100000/comm", "c\n");
+        puts_("proc/abc/comm", "not a pid\n");
+        puts_("proc/12x/comm", "not a pid\n");
+        puts_("proc/0/comm", "not a pid\n");
+        puts_("proc/99999999999/comm", "too large\n");
+        puts_("proc/uptime", "1.0 1.0\n");
+        put_link("proc/self", "3");
+        puts_("proc/20/task/20/comm", "b\n");
+        puts_("proc/20/task/25/comm", "b2\n");
+        puts_("proc/20/task/21/comm", "b1\n");
+
+        ck_assert_int_eq(procfs_list_pids(root, &pids, &n), 0);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_int_eq(pids[0], 1);
+        ck_assert_int_eq(pids[1], 3);
+        ck_assert_int_eq(pids[2], 20);
+        ck_assert_int_eq(pids[3], 100000);
+
+        ck_assert_int_eq(procfs_list_tids(root, 20, &tids, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_int_eq(tids[0], 20);
+        ck_assert_int_eq(tids[1], 21);
+        ck_assert_int_eq(tids[2], 25);
+
+        n = 99;
+        ck_assert_int_eq(procfs_list_tids(root, 3, &x, &n), -ESRCH); /* no task dir */
+        ck_assert_int_eq(procfs_list_tids(root, 4, &x, &n), -ESRCH);
+        ck_assert_ptr_null(x);
+        ck_assert_uint_eq(n, 99);
+}
+END_TEST
+
+typedef struct Visits {
+        pid_t tids[64];
+        size_t n;
+        int fail_at; /* return fail_r for this tid */
+        int fail_r;
+} Visits;
+
+static int record_visit(pid_t pid, pid_t tid, void *userdata) {
+        Visits *v = userdata;
+
+        ck_assert_uint_lt(v->n, ELEMENTSOF(v->tids));
+        v->tids[v->n++] = tid;
+        if (tid == v->fail_at)
+                return v->fail_r;
+        return 0;
+}
+
+START_TEST(test_foreach_fixture) {
+        char p[PATH_MAX];
+        Visits v = {};
+
+        puts_("proc/30/task/30/comm", "a\n");
+        puts_("proc/30/task/32/comm", "b\n");
+        puts_("proc/30/task/31/comm", "c\n");
+        snprintf(p, sizeof(p), "%s/proc/40/task", root);
+        mkdir_p(p); /* a process whose task dir is empty: gone */
+
+        ck_assert_int_eq(procfs_foreach_thread(root, 30, record_visit, &v), 3);
+        ck_assert_uint_eq(v.n, 3);
+        ck_assert_int_eq(v.tids[0], 30);
+        ck_assert_int_eq(v.tids[1], 31);
+        ck_assert_int_eq(v.tids[2], 32);
+
+        /* A thread that exited under the visitor is skipped and not counted. */
+        v = (Visits){.fail_at = 31, .fail_r = -ESRCH};
+        ck_assert_int_eq(procfs_foreach_thread(root, 30, record_visit, &v), 2);
+        ck_assert_uint_eq(v.n, 3);
+
+        /* Any other error stops the walk. */
+        v = (Visits){.fail_at = 31, .fail_r = -EPERM};
+        ck_assert_int_eq(procfs_foreach_thread(root, 30, record_visit, &v), -EPERM);
+        ck_assert_uint_eq(v.n, 2);
+
+        v = (Visits){};
+        ck_assert_int_eq(procfs_foreach_thread(root, 41, record_visit, &v), -ESRCH);
+        ck_assert_int_eq(procfs_foreach_thread(root, 40, record_visit, &v), -ESRCH);
+        ck_assert_uint_eq(v.n, 0);
+}
+END_TEST
+
+/* --- the real /proc ------------------------------------------------------------------------ */
+
+static char **saved_argv;
+
+/* Field 22 of a stat line, parsed independently of procfs.c with sscanf. */
+static unsigned long long stat_starttime(const char *path) {
+        char buf[2048];
+        unsigned long long t = 0;
+        ssize_t n;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        ck_assert_int_gt(n, 0);
+        buf[n] = '\0';
+        ck_assert_int_eq(
+                sscanf(strrchr(buf, ')') + 2,
+                       "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                       &t),
+                1);
+        return t;
+}
+
+START_TEST(test_real_self) {
+        _cleanup_free_ char *exe = NULL, *cmdline = NULL, *expect_cmdline = NULL, *cg = NULL;
+        _cleanup_cpuset_ CpuSet allowed = CPUSET_NULL, expect_allowed = CPUSET_NULL;
+        char comm[16], path[PATH_MAX], real_exe[PATH_MAX];
+        uint64_t t;
+        uid_t uid;
+        pid_t pid = getpid();
+        cpu_set_t mask;
+        size_t len = 0;
+
+        /* A comm that breaks naive stat parsers, in the kernel's own stat line. */
+        ck_assert_int_eq(prctl(PR_SET_NAME, "a) (b c) S 1 2"), 0);
+        ck_assert_int_eq(procfs_read_comm(NULL, pid, 0, comm), 0);
+        ck_assert_str_eq(comm, "a) (b c) S 1 2");
+        ck_assert_int_eq(procfs_read_comm("/", pid, gettid(), comm), 0);
+        ck_assert_str_eq(comm, "a) (b c) S 1 2");
+
+        ck_assert_int_eq(procfs_read_starttime(NULL, pid, &t), 0);
+        ck_assert_uint_eq(t, stat_starttime("/proc/self/stat"));
+        ck_assert_uint_gt(t, 0);
+        ck_assert_int_eq(procfs_is_kernel_thread(NULL, pid), 0);
+
+        ck_assert_int_eq(procfs_read_euid(NULL, pid, &uid), 0);
+        ck_assert_uint_eq(uid, geteuid());
+
+        ck_assert_ptr_nonnull(realpath("/proc/self/exe", real_exe));
+        snprintf(path, sizeof(path), "%s/tests/unit/test-procfs", getenv("AFFINITYD_BUILD_ROOT") ?: ".");
+        ck_assert_int_eq(procfs_read_exe(NULL, pid, &exe), 0);
+        ck_assert_str_eq(exe, real_exe);
+        if (getenv("AFFINITYD_BUILD_ROOT")) {
+                char rp[PATH_MAX];
+                ck_assert_ptr_nonnull(realpath(path, rp));
+                ck_assert_str_eq(exe, rp);
+        }
+
+        for (char **a = saved_argv; *a; a++)
+                len += strlen(*a) + 1;
+        expect_cmdline = calloc(1, len + 1);
+        ck_assert_ptr_nonnull(expect_cmdline);
+        for (char **a = saved_argv; *a; a++) {
+                if (a != saved_argv)
+                        strcat(expect_cmdline, " ");
+                strcat(expect_cmdline, *a);
+        }
+        ck_assert_int_eq(procfs_read_cmdline(NULL, pid, &cmdline), 0);
+        ck_assert_str_eq(cmdline, expect_cmdline);
+
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(mask), &mask), 0);
+        ck_assert_int_eq(cpuset_from_cpu_set(&mask, sizeof(mask), &expect_allowed), 0);
+        ck_assert_int_eq(procfs_read_cpus_allowed(NULL, pid, 0, &allowed), 0);
+        ck_assert(cpuset_equal(&allowed, &expect_allowed));
+        ck_assert(!cpuset_is_empty(&allowed));
+
+        /* The cgroup is one of the lines of /proc/self/cgroup: the v2 path unless it is "/",
+         * then name=systemd's. */
+        ck_assert_int_eq(procfs_read_cgroup(NULL, pid, &cg), 0);
+        {
+                char buf[4096], v2[4096] = "", sd[4096] = "";
+                FILE *f = fopen("/proc/self/cgroup", "re");
+                ck_assert_ptr_nonnull(f);
+                while (fgets(buf, sizeof(buf), f)) {
+                        buf[strcspn(buf, "\n")] = '\0';
+                        if (strncmp(buf, "0::", 3) == 0)
+                                snprintf(v2, sizeof(v2), "%s", buf + 3);
+                        else if (strstr(buf, ":name=systemd:"))
+                                snprintf(sd, sizeof(sd), "%s", strstr(buf, ":name=systemd:") + 14);
+                }
+                fclose(f);
+                if (*v2 && !streq(v2, "/"))
+                        ck_assert_str_eq(cg, v2);
+                else if (*sd)
+                        ck_assert_str_eq(cg, sd);
+                else
+                        ck_assert_str_eq(cg, v2);
+        }
+}
+END_TEST
+
+START_TEST(test_real_kernel_thread) {
+        char comm[16];
+        char *exe = NULL;
+
+        /* kthreadd is PID 2 in the initial PID namespace. */
+        if (procfs_read_comm(NULL, 2, 0, comm) < 0 || !streq(comm, "kthreadd")) {
+                /* In a PID namespace no kernel thread is visible; PID 1 is then ours. */
+                ck_assert_int_eq(procfs_is_kernel_thread(NULL, 1), 0);
+                return;
+        }
+        ck_assert_int_eq(procfs_is_kernel_thread(NULL, 2), 1);
+        ck_assert_int_eq(procfs_read_exe(NULL, 2, &exe), -ENOENT);
+        ck_assert_ptr_null(exe);
+        ck_assert_int_eq(procfs_is_kernel_thread(NULL, 1), 0);
+}
+END_TEST
+
+START_TEST(test_real_gone) {
+        _cleanup_free_ pid_t *pids = NULL;
+        uint64_t t;
+        pid_t child, *x = NULL;
+        size_t n;
+        char comm[16];
+        int status;
+
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0)
+                _exit(0);
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+
+        ck_assert_int_eq(procfs_read_starttime(NULL, child, &t), -ESRCH);
+        ck_assert_int_eq(procfs_read_comm(NULL, child, 0, comm), -ESRCH);
+        ck_assert_int_eq(procfs_list_tids(NULL, child, &x, &n), -ESRCH);
+
+        ck_assert_int_eq(procfs_list_pids(NULL, &pids, &n), 0);
+        ck_assert_uint_gt(n, 0);
+        {
+                bool self = false, dead = false;
+                for (size_t i = 0; i < n; i++) {
+                        if (i > 0)
+                                ck_assert_int_lt(pids[i - 1], pids[i]);
+                        self = self || pids[i] == getpid();
+                        dead = dead || pids[i] == child;
+                }
+                ck_assert(self);
+                ck_assert(!dead);
+        }
+}
+END_TEST
+
+/* Threads that block until released, reporting their TIDs. */
+#define MAX_THREADS 16
+
+typedef struct Threads {
+        pthread_t threads[MAX_THREADS];
+        _Atomic pid_t tids[MAX_THREADS];
+        atomic_uint n;
+        sem_t ready, quit;
+        /* visitor state */
+        pid_t visited[4 * MAX_THREADS];
+        size_t n_visited;
+        unsigned spawn_from_visitor; /* threads the visitor still has to create */
+} Threads;
+
+typedef struct Slot {
+        Threads *t;
+        unsigned i;
+} Slot;
+
+static void *slot_main(void *p) {
+        Slot *s = p;
+        Threads *t = s->t;
+        unsigned i = s->i;
+
+        free(s);
+        atomic_store(&t->tids[i], gettid());
+        sem_post(&t->ready);
+        sem_wait(&t->quit);
+        return NULL;
+}
+
+static void spawn(Threads *t) {
+        Slot *s = malloc(sizeof(Slot));
+        unsigned i = atomic_fetch_add(&t->n, 1);
+
+        ck_assert_ptr_nonnull(s);
+        ck_assert_uint_lt(i, MAX_THREADS);
+        *s = (Slot){.t = t, .i = i};
+        ck_assert_int_eq(pthread_create(&t->threads[i], NULL, slot_main, s), 0);
+}
+
+static void stop_all(Threads *t) {
+        unsigned n = atomic_load(&t->n);
+
+        for (unsigned i = 0; i < n; i++)
+                sem_post(&t->quit);
+        for (unsigned i = 0; i < n; i++)
+                ck_assert_int_eq(pthread_join(t->threads[i], NULL), 0);
+}
+
+static int spawning_visitor(pid_t pid, pid_t tid, void *userdata) {
+        Threads *t = userdata;
+
+        ck_assert_int_eq(pid, getpid());
+        ck_assert_uint_lt(t->n_visited, ELEMENTSOF(t->visited));
+        t->visited[t->n_visited++] = tid;
+        if (t->spawn_from_visitor > 0) {
+                t->spawn_from_visitor--;
+                spawn(t);
+        }
+        return 0;
+}
+
+static void check_visited(Threads *t) {
+        unsigned n = atomic_load(&t->n);
+
+        for (unsigned i = 0; i < n; i++)
+                sem_wait(&t->ready); /* every TID is known */
+
+        /* Each thread exactly once: the main thread and every one created. */
+        ck_assert_uint_eq(t->n_visited, n + 1);
+        for (size_t i = 0; i < t->n_visited; i++)
+                for (size_t j = i + 1; j < t->n_visited; j++)
+                        ck_assert_int_ne(t->visited[i], t->visited[j]);
+        for (unsigned i = 0; i <= n; i++) {
+                pid_t want = i == n ? gettid() : atomic_load(&t->tids[i]);
+                bool found = false;
+                for (size_t j = 0; j < t->n_visited; j++)
+                        found = found || t->visited[j] == want;
+                ck_assert_msg(found, "thread %d not visited", (int)want);
+        }
+}
+
+START_TEST(test_real_foreach_threads) {
+        Threads *t = calloc(1, sizeof(Threads));
+        int r;
+
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(sem_init(&t->ready, 0, 0), 0);
+        ck_assert_int_eq(sem_init(&t->quit, 0, 0), 0);
+        for (int i = 0; i < 4; i++)
+                spawn(t);
+
+        r = procfs_foreach_thread(NULL, getpid(), spawning_visitor, t);
+        ck_assert_int_eq(r, 5);
+        check_visited(t);
+        stop_all(t);
+        free(t);
+}
+END_TEST
+
+START_TEST(test_real_foreach_threads_created_while_visiting) {
+        Threads *t = calloc(1, sizeof(Threads));
+        int r;
+
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(sem_init(&t->ready, 0, 0), 0);
+        ck_assert_int_eq(sem_init(&t->quit, 0, 0), 0);
+        for (int i = 0; i < 2; i++)
+                spawn(t);
+
+        /* The visitor creates a thread on each of its first 6 calls: those appear in later
+         * passes over /proc/self/task and must be visited too, each once. */
+        t->spawn_from_visitor = 6;
+        r = procfs_foreach_thread("/", getpid(), spawning_visitor, t);
+        ck_assert_uint_eq(t->spawn_from_visitor, 0);
+        ck_assert_uint_eq(atomic_load(&t->n), 8);
+        ck_assert_int_eq(r, 9);
+        check_visited(t);
+        stop_all(t);
+        free(t);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+        Suite *s = suite_create("procfs");
+        TCase *fx = tcase_create("fixture"), *real = tcase_create("real");
+        SRunner *sr;
+        int failed;
+
+        saved_argv = argv;
+
+        tcase_add_checked_fixture(fx, fixture_setup, fixture_teardown);
+        tcase_add_test(fx, test_comm);
+        tcase_add_test(fx, test_stat);
+        tcase_add_test(fx, test_exe);
+        tcase_add_test(fx, test_cmdline);
+        tcase_add_test(fx, test_status);
+        tcase_add_test(fx, test_cgroup);
+        tcase_add_test(fx, test_unit_from_cgroup);
+        tcase_add_test(fx, test_list);
+        tcase_add_test(fx, test_foreach_fixture);
+        suite_add_tcase(s, fx);
+
+        tcase_add_test(real, test_real_self);
+        tcase_add_test(real, test_real_kernel_thread);
+        tcase_add_test(real, test_real_gone);
+        tcase_add_test(real, test_real_foreach_threads);
+        tcase_add_test(real, test_real_foreach_threads_created_while_visiting);
+        suite_add_tcase(s, real);
+
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
