@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+/* We send CODE_FILE=, CODE_LINE=, CODE_FUNC= of the caller ourselves. */
+#define SD_JOURNAL_SUPPRESS_LOCATION 1
 #include <systemd/sd-journal.h>
 
 #include "log.h"
@@ -126,6 +128,8 @@ static int write_journal(
         snprintf(priority, sizeof(priority), "PRIORITY=%i", level);
         IOV_STR(priority);
         IOV_STR("SYSLOG_IDENTIFIER=affinityd");
+        while (file && strncmp(file, "../", 3) == 0) /* __FILE__ relative to the build directory */
+                file += 3;
         if (file && asprintf(&file_field, "CODE_FILE=%s", file) >= 0)
                 IOV_STR(file_field);
         snprintf(code_line, sizeof(code_line), "CODE_LINE=%i", line);

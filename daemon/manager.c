@@ -269,6 +269,7 @@ static void manager_notify(Manager *m, const char *extra) {
 
 typedef struct PlaceContext {
         Manager *manager;
+        const char *policy_name; /* restore: the policy the process was under, for messages */
         TrackedProcess *process;
         bool force;            /* write even where the target is what was applied last */
         bool inherit_original; /* a thread first seen now inherited its mask from a placed one */
@@ -290,7 +291,9 @@ static const CpuSet *thread_target(Manager *m, const TrackedProcess *p, const ch
         return pp->has_cpus ? &pp->cpus : NULL;
 }
 
-static void report_failure(Manager *m, const TrackedProcess *p, pid_t tid, const CpuSet *cpus, int error) {
+static void report_failure(
+        Manager *m, const TrackedProcess *p, const char *policy_name, pid_t tid, const CpuSet *cpus,
+        int error) {
         _cleanup_free_ char *text = NULL;
         unsigned suppressed = 0;
 
@@ -301,9 +304,9 @@ static void report_failure(Manager *m, const TrackedProcess *p, pid_t tid, const
                 log_warning("Suppressed %u placement failure messages", suppressed);
         text = cpuset_to_string(cpus);
         log_struct(
-                LOG_WARNING, error, manager_process_policy_name(m, p), p->pid, p->comm, text,
+                LOG_WARNING, error, policy_name, p->pid, p->comm, text,
                 "Failed to set affinity of %s[%d] thread %d to %s (policy %s): %m, skipping", p->comm,
-                (int)p->pid, (int)tid, strna(text), manager_process_policy_name(m, p));
+                (int)p->pid, (int)tid, strna(text), strna(policy_name));
 }
 
 static void report_narrowing(
@@ -422,7 +425,7 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                 return r;
         if (r < 0) {
                 /* Never change what could not be restored. */
-                report_failure(m, p, tid, target, r);
+                report_failure(m, p, manager_process_policy_name(m, p), tid, target, r);
                 ctx->n_failed++;
                 return 0;
         }
@@ -443,7 +446,7 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
         if (r == -ESRCH)
                 goto gone;
         if (r < 0) {
-                report_failure(m, p, tid, target, r);
+                report_failure(m, p, manager_process_policy_name(m, p), tid, target, r);
                 ctx->n_failed++;
                 return 0;
         }
@@ -595,7 +598,7 @@ static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
         if (r == -ESRCH)
                 return r;
         if (r < 0) {
-                report_failure(ctx->manager, p, tid, original, r);
+                report_failure(ctx->manager, p, ctx->policy_name, tid, original, r);
                 return 0;
         }
         ctx->n_set++;
@@ -604,7 +607,7 @@ static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
 
 /* Gives p's threads back the affinity they had before the daemon touched them. */
 static void restore_process(Manager *m, TrackedProcess *p, const char *policy_name) {
-        PlaceContext ctx = {.manager = m, .process = p};
+        PlaceContext ctx = {.manager = m, .process = p, .policy_name = policy_name};
         _cleanup_free_ char *text = NULL;
         int r;
 
@@ -642,27 +645,37 @@ static int manager_track_new(
         return place_process(m, p, true, timestamp_ns);
 }
 
-/* The process is gone when /proc/PID is gone, is another process, or holds only the dead leader. */
+/*
+ * Called on the EXIT of a leader, and on a thread's EXIT after its leader exited. The process
+ * is gone when /proc/PID is gone or is another process, or when its leader is dead (a zombie)
+ * and no other thread is left. A leader still alive means the EXIT was about an earlier
+ * process with the same PID (events read late, PIDs wrapped): nothing is gone.
+ */
 static void manager_check_process_gone(Manager *m, TrackedProcess *p) {
         _cleanup_free_ pid_t *tids = NULL;
-        uint64_t starttime;
-        bool gone = false;
+        ProcfsStat st;
+        bool gone;
         size_t n = 0;
         int r;
 
-        r = procfs_read_starttime(NULL, p->pid, &starttime);
-        if (r == -ESRCH || (r >= 0 && starttime != p->starttime))
+        r = procfs_read_stat(NULL, p->pid, 0, &st);
+        if (r == -ESRCH || (r >= 0 && st.starttime != p->starttime))
                 gone = true;
-        else {
+        else if (r < 0)
+                return (void)log_debug_errno(
+                        r, "Failed to read the state of %s[%d]: %m", p->comm, (int)p->pid);
+        else if (st.state != 'Z' && st.state != 'X' && st.state != 'x') {
+                p->leader_exited = false;
+                return;
+        } else {
                 r = procfs_list_tids(NULL, p->pid, &tids, &n);
-                if (r == -ESRCH)
-                        gone = true;
-                else if (r >= 0) {
-                        gone = true;
-                        for (size_t i = 0; i < n; i++)
-                                if (tids[i] != p->pid)
-                                        gone = false;
-                }
+                if (r < 0 && r != -ESRCH)
+                        return (void)log_debug_errno(
+                                r, "Failed to list the threads of %s[%d]: %m", p->comm, (int)p->pid);
+                gone = true;
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        if (tids[i] != p->pid)
+                                gone = false;
         }
         if (!gone)
                 return;
@@ -759,7 +772,7 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
 static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
         ProcessFacts facts;
         TrackedProcess *p;
-        uint64_t starttime = 0;
+        ProcfsStat st;
         int r, k;
 
         p = manager_find_process(m, pid);
@@ -783,24 +796,23 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
         if (process_facts_load(&facts, FACT_COMM) >= 0 && (facts.loaded & FACT_COMM) && p)
                 memcpy(p->comm, facts.comm, sizeof(p->comm));
 
-        r = procfs_read_starttime(NULL, pid, &starttime);
+        r = procfs_read_stat(NULL, pid, 0, &st);
         if (r < 0) {
                 process_facts_done(&facts);
-                return r == -ESRCH ? 0
-                                   : log_debug_errno(r, "Failed to read the start time of %d: %m", (int)pid);
+                return r == -ESRCH ? 0 : log_debug_errno(r, "Failed to read the stat of %d: %m", (int)pid);
         }
-        if (p && p->starttime != starttime) {
+        if (p && p->starttime != st.starttime) {
                 manager_remove_process(m, p); /* a different process with a reused PID */
                 p = NULL;
         }
 
         if (!p) {
-                if (!exec && procfs_is_kernel_thread(NULL, pid) != 0) {
+                if (st.flags & PROCFS_PF_KTHREAD) {
                         process_facts_done(&facts);
                         return 0;
                 }
                 r = manager_track_new(
-                        m, pid, starttime, (size_t)k, (facts.loaded & FACT_COMM) ? facts.comm : NULL,
+                        m, pid, st.starttime, (size_t)k, (facts.loaded & FACT_COMM) ? facts.comm : NULL,
                         timestamp_ns);
                 process_facts_done(&facts);
                 return r == -ESRCH ? 0 : r;
@@ -831,7 +843,7 @@ static int on_exec(Manager *m, const ProcEvent *ev) {
 }
 
 /* Re-evaluates one thread's rule (a thread renamed itself). */
-static int manager_replace_thread(Manager *m, TrackedProcess *p, pid_t tid, uint64_t timestamp_ns) {
+static int manager_reevaluate_thread(Manager *m, TrackedProcess *p, pid_t tid, uint64_t timestamp_ns) {
         PlaceContext ctx = {.manager = m, .process = p, .inherit_original = true};
         int r;
 
@@ -855,12 +867,12 @@ static int on_comm(Manager *m, const ProcEvent *ev) {
         TrackedProcess *p = manager_find_process(m, ev->tgid);
 
         if (ev->pid != ev->tgid)
-                return p ? manager_replace_thread(m, p, ev->pid, ev->timestamp_ns) : 0;
+                return p ? manager_reevaluate_thread(m, p, ev->pid, ev->timestamp_ns) : 0;
 
         if (p)
                 memcpy(p->comm, ev->comm, sizeof(p->comm));
         if (p && p->forked) /* tracked under its parent's policy until it execs */
-                return manager_replace_thread(m, p, ev->pid, ev->timestamp_ns);
+                return manager_reevaluate_thread(m, p, ev->pid, ev->timestamp_ns);
         if (p || (m->config->facts & FACT_COMM))
                 return manager_rematch(m, ev->pid, false, ev->timestamp_ns);
         return 0;
@@ -1033,7 +1045,7 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
                         parent = manager_find_process(m, p->parent);
                         if (parent && parent->rescan_policy == -EAGAIN)
                                 continue; /* not decided yet */
-                        if (parent)
+                        if (parent && (parent->rescan_policy >= 0 || parent->rescan_policy == -ENOENT))
                                 p->rescan_policy = parent->rescan_policy;
                         else {
                                 p->rescan_policy =
@@ -1054,8 +1066,8 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
                         p->rescan_policy = match_pid(m, p->pid);
                         p->forked = false;
                 }
-                if (p->rescan_policy == -ESRCH) {
-                        manager_check_process_gone(m, p);
+                if (p->rescan_policy == -ESRCH) { /* exited meanwhile */
+                        manager_remove_process(m, p);
                         continue;
                 }
                 if (p->rescan_policy < 0) {
@@ -1069,6 +1081,7 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
                         continue;
                 }
                 p->policy = (size_t)p->rescan_policy;
+                (void)procfs_read_comm(NULL, p->pid, 0, p->comm); /* an exec may have been missed */
                 (void)place_process(m, p, force, 0);
         }
 
@@ -1079,22 +1092,21 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
         for (size_t i = 0; i < n_pids; i++) {
                 pid_t pid = pids[i];
                 ProcessFacts facts;
-                uint64_t starttime;
+                ProcfsStat st;
                 int k;
 
                 if (pid == m->self || manager_find_process(m, pid))
                         continue;
                 process_facts_init(&facts, NULL, pid);
                 k = match_process(m->plan, &facts);
-                if (k < 0 || procfs_is_kernel_thread(NULL, pid) != 0 ||
-                    procfs_read_starttime(NULL, pid, &starttime) < 0) {
+                if (k < 0 || procfs_read_stat(NULL, pid, 0, &st) < 0 || (st.flags & PROCFS_PF_KTHREAD)) {
                         process_facts_done(&facts);
                         continue;
                 }
                 if (!(facts.loaded & FACT_COMM))
                         (void)process_facts_load(&facts, FACT_COMM);
                 r = manager_track_new(
-                        m, pid, starttime, (size_t)k, (facts.loaded & FACT_COMM) ? facts.comm : NULL, 0);
+                        m, pid, st.starttime, (size_t)k, (facts.loaded & FACT_COMM) ? facts.comm : NULL, 0);
                 process_facts_done(&facts);
                 if (r == -ENOMEM)
                         return log_error_errno(r, "Failed to rescan: %m");
@@ -1325,6 +1337,7 @@ static int manager_start_discovery(Manager *m) {
                                                       : "unavailable",
                 m->poll_interval_usec / 1000);
         m->discovery = MANAGER_DISCOVERY_POLLING;
+        (void)manager_bus_emit_changed(m, "Discovery");
         r = sd_event_add_time_relative(
                 m->event, &m->poll_source, CLOCK_MONOTONIC, m->poll_interval_usec,
                 m->poll_interval_usec / 10, on_poll, m);
@@ -1505,8 +1518,9 @@ int manager_startup(Manager *m) {
         log_diagnostics(&diag, LOG_ERR);
         if (r == -EINVAL)
                 return log_error_errno(
-                        r, "Configuration in %s is invalid (%u errors), refusing to start",
-                        m->config_dir ?: "the standard directories", diag.n_errors);
+                        r, "Configuration in %s is invalid (%u error%s), refusing to start",
+                        m->config_dir ?: "the standard directories", diag.n_errors,
+                        diag.n_errors == 1 ? "" : "s");
         if (r < 0)
                 return log_error_errno(r, "Failed to load the configuration: %m");
 
@@ -1534,8 +1548,13 @@ int manager_startup(Manager *m) {
                 m->dry_run ? "; dry run, writing nothing" : "");
         log_plan(m, m->plan);
 
+        /* The name early, so a second instance stops before touching anything; calls wait in
+         * the queue until the loop runs, and State says "starting" meanwhile. */
         if (m->bus_kind != MANAGER_BUS_NONE || m->bus_address) {
                 r = manager_connect_bus(m);
+                if (r < 0)
+                        return r;
+                r = manager_request_name(m);
                 if (r < 0)
                         return r;
         }
@@ -1545,10 +1564,6 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return r;
         r = manager_rescan(m, true, NULL);
-        if (r < 0)
-                return r;
-
-        r = manager_request_name(m);
         if (r < 0)
                 return r;
 

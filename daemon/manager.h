@@ -159,9 +159,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 /*
  * Everything up to READY=1: loads the configuration (errors logged, each diagnostic on its
- * own line), the topology and the plan; connects the bus (unless MANAGER_BUS_NONE); opens
- * the proc connector (falling back to /proc polling, loudly, when it can't); scans /proc and
- * places every matching process; takes the bus name org.affinityd1; notifies READY=1.
+ * own line), the topology and the plan; connects the bus (unless MANAGER_BUS_NONE) and
+ * takes the name org.affinityd1 (-EEXIST if another instance has it); opens the proc
+ * connector (falling back to /proc polling, loudly, when it can't); scans /proc and places
+ * every matching process; notifies READY=1.
  * Returns 0; -EINVAL on a bad configuration; other -errno (already logged).
  */
 int manager_startup(Manager *m);
@@ -194,7 +195,9 @@ const char *manager_process_policy_name(const Manager *m, const TrackedProcess *
 /* Placement latency quantile q (0..1) in µs, from the histogram. */
 uint64_t manager_latency_usec(const Manager *m, double q);
 
+/* "starting", "running", "reloading", "stopping" (the D-Bus State property), NULL if invalid. */
 const char *manager_state_to_string(ManagerState s);
+/* "netlink" or "polling" (the D-Bus Discovery property), NULL if invalid. */
 const char *manager_discovery_to_string(ManagerDiscovery d);
 /* "system", "session", "none" → ManagerBusKind, or -EINVAL. */
 ManagerBusKind manager_bus_kind_from_string(const char *s);

@@ -27,16 +27,16 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
-#define USEC_PER_SEC 1000000ULL
+#define USEC_PER_SEC  1000000ULL
 #define USEC_PER_MSEC 1000ULL
 /* Failure bound of every wait. */
 #define HARNESS_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
-#define AFFINITYD_BUS_NAME "org.affinityd1"
+#define AFFINITYD_BUS_NAME    "org.affinityd1"
 #define AFFINITYD_OBJECT_PATH "/org/affinityd1"
-#define AFFINITYD_INTERFACE "org.affinityd1.Manager"
+#define AFFINITYD_INTERFACE   "org.affinityd1.Manager"
 
-#define NOBODY_UID 65534
+#define NOBODY_UID  65534
 #define NOGROUP_GID 65534
 
 typedef struct Harness Harness;
@@ -120,7 +120,7 @@ int harness_main(Suite *s);
 void harness_add_test(Suite *s, const TTest *t);
 
 /* argv tail for SpawnOptions.args and harness_spawn_quick(). */
-#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* A new harness with its own directory, named after the running test; call it first in the test
  * (one per test; freed by the teardown of harness_add_test()). Writes the marker policy (see
@@ -153,8 +153,12 @@ void harness_assert_daemon_alive(Harness *h);
 /* Number of READY=1 / RELOADING=1 notifications received so far (reads pending ones). */
 unsigned harness_ready_count(Harness *h);
 unsigned harness_reloading_count(Harness *h);
-/* Sends SIGHUP and waits for the READY=1 that ends the reload. */
+/* Sends SIGHUP and waits for the READY=1 that ends the reload (asserting a RELOADING=1 came). */
 void harness_sighup_reload(Harness *h);
+/* Only sends SIGHUP; returns the READY=1 count that will mean the reload is over. */
+unsigned harness_sighup(Harness *h);
+/* Waits until count READY=1 notifications have come in total. */
+void harness_wait_ready(Harness *h, unsigned count);
 
 /*
  * A barrier through the daemon's event queue: starts a marker process (exec'd on CPU 1 under a
@@ -192,6 +196,10 @@ void child_send(Child *c, const char *format, ...) __attribute__((__format__(pri
 /* Reads the next line of the child's stdout (newline stripped; caller frees); fails the test on
  * EOF or after the deadline. */
 char *child_expect_line(Child *c);
+/* Closes the child's stdin (integ-threads and integ-prefork exit on EOF). */
+void child_close_stdin(Child *c);
+/* Waits for the child to exit and reaps it; returns the wait status. */
+int child_wait(Child *c);
 /* SIGKILLs and reaps the child. */
 void child_kill(Child *c);
 
@@ -224,7 +232,8 @@ void manager_props_done(ManagerProps *p);
  * ProcessesMatched, and ProcessesMatched >= min_matched unless (baseline non-NULL) EventsLost
  * grew past baseline's, when no count can be promised. Fills *ret with that snapshot.
  */
-void harness_wait_counters_settled(Harness *h, uint64_t min_matched, const ManagerProps *baseline, ManagerProps *ret);
+void harness_wait_counters_settled(
+        Harness *h, uint64_t min_matched, const ManagerProps *baseline, ManagerProps *ret);
 
 /* ListProcesses(); returns the count, *ret malloc()ed. */
 size_t harness_list_processes(Harness *h, ProcessEntry **ret);

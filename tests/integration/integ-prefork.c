@@ -43,13 +43,13 @@ static void fork_workers(unsigned k, const char *from) {
                         exit(EXIT_FAILURE);
                 }
                 if (pid == 0) {
-                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
                         if (getppid() != server_pid)
                                 _exit(EXIT_SUCCESS);
                         for (;;)
                                 pause();
                 }
-                printf("worker %d %s %s\n", (int) pid, from, mask);
+                printf("worker %d %s %s\n", (int)pid, from, mask);
         }
 }
 
@@ -68,7 +68,7 @@ int main(int argc, char *argv[]) {
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "-m") == 0 && i + 1 < argc)
-                        m = (unsigned) strtoul(argv[++i], NULL, 10);
+                        m = (unsigned)strtoul(argv[++i], NULL, 10);
                 else {
                         fprintf(stderr, "integ-prefork: unknown argument \"%s\"\n", argv[i]);
                         return EXIT_FAILURE;
@@ -98,7 +98,7 @@ int main(int argc, char *argv[]) {
                         forker->work = forker_work;
                         forker->stay = true;
                         integ_park(forker);
-                        printf("thread %d\n", (int) forker->tid);
+                        printf("thread %d\n", (int)forker->tid);
                 } else if (sscanf(line, "fork-thread %u %d", &k, &cpu) == 2 && forker) {
                         forker->k = k;
                         forker->cpu = cpu;

@@ -42,7 +42,7 @@ static void *thread_main(void *p) {
                 fprintf(stderr, "integ-threads: PR_SET_NAME: %m\n");
                 exit(EXIT_FAILURE);
         }
-        si->tid = (pid_t) syscall(SYS_gettid);
+        si->tid = (pid_t)syscall(SYS_gettid);
         sem_post(&si->started); /* si belongs to the creator from here on */
 
         for (;;)
@@ -86,12 +86,12 @@ static void creator_work(Parked *p) {
         integ_format_own_mask(after, sizeof after);
         printf("spawnedpinned %s %s", before, after);
         for (unsigned i = 0; i < p->k; i++)
-                printf(" %d", (int) start_thread(NULL));
+                printf(" %d", (int)start_thread(NULL));
         printf("\n");
 }
 
 int main(int argc, char *argv[]) {
-        Parked creator = { .work = creator_work };
+        Parked creator = {.work = creator_work};
         bool have_creator = false;
         unsigned n = 2;
         bool exit_at_once = false;
@@ -99,14 +99,14 @@ int main(int argc, char *argv[]) {
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
-                        n = (unsigned) strtoul(argv[++i], NULL, 10);
+                        n = (unsigned)strtoul(argv[++i], NULL, 10);
                 else if (strcmp(argv[i], "-x") == 0)
                         exit_at_once = true;
                 /* anything else: a tag for the cmdline matcher, ignored */
         }
 
         for (unsigned i = 0; i < n; i++)
-                (void) start_thread(NULL);
+                (void)start_thread(NULL);
         if (exit_at_once)
                 return EXIT_SUCCESS;
 
@@ -122,12 +122,12 @@ int main(int argc, char *argv[]) {
                 if (sscanf(line, "spawn %u", &k) == 1) {
                         printf("spawned");
                         for (unsigned i = 0; i < k; i++)
-                                printf(" %d", (int) start_thread(NULL));
+                                printf(" %d", (int)start_thread(NULL));
                         printf("\n");
                 } else if (strcmp(line, "creator") == 0 && !have_creator) {
                         integ_park(&creator);
                         have_creator = true;
-                        printf("creator %d\n", (int) creator.tid);
+                        printf("creator %d\n", (int)creator.tid);
                 } else if (sscanf(line, "go %u %d", &k, &cpu) == 2 && have_creator) {
                         creator.k = k;
                         creator.cpu = cpu;
@@ -135,7 +135,7 @@ int main(int argc, char *argv[]) {
                         pthread_join(creator.thread, NULL); /* the creator is gone before the next command */
                         have_creator = false;
                 } else if (sscanf(line, "rename %63s", arg) == 1) {
-                        printf("renamed %d\n", (int) start_thread(arg));
+                        printf("renamed %d\n", (int)start_thread(arg));
                 } else if (sscanf(line, "setuid %u", &k) == 1) {
                         if (setresuid(k, k, k) < 0) {
                                 fprintf(stderr, "integ-threads: setresuid(%u): %m\n", k);

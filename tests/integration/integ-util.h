@@ -77,7 +77,7 @@ static inline void integ_sem_wait(sem_t *s) {
 static inline void *integ_parked_main(void *userdata) {
         Parked *p = userdata;
 
-        p->tid = (pid_t) syscall(SYS_gettid);
+        p->tid = (pid_t)syscall(SYS_gettid);
         sem_post(&p->started);
         integ_sem_wait(&p->go);
         p->work(p);

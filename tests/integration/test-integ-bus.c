@@ -16,11 +16,13 @@
 
 static Child *spawn(Harness *h, const char *name, const char *initial_cpus) {
         Child *c = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads",
-                                    .name = name,
-                                    .args = ARGS("-n", "1"),
-                                    .initial_cpus = initial_cpus,
-                                    .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", "1"),
+                        .initial_cpus = initial_cpus,
+                        .pipes = true});
         free(child_expect_line(c)); /* "ready N" */
         return c;
 }
@@ -72,16 +74,17 @@ START_TEST(test_list_processes) {
                 const struct {
                         Child *c;
                         const char *policy, *cpus;
-                } want[] = { { a1, "first", "1" }, { a2, "first", "1" }, { b, "second", "0" } };
+                } want[] = {{a1, "first", "1"}, {a2, "first", "1"}, {b, "second", "0"}};
 
                 for (size_t i = 0; i < ELEMENTSOF(want); i++) {
                         const ProcessEntry *f = process_entries_find(e, n, want[i].c->pid);
-                        ck_assert_msg(f, "%s[%d] not in ListProcesses", want[i].c->name, (int) want[i].c->pid);
+                        ck_assert_msg(
+                                f, "%s[%d] not in ListProcesses", want[i].c->name, (int)want[i].c->pid);
                         ck_assert_str_eq(f->comm, want[i].c->name);
                         ck_assert_str_eq(f->policy, want[i].policy);
                         ck_assert_str_eq(f->cpus, want[i].cpus);
                 }
-                ck_assert_msg(!process_entries_find(e, n, x->pid), "unmatched %d is listed", (int) x->pid);
+                ck_assert_msg(!process_entries_find(e, n, x->pid), "unmatched %d is listed", (int)x->pid);
         }
         process_entries_free(e, n);
 
@@ -113,8 +116,8 @@ START_TEST(test_list_processes) {
         child_kill(a1);
         harness_barrier(h);
         n = harness_list_processes(h, &e);
-        ck_assert_msg(!process_entries_find(e, n, a1->pid), "exited %d still listed", (int) a1->pid);
-        ck_assert_msg(process_entries_find(e, n, a2->pid), "%d no longer listed", (int) a2->pid);
+        ck_assert_msg(!process_entries_find(e, n, a1->pid), "exited %d still listed", (int)a1->pid);
+        ck_assert_msg(process_entries_find(e, n, a2->pid), "%d no longer listed", (int)a2->pid);
         process_entries_free(e, n);
 }
 END_TEST
@@ -174,7 +177,8 @@ START_TEST(test_ctl_status_reload) {
         ck_assert_msg(r == 0, "affinityctl --json status exited %d: %s", r, err);
         s = out + strspn(out, " \t\n");
         ck_assert_msg(*s == '{', "affinityctl --json status is not a JSON object:\n%s", out);
-        ck_assert_msg(strstr(out, "\"running\""), "affinityctl --json status does not show the state:\n%s", out);
+        ck_assert_msg(
+                strstr(out, "\"running\""), "affinityctl --json status does not show the state:\n%s", out);
         out = mfree(out);
         err = mfree(err);
 
@@ -196,10 +200,13 @@ START_TEST(test_ctl_status_reload) {
                 "    cpus: \"0-\"\n");
         r = harness_run_ctl(h, &out, &err, "reload", NULL);
         ck_assert_msg(r == 1, "affinityctl reload of a broken configuration exited %d", r);
-        ck_assert_msg(strstr(err, "30-broken.yaml:5:") || strstr(out, "30-broken.yaml:5:"),
-                      "affinityctl reload does not say where the error is:\nstdout: %s\nstderr: %s", out, err);
+        ck_assert_msg(
+                strstr(err, "30-broken.yaml:5:") || strstr(out, "30-broken.yaml:5:"),
+                "affinityctl reload does not say where the error is:\nstdout: %s\nstderr: %s", out, err);
         harness_get_props(h, &p);
-        ck_assert_msg(strstr(p.last_reload_error, "30-broken.yaml:5:"), "LastReloadError: %s", p.last_reload_error);
+        ck_assert_msg(
+                strstr(p.last_reload_error, "30-broken.yaml:5:"), "LastReloadError: %s",
+                p.last_reload_error);
         manager_props_done(&p);
         manager_props_done(&p0);
 }

@@ -20,18 +20,20 @@ static void assert_not_listed(Harness *h, pid_t pid) {
         size_t n = harness_list_processes(h, &e);
         const ProcessEntry *f = process_entries_find(e, n, pid);
 
-        ck_assert_msg(!f, "non-matching %d is listed under policy %s", (int) pid, f ? f->policy : "");
+        ck_assert_msg(!f, "non-matching %d is listed under policy %s", (int)pid, f ? f->policy : "");
         process_entries_free(e, n);
 }
 
 static Child *spawn_threads(Harness *h, const char *name, const char *const *args, bool as_nobody) {
         Child *c = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads",
-                                    .name = name,
-                                    .args = args,
-                                    .initial_cpus = "0",
-                                    .as_nobody = as_nobody,
-                                    .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = args,
+                        .initial_cpus = "0",
+                        .as_nobody = as_nobody,
+                        .pipes = true});
         free(child_expect_line(c)); /* "ready N" */
         return c;
 }
@@ -50,7 +52,7 @@ START_TEST(test_match_exe) {
                 "    match:\n"
                 "      exe: \"%.*s*\"\n"
                 "    cpus: \"1\"\n",
-                (int) strlen(exe) - 2, exe);
+                (int)strlen(exe) - 2, exe);
         harness_start_daemon(h);
 
         cn = spawn_threads(h, no, ARGS("-n", "1"), false);

@@ -45,11 +45,21 @@ START_TEST(test_comm_after_ready) {
 
         /* Started on CPU 0 only, so the policy's CPU 1 can't be there by accident. */
         bystander = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads", .name = other, .args = ARGS("-n", "2"),
-                                    .initial_cpus = "0", .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = other,
+                        .args = ARGS("-n", "2"),
+                        .initial_cpus = "0",
+                        .pipes = true});
         c = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "3"),
-                                    .initial_cpus = "0", .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", "3"),
+                        .initial_cpus = "0",
+                        .pipes = true});
         expect_ready(bystander, 2);
         expect_ready(c, 3);
 
@@ -66,8 +76,9 @@ START_TEST(test_comm_after_ready) {
         ck_assert_str_eq(p.version, PACKAGE_VERSION);
         ck_assert_str_eq(p.state, "running");
         ck_assert_str_eq(p.last_reload_error, "");
-        ck_assert_msg(strv_contains_suffix(p.policy_files, "/policy.d/50-comm.yaml"),
-                      "PolicyFiles does not list %s", file);
+        ck_assert_msg(
+                strv_contains_suffix(p.policy_files, "/policy.d/50-comm.yaml"),
+                "PolicyFiles does not list %s", file);
         ck_assert_uint_ge(p.managed_processes, 1);
         ck_assert_uint_ge(p.processes_matched, 1);
         ck_assert_uint_ge(p.events_received, 1);
@@ -93,14 +104,29 @@ START_TEST(test_started_before_daemon) {
                 name);
 
         c1 = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "4"),
-                                    .initial_cpus = "0", .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", "4"),
+                        .initial_cpus = "0",
+                        .pipes = true});
         c2 = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "1"),
-                                    .initial_cpus = "0-1", .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", "1"),
+                        .initial_cpus = "0-1",
+                        .pipes = true});
         bystander = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads", .name = other, .args = ARGS("-n", "1"),
-                                    .initial_cpus = "0", .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = other,
+                        .args = ARGS("-n", "1"),
+                        .initial_cpus = "0",
+                        .pipes = true});
         expect_ready(c1, 4);
         expect_ready(c2, 1);
         expect_ready(bystander, 1);
@@ -152,8 +178,13 @@ START_TEST(test_threads) {
         harness_start_daemon(h);
 
         c = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads", .name = name, .args = ARGS("-n", "4"),
-                                    .initial_cpus = "0-1", .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", "4"),
+                        .initial_cpus = "0-1",
+                        .pipes = true});
         expect_ready(c, 4);
         harness_wait_process_cpus(h, c->pid, "1", 5);
 
@@ -170,14 +201,16 @@ START_TEST(test_threads) {
         harness_barrier(h);
         child_send(c, "go 3 0");
         line = child_expect_line(c);
-        ck_assert_msg(sscanf(line, "spawnedpinned %63s %63s%n", before, after, &pos) == 2, "bad answer \"%s\"",
-                      line);
+        ck_assert_msg(
+                sscanf(line, "spawnedpinned %63s %63s%n", before, after, &pos) == 2, "bad answer \"%s\"",
+                line);
         ck_assert_msg(streq(before, "1"), "the creator thread was not placed on CPU 1: %s", line);
         ck_assert_msg(streq(after, "0"), "the creator thread could not move itself to CPU 0: %s", line);
         harness_wait_process_cpus(h, c->pid, "1", 11);
         for (const char *p = line + pos; sscanf(p, " %d%n", &tid, &k) == 1; p += k) {
                 _cleanup_free_ char *cpus = harness_read_task_cpus(c->pid, tid);
-                ck_assert_msg(cpus && streq(cpus, "1"), "thread %d created on CPU 0 is on %s", tid, strna(cpus));
+                ck_assert_msg(
+                        cpus && streq(cpus, "1"), "thread %d created on CPU 0 is on %s", tid, strna(cpus));
                 n_new++;
         }
         ck_assert_uint_eq(n_new, 3);
@@ -209,14 +242,16 @@ static void read_workers(Child *c, const char *terminator, Worker **w, size_t *n
 
                 if (streq(line, terminator))
                         return;
-                ck_assert_msg(sscanf(line, "worker %d %15s %63s", &pid, from, mask) == 3, "bad line \"%s\"", line);
+                ck_assert_msg(
+                        sscanf(line, "worker %d %15s %63s", &pid, from, mask) == 3, "bad line \"%s\"", line);
                 if (streq(from, "thread"))
-                        ck_assert_msg(streq(mask, "0"), "worker %d was forked by a thread on %s, not on CPU 0", pid,
-                                      mask);
+                        ck_assert_msg(
+                                streq(mask, "0"), "worker %d was forked by a thread on %s, not on CPU 0",
+                                pid, mask);
                 t = realloc(*w, (*n + 1) * sizeof **w);
                 ck_assert(t);
                 *w = t;
-                (*w)[(*n)++] = (Worker){ .pid = pid, .from_thread = streq(from, "thread") };
+                (*w)[(*n)++] = (Worker){.pid = pid, .from_thread = streq(from, "thread")};
         }
 }
 
@@ -257,8 +292,13 @@ START_TEST(test_prefork) {
 
         /* Workers forked at once after exec, maybe before the server itself is placed. */
         c = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-prefork", .name = name, .args = ARGS("-m", "3"),
-                                    .initial_cpus = "0-1", .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-prefork",
+                        .name = name,
+                        .args = ARGS("-m", "3"),
+                        .initial_cpus = "0-1",
+                        .pipes = true});
         read_workers(c, "ready", &w, &n);
         fork_from_thread(h, c, 3, &w, &n);
         child_send(c, "fork-main 2");
@@ -282,7 +322,7 @@ START_TEST(test_prefork) {
         n_e = harness_list_processes(h, &e);
         for (size_t i = 0; i < n; i++) {
                 const ProcessEntry *f = process_entries_find(e, n_e, w[i].pid);
-                ck_assert_msg(f, "worker %d not in ListProcesses", (int) w[i].pid);
+                ck_assert_msg(f, "worker %d not in ListProcesses", (int)w[i].pid);
                 ck_assert_str_eq(f->comm, name);
                 ck_assert_str_eq(f->cpus, "1");
         }

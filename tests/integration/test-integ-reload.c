@@ -15,11 +15,11 @@
 #include "macro.h"
 
 /* "cpu:" instead of "cpus:" — an unknown key at line 3, column 5. */
-#define BROKEN_POLICY                                                                               \
-        "policies:\n"                                                                               \
-        "  - name: broken\n"                                                                        \
-        "    cpu: \"0\"\n"                                                                          \
-        "    match:\n"                                                                              \
+#define BROKEN_POLICY \
+        "policies:\n" \
+        "  - name: broken\n" \
+        "    cpu: \"0\"\n" \
+        "    match:\n" \
         "      comm: nothing-matches-this\n"
 #define BROKEN_WHERE "20-broken.yaml:3:5"
 
@@ -40,11 +40,13 @@ static Child *spawn(Harness *h, const char *name, unsigned threads, const char *
 
         snprintf(n, sizeof n, "%u", threads);
         c = harness_spawn(
-                h, &(SpawnOptions){ .helper = "integ-threads",
-                                    .name = name,
-                                    .args = ARGS("-n", n),
-                                    .initial_cpus = initial_cpus,
-                                    .pipes = true });
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", n),
+                        .initial_cpus = initial_cpus,
+                        .pipes = true});
         free(child_expect_line(c)); /* "ready N" */
         return c;
 }
@@ -71,13 +73,16 @@ START_TEST(test_reload_broken) {
         /* SIGHUP */
         harness_sighup_reload(h);
         harness_get_props(h, &p);
-        ck_assert_msg(strstr(p.last_reload_error, BROKEN_WHERE), "LastReloadError \"%s\" does not name %s",
-                      p.last_reload_error, BROKEN_WHERE);
-        ck_assert_msg(strstr(p.last_reload_error, "error"), "LastReloadError \"%s\" says no error",
-                      p.last_reload_error);
+        ck_assert_msg(
+                strstr(p.last_reload_error, BROKEN_WHERE), "LastReloadError \"%s\" does not name %s",
+                p.last_reload_error, BROKEN_WHERE);
+        ck_assert_msg(
+                strstr(p.last_reload_error, "error"), "LastReloadError \"%s\" says no error",
+                p.last_reload_error);
         ck_assert_str_eq(p.state, "running");
-        ck_assert_msg(!strv_contains_suffix(p.policy_files, "/20-broken.yaml"),
-                      "PolicyFiles lists the rejected file");
+        ck_assert_msg(
+                !strv_contains_suffix(p.policy_files, "/20-broken.yaml"),
+                "PolicyFiles lists the rejected file");
         harness_assert_process_cpus_now(c->pid, "1", 3);
         manager_props_done(&p);
 
@@ -89,11 +94,13 @@ START_TEST(test_reload_broken) {
         r = harness_reload(h, &error);
         ck_assert_msg(r < 0, "Reload of a broken configuration succeeded");
         ck_assert_str_eq(error.name, "org.affinityd1.Error.InvalidPolicy");
-        ck_assert_msg(strstr(error.message, BROKEN_WHERE), "Reload error \"%s\" does not name %s", error.message,
-                      BROKEN_WHERE);
+        ck_assert_msg(
+                strstr(error.message, BROKEN_WHERE), "Reload error \"%s\" does not name %s", error.message,
+                BROKEN_WHERE);
         harness_get_props(h, &p);
-        ck_assert_msg(strstr(p.last_reload_error, BROKEN_WHERE), "LastReloadError \"%s\" does not name %s",
-                      p.last_reload_error, BROKEN_WHERE);
+        ck_assert_msg(
+                strstr(p.last_reload_error, BROKEN_WHERE), "LastReloadError \"%s\" does not name %s",
+                p.last_reload_error, BROKEN_WHERE);
         ck_assert_str_eq(p.state, "running");
         harness_assert_process_cpus_now(c->pid, "1", 3);
         harness_assert_process_cpus_now(c2->pid, "1", 2);
@@ -178,8 +185,9 @@ START_TEST(test_reload_changed) {
         manager_props_done(&p0);
 
         n = harness_list_processes(h, &e);
-        ck_assert_msg(!process_entries_find(e, n, cb->pid), "no longer matching %d still listed", (int) cb->pid);
-        ck_assert_msg(process_entries_find(e, n, cc->pid), "newly matching %d not listed", (int) cc->pid);
+        ck_assert_msg(
+                !process_entries_find(e, n, cb->pid), "no longer matching %d still listed", (int)cb->pid);
+        ck_assert_msg(process_entries_find(e, n, cc->pid), "newly matching %d not listed", (int)cc->pid);
         ck_assert_str_eq(process_entries_find(e, n, cc->pid)->policy, "gamma");
         process_entries_free(e, n);
 

@@ -12,7 +12,7 @@
 
 #include "policy-yaml.h"
 
-#define EXAMPLES_MIN 9U /* demo, six matchers, threads, affinityd.yaml */
+#define EXAMPLES_MIN 8U /* six matchers, threads, affinityd.yaml (the demo is a config dir) */
 
 static char **examples = NULL; /* full paths, sorted */
 
@@ -124,14 +124,19 @@ START_TEST(test_examples_together) {
 END_TEST
 
 START_TEST(test_demo_policy) {
-        /* The README's demo: sleep and yes, on CPUs that exist on a two-CPU machine. */
+        /* The README's demo: a config dir (run as affinityd --config-dir=policy-examples/demo)
+         * placing sleep and yes on CPUs that exist on a two-CPU machine. */
         _cleanup_(config_freep) Config *c = NULL;
         _cleanup_(diagnostics_done) Diagnostics d = {};
         _cleanup_free_ char *path = NULL;
         const Policy *sleep_p, *yes_p;
+        int r;
 
-        ck_assert_int_ge(asprintf(&path, "%s/policy-examples/demo.yaml", source_root()), 0);
-        ck_assert_int_eq(config_load_paths((char *[]){path, NULL}, &c, &d), 0);
+        ck_assert_int_ge(asprintf(&path, "%s/policy-examples/demo", source_root()), 0);
+        r = config_load(path, &c, &d);
+        if (r != 0 || d.n_items > 0)
+                fail_with_diagnostics(path, r, &d);
+        ck_assert_uint_eq(strv_length(c->files), 1);
 
         sleep_p = config_find_policy(c, "demo-sleep");
         yes_p = config_find_policy(c, "demo-yes");
