@@ -1305,12 +1305,20 @@ static void manager_schedule_summary(Manager *m) {
                 (void)sd_event_source_set_enabled(m->summary_source, SD_EVENT_ONESHOT);
 }
 
+/* The /proc scan period in polling discovery: poll-interval: from affinityd.yaml, else the
+ * option's (default 1 s). Read at every tick, so a reload changes it. */
+static uint64_t manager_poll_interval(const Manager *m) {
+        if (m->config && m->config->poll_interval_usec > 0)
+                return m->config->poll_interval_usec;
+        return m->poll_interval_usec;
+}
+
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
         (void)manager_rescan(m, false, NULL);
-        r = sd_event_source_set_time_relative(s, m->poll_interval_usec);
+        r = sd_event_source_set_time_relative(s, manager_poll_interval(m));
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         if (r < 0)
@@ -1335,12 +1343,12 @@ static int manager_start_discovery(Manager *m) {
                 r == -ETIMEDOUT                       ? "no acknowledgement: a non-initial PID namespace?"
                         : r == -EPERM || r == -EACCES ? "CAP_NET_ADMIN missing"
                                                       : "unavailable",
-                m->poll_interval_usec / 1000);
+                manager_poll_interval(m) / 1000);
         m->discovery = MANAGER_DISCOVERY_POLLING;
         (void)manager_bus_emit_changed(m, "Discovery");
         r = sd_event_add_time_relative(
-                m->event, &m->poll_source, CLOCK_MONOTONIC, m->poll_interval_usec,
-                m->poll_interval_usec / 10, on_poll, m);
+                m->event, &m->poll_source, CLOCK_MONOTONIC, manager_poll_interval(m),
+                manager_poll_interval(m) / 10, on_poll, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the /proc polling timer: %m");
         (void)sd_event_source_set_description(m->poll_source, "proc-poll");

@@ -1054,6 +1054,58 @@ static int parse_reserve(Loader *l, const KeySpec *spec, const Node *key, const 
         return 0;
 }
 
+/*
+ * A time span as systemd writes them: a decimal number and a unit, "500ms", "2s", "1min"
+ * (us, ms, s, min; no unit means seconds). Into *ret_usec; returns 0 or -EINVAL.
+ */
+static int parse_timespan_usec(const char *s, uint64_t *ret_usec) {
+        static const struct {
+                const char *suffix;
+                uint64_t usec;
+        } units[] = {
+                {"us", 1}, {"ms", 1000}, {"s", 1000000}, {"sec", 1000000}, {"min", 60000000}, {"", 1000000},
+        };
+        unsigned long long v;
+        char *end = NULL;
+
+        if (!s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno != 0 || end == s)
+                return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (streq(end, units[i].suffix)) {
+                        if (v > UINT64_MAX / units[i].usec)
+                                return -EINVAL;
+                        *ret_usec = (uint64_t)v * units[i].usec;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static int parse_poll_interval(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        const char *v = NULL;
+        uint64_t usec = 0;
+        int r;
+
+        r = node_string(l, value, "poll-interval", "a time span such as \"500ms\" or \"2s\"", &v);
+        if (r <= 0)
+                return r;
+        if (parse_timespan_usec(v, &usec) < 0)
+                return node_error(
+                        l, value,
+                        "poll-interval: invalid time span \"%s\" (expected e.g. \"500ms\", \"2s\", "
+                        "\"1min\")",
+                        esc(l, v));
+        if (usec < POLL_INTERVAL_MIN_USEC || usec > POLL_INTERVAL_MAX_USEC)
+                return node_error(l, value, "poll-interval: %s is out of range (10ms to 1h)", esc(l, v));
+        c->poll_interval_usec = usec;
+        return 0;
+}
+
 static int misplaced_rule(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         return node_error(
                 l, key, "%s: belongs in a policy.d/*.yaml file, not in " SETTINGS_NAME, spec->name);
@@ -1066,6 +1118,7 @@ static int misplaced_setting(Loader *l, const KeySpec *spec, const Node *key, co
 /* affinityd.yaml. Add a setting here (rfs:, allow-realtime: …); rule keys get misplaced_rule. */
 static const KeySpec settings_keys[] = {
         {"reserve", parse_reserve},
+        {"poll-interval", parse_poll_interval},
         {"policies", misplaced_rule},
 };
 
@@ -1073,6 +1126,7 @@ static const KeySpec settings_keys[] = {
 static const KeySpec rules_keys[] = {
         {"policies", parse_policies},
         {"reserve", misplaced_setting},
+        {"poll-interval", misplaced_setting},
 };
 
 static bool spec_has(const KeySpec *specs, size_t n, const char *key) {

@@ -10,10 +10,15 @@
 
 #include <regex.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cpuset.h"
 #include "macro.h"
+
+/* Bounds of the poll-interval setting, µs. */
+#define POLL_INTERVAL_MIN_USEC (10U * 1000U)
+#define POLL_INTERVAL_MAX_USEC (3600ULL * 1000U * 1000U)
 
 /* Where something was written: file (owned by the Config), 1-based line and column. */
 typedef struct Location {
@@ -97,7 +102,9 @@ typedef struct Config {
         bool has_reserve;
         CpuSet reserve; /* housekeeping CPUs */
         Location reserve_location;
-        Policy *policies; /* in the order rules apply: first match wins */
+        uint64_t poll_interval_usec; /* poll-interval: /proc scan period without the proc
+                                      * connector, µs; 0 = not set (the daemon's default) */
+        Policy *policies;            /* in the order rules apply: first match wins */
         size_t n_policies;
         unsigned facts; /* union of every matcher's facts */
 } Config;

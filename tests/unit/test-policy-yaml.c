@@ -255,6 +255,41 @@ START_TEST(test_settings) {
 }
 END_TEST
 
+START_TEST(test_settings_poll_interval) {
+        static const struct {
+                const char *text;
+                uint64_t usec;
+        } ok[] = {
+                {"poll-interval: 500ms\n", 500000},  {"poll-interval: \"2s\"\n", 2000000},
+                {"poll-interval: 1min\n", 60000000}, {"poll-interval: 3\n", 3000000},
+                {"poll-interval: 10000us\n", 10000},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                ck_assert_int_eq(parse_as(ok[i].text, true), 0);
+                ck_assert_uint_eq(diag.n_items, 0);
+                ck_assert_uint_eq(config->poll_interval_usec, ok[i].usec);
+                teardown();
+        }
+        ck_assert_int_eq(parse_as("reserve: 0\n", true), 0);
+        ck_assert_uint_eq(config->poll_interval_usec, 0); /* not set: the daemon's default */
+        teardown();
+
+        check_one_settings_error(
+                "poll-interval: fast\n", 1, 16, "poll-interval: invalid time span \"fast\"");
+        check_one_settings_error("poll-interval: 2 s\n", 1, 16, "poll-interval: invalid time span \"2 s\"");
+        check_one_settings_error("poll-interval: -1s\n", 1, 16, "poll-interval: invalid time span");
+        check_one_settings_error(
+                "poll-interval: 5ms\n", 1, 16, "poll-interval: 5ms is out of range (10ms to 1h)");
+        check_one_settings_error("poll-interval: 2h\n", 1, 16, "poll-interval: invalid time span \"2h\"");
+        check_one_settings_error("poll-interval: 61min\n", 1, 16, "out of range");
+        check_one_settings_error(
+                "poll-interval: 99999999999999999999s\n", 1, 16, "poll-interval: invalid time span");
+        check_one_settings_error("poll-interval: [1s]\n", 1, 16, "poll-interval: expected a time span");
+        check_one_error("poll-interval: 1s\n", 1, 1, "poll-interval: belongs in affinityd.yaml");
+}
+END_TEST
+
 START_TEST(test_empty_files) {
         static const char *const texts[] = {
                 "",
@@ -931,6 +966,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_test(tc, test_full_model);
         tcase_add_test(tc, test_settings);
+        tcase_add_test(tc, test_settings_poll_interval);
         tcase_add_test(tc, test_empty_files);
         suite_add_tcase(s, tc);
 

@@ -12,6 +12,7 @@
  */
 
 #include <check.h>
+#include <sched.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -737,6 +738,58 @@ START_TEST(test_live_overrun) {
 END_TEST
 
 /* Whether the live tests can run here; if not, *ret_reason says why. */
+static int ignore_event(ProcMonitor *m, const ProcEvent *ev, void *userdata) {
+        return 0;
+}
+
+/* DESIGN.md: from a non-initial PID namespace the kernel ignores the subscription, and the
+ * daemon must notice (no acknowledgement) so it can fall back to scanning /proc. Runs the
+ * monitor in a child of unshare(CLONE_NEWPID), the situation of a daemon in a container. */
+START_TEST(test_live_pid_namespace_detected) {
+        int pipefd[2];
+        pid_t outer;
+        int status, child_r = 0;
+
+        ck_assert_int_eq(pipe(pipefd), 0);
+        outer = fork();
+        ck_assert_int_ge(outer, 0);
+        if (outer == 0) {
+                pid_t inner;
+                int r;
+
+                close(pipefd[0]);
+                if (unshare(CLONE_NEWPID) < 0)
+                        _exit(10);
+                inner = fork(); /* the first child is PID 1 of the new namespace */
+                if (inner < 0)
+                        _exit(11);
+                if (inner == 0) {
+                        sd_event *e = NULL;
+                        ProcMonitor *m = NULL;
+
+                        if (getpid() != 1 || sd_event_new(&e) < 0)
+                                _exit(12);
+                        r = proc_monitor_new(e, 500 * 1000, ignore_event, NULL, &m);
+                        if (write(pipefd[1], &r, sizeof(r)) != sizeof(r))
+                                _exit(13);
+                        proc_monitor_free(m);
+                        sd_event_unref(e);
+                        _exit(0);
+                }
+                _exit(waitpid(inner, &r, 0) == inner && WIFEXITED(r) ? WEXITSTATUS(r) : 14);
+        }
+        close(pipefd[1]);
+        ck_assert_int_eq(read(pipefd[0], &child_r, sizeof(child_r)), (ssize_t)sizeof(child_r));
+        close(pipefd[0]);
+        ck_assert_int_eq(waitpid(outer, &status, 0), outer);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+        /* And the same call from the initial namespace succeeds (test_live_events), so the
+         * timeout is the namespace's doing. */
+        ck_assert_int_eq(child_r, -ETIMEDOUT);
+}
+END_TEST
+
 static bool live_possible(const char **ret_reason) {
         struct stat st;
         int fd;
@@ -796,6 +849,7 @@ int main(int argc, char **argv) {
                         tcase_set_timeout(tc, 60);
                         tcase_add_test(tc, test_live_events);
                         tcase_add_test(tc, test_live_overrun);
+                        tcase_add_test(tc, test_live_pid_namespace_detected);
                         suite_add_tcase(s, tc);
                 } else if (mode) {
                         printf("Skipping the live proc connector tests: %s\n", reason);
