@@ -535,42 +535,42 @@ static int parse_mask(const char *s, unsigned long *bits, ParseError *e) {
 }
 
 static int parse_finish(
-        int r, const ParseError *e, const unsigned long *bits, CpuSet *ret, size_t *ret_error_offset,
-        const char **ret_error_reason) {
+        int r, const ParseError *e, const unsigned long *bits, CpuSet *ret, size_t *error_offset,
+        const char **error_reason) {
         if (r < 0) {
-                if (ret_error_offset)
-                        *ret_error_offset = e->offset;
-                if (ret_error_reason)
-                        *ret_error_reason = e->reason;
+                if (error_offset)
+                        *error_offset = e->offset;
+                if (error_reason)
+                        *error_reason = e->reason;
                 return r;
         }
         return ret ? cpuset_assign(ret, bits, MAX_WORDS) : 0;
 }
 
 int cpuset_parse_list_full(
-        const char *s, CpuSet *ret, size_t *ret_error_offset, const char **ret_error_reason) {
+        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason) {
         unsigned long bits[MAX_WORDS] = {};
         ParseError e = {};
 
         assert(s);
-        return parse_finish(parse_list(s, bits, &e), &e, bits, ret, ret_error_offset, ret_error_reason);
+        return parse_finish(parse_list(s, bits, &e), &e, bits, ret, error_offset, error_reason);
 }
 
 int cpuset_parse_mask_full(
-        const char *s, CpuSet *ret, size_t *ret_error_offset, const char **ret_error_reason) {
+        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason) {
         unsigned long bits[MAX_WORDS] = {};
         ParseError e = {};
 
         assert(s);
-        return parse_finish(parse_mask(s, bits, &e), &e, bits, ret, ret_error_offset, ret_error_reason);
+        return parse_finish(parse_mask(s, bits, &e), &e, bits, ret, error_offset, error_reason);
 }
 
-int cpuset_parse_list(const char *s, CpuSet *ret, size_t *ret_error_offset) {
-        return cpuset_parse_list_full(s, ret, ret_error_offset, NULL);
+int cpuset_parse_list(const char *s, CpuSet *ret, size_t *error_offset) {
+        return cpuset_parse_list_full(s, ret, error_offset, NULL);
 }
 
-int cpuset_parse_mask(const char *s, CpuSet *ret, size_t *ret_error_offset) {
-        return cpuset_parse_mask_full(s, ret, ret_error_offset, NULL);
+int cpuset_parse_mask(const char *s, CpuSet *ret, size_t *error_offset) {
+        return cpuset_parse_mask_full(s, ret, error_offset, NULL);
 }
 
 /* ---- formatting ---- */

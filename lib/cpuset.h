@@ -45,6 +45,7 @@ void cpuset_clear(CpuSet *s);
 bool cpuset_contains(const CpuSet *s, unsigned cpu);
 /* Number of CPUs in the set. */
 unsigned cpuset_count(const CpuSet *s);
+/* true if the set holds no CPU (whatever storage it has). */
 bool cpuset_is_empty(const CpuSet *s);
 /* Highest CPU in the set, or -1 when empty. */
 int cpuset_last(const CpuSet *s);
@@ -71,28 +72,28 @@ bool cpuset_intersects(const CpuSet *a, const CpuSet *b);
  * Parses a cpu-list. Leading/trailing blanks and empty elements are ignored; see
  * docs/cpu-lists.md for the full grammar. On success writes *ret (replacing its contents).
  * On error returns -EINVAL (syntax) or -ERANGE (number >= CPUSET_MAX_CPUS) and, if
- * ret_error_offset is non-NULL, the byte offset of the offending character in s; *ret is
+ * error_offset is non-NULL, the byte offset of the offending character in s; *ret is
  * untouched.
  */
-int cpuset_parse_list(const char *s, CpuSet *ret, size_t *ret_error_offset);
+int cpuset_parse_list(const char *s, CpuSet *ret, size_t *error_offset);
 
 /*
  * Parses a kernel hex mask ("ff,ffffffff", optional "0x" prefix, surrounding blanks and a
  * trailing newline allowed). Same error convention as cpuset_parse_list().
  */
-int cpuset_parse_mask(const char *s, CpuSet *ret, size_t *ret_error_offset);
+int cpuset_parse_mask(const char *s, CpuSet *ret, size_t *error_offset);
 
 /*
  * Like cpuset_parse_list() and cpuset_parse_mask(), and on error also a static English
- * description of the problem in *ret_error_reason (e.g. "range end is lower than its start"),
+ * description of the problem in *error_reason (e.g. "range end is lower than its start"),
  * so callers can write "FILE:LINE:COLUMN: invalid cpu-list \"10-1\": range end is lower than
- * its start" with COLUMN = their column + *ret_error_offset. ret may be NULL to only validate.
+ * its start" with COLUMN = their column + *error_offset. ret may be NULL to only validate.
  * Both out parameters for the error (either may be NULL) are written only on error.
  */
 int cpuset_parse_list_full(
-        const char *s, CpuSet *ret, size_t *ret_error_offset, const char **ret_error_reason);
+        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason);
 int cpuset_parse_mask_full(
-        const char *s, CpuSet *ret, size_t *ret_error_offset, const char **ret_error_reason);
+        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason);
 
 /*
  * Formats the set as a canonical cpu-list ("0-3,8", "" for the empty set) in a newly

@@ -65,6 +65,7 @@ typedef struct Plan {
  * Returns 0 and *ret, or -ENOMEM. Pending policies are not errors.
  */
 int plan_new(const Config *c, const Topology *t, Plan **ret);
+/* Frees p and its PolicyPlans (not the Config or Topology it borrowed). Accepts NULL, returns NULL. */
 Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 

@@ -41,6 +41,7 @@ typedef struct Diagnostics {
         unsigned n_warnings;
 } Diagnostics;
 
+/* Frees every diagnostic; *d is empty (all zero) afterwards and may be reused. */
 void diagnostics_done(Diagnostics *d);
 /* Appends a diagnostic. file may be NULL. Returns 0 or -ENOMEM. */
 _printf_(6, 7) int diagnostics_add(

@@ -109,7 +109,10 @@ typedef struct Config {
         unsigned facts; /* union of every matcher's facts */
 } Config;
 
+/* A new, empty Config (no files, no reserve, no policies), or NULL on OOM. */
 Config *config_new(void);
+/* Frees c and everything it owns, including the file names Locations point to. Accepts NULL,
+ * returns NULL. */
 Config *config_free(Config *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
 
