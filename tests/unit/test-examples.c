@@ -125,7 +125,8 @@ END_TEST
 
 START_TEST(test_demo_policy) {
         /* The README's demo: a config dir (run as affinityd --config-dir=policy-examples/demo)
-         * placing sleep and yes on CPUs that exist on a two-CPU machine. */
+         * placing only the demo's own programs (demo-sleep, demo-yes) on CPUs that exist on a
+         * two-CPU machine. */
         _cleanup_(config_freep) Config *c = NULL;
         _cleanup_(diagnostics_done) Diagnostics d = {};
         _cleanup_free_ char *path = NULL;
@@ -142,8 +143,8 @@ START_TEST(test_demo_policy) {
         yes_p = config_find_policy(c, "demo-yes");
         ck_assert_ptr_nonnull(sleep_p);
         ck_assert_ptr_nonnull(yes_p);
-        ck_assert(strv_length(sleep_p->match.comm) == 1 && streq(sleep_p->match.comm[0], "sleep"));
-        ck_assert(strv_length(yes_p->match.comm) == 1 && streq(yes_p->match.comm[0], "yes"));
+        ck_assert(strv_length(sleep_p->match.comm) == 1 && streq(sleep_p->match.comm[0], "demo-sleep"));
+        ck_assert(strv_length(yes_p->match.comm) == 1 && streq(yes_p->match.comm[0], "demo-yes"));
         ck_assert_int_eq(sleep_p->cpus.kind, CPU_SELECTOR_LITERAL);
         ck_assert_int_eq(yes_p->cpus.kind, CPU_SELECTOR_LITERAL);
         ck_assert_int_le(cpuset_last(&sleep_p->cpus.literal), 1);
