@@ -386,6 +386,76 @@ fail:
         return r;
 }
 
+/* A policy the daemon could not resolve on this machine (ListPolicies with a pending_reason). */
+typedef struct PendingPolicy {
+        char *name;
+        char *file;
+        uint32_t line;
+        char *reason;
+} PendingPolicy;
+
+typedef struct PendingPolicies {
+        PendingPolicy *items;
+        size_t n;
+} PendingPolicies;
+
+static void pending_policies_done(PendingPolicies *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                free(p->items[i].name);
+                free(p->items[i].file);
+                free(p->items[i].reason);
+        }
+        p->items = mfree(p->items);
+        p->n = 0;
+}
+
+/* Reads a ListPolicies() reply, a(ssuss) (name, file, line, cpus, pending_reason), keeping the
+ * pending policies in the daemon's order. Returns 0 or a negative errno. */
+static int read_pending_policies(sd_bus_message *reply, PendingPolicies *ret) {
+        PendingPolicies p = {};
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ssuss)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *name, *file, *cpus, *reason;
+                PendingPolicy *a = NULL;
+                uint32_t line;
+
+                r = sd_bus_message_read(reply, "(ssuss)", &name, &file, &line, &cpus, &reason);
+                if (r < 0)
+                        goto fail;
+                if (r == 0)
+                        break;
+                if (reason[0] == 0)
+                        continue;
+                a = reallocarray(p.items, p.n + 1, sizeof(PendingPolicy));
+                if (!a) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                p.items = a;
+                p.items[p.n] = (PendingPolicy){
+                        .name = strdup(name), .file = strdup(file), .line = line, .reason = strdup(reason)};
+                p.n++;
+                if (!p.items[p.n - 1].name || !p.items[p.n - 1].file || !p.items[p.n - 1].reason) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                goto fail;
+
+        *ret = p;
+        return 0;
+
+fail:
+        pending_policies_done(&p);
+        return r;
+}
+
 /* µs as "850us", "1.2ms", "3.40s". */
 static void format_usec(const char *text, char *buf, size_t size) {
         uint64_t us = strtoull(text, NULL, 10);
@@ -475,8 +545,27 @@ static bool status_known(const char *name) {
         return is_latency_field(name);
 }
 
-static void print_status(const Properties *props) {
-        int width = (int)strlen(LATENCY_LABEL);
+#define PENDING_LABEL "Pending"
+
+/* "name (file:line): reason", one line per pending policy, under the label "Pending". */
+static void print_pending(int width, const PendingPolicies *pending) {
+        for (size_t i = 0; i < pending->n; i++) {
+                const PendingPolicy *p = &pending->items[i];
+                _cleanup_free_ char *text = NULL;
+                int r;
+
+                if (p->file[0] && p->line > 0)
+                        r = asprintf(&text, "%s (%s:%" PRIu32 "): %s", p->name, p->file, p->line, p->reason);
+                else
+                        r = asprintf(&text, "%s: %s", p->name, p->reason);
+                if (r < 0)
+                        text = NULL;
+                print_field(width, i == 0 ? PENDING_LABEL : NULL, text ?: p->name);
+        }
+}
+
+static void print_status(const Properties *props, const PendingPolicies *pending) {
+        int width = (int)MAX(strlen(LATENCY_LABEL), strlen(PENDING_LABEL));
         char latency[128] = "";
         size_t n_latency = 0;
 
@@ -496,6 +585,10 @@ static void print_status(const Properties *props) {
                         continue;
                 print_property(width, status_fields[i].label, p);
         }
+
+        /* Policies that don't apply on this machine, and why (a name no user has, a node
+         * that doesn't exist): they are not errors, so this is where they show. */
+        print_pending(width, pending);
 
         for (size_t i = 0; i < ELEMENTSOF(latency_fields); i++) {
                 static const char *const names[] = {"p50", "p99", "max"};
@@ -520,7 +613,7 @@ static void print_status(const Properties *props) {
                         print_property(width, props->items[i].name, &props->items[i]);
 }
 
-static void print_status_json(const Properties *props) {
+static void print_status_json(const Properties *props, const PendingPolicies *pending) {
         fputc('{', stdout);
         for (size_t i = 0; i < props->n; i++) {
                 const Property *p = &props->items[i];
@@ -544,14 +637,27 @@ static void print_status_json(const Properties *props) {
                         break;
                 }
         }
-        fputs("}\n", stdout);
+        fputs(props->n > 0 ? ",\"PendingPolicies\":[" : "\"PendingPolicies\":[", stdout);
+        for (size_t i = 0; i < pending->n; i++) {
+                const PendingPolicy *p = &pending->items[i];
+
+                fputs(i > 0 ? ",{\"name\":" : "{\"name\":", stdout);
+                json_string(stdout, p->name);
+                fputs(",\"file\":", stdout);
+                json_string(stdout, p->file);
+                printf(",\"line\":%" PRIu32 ",\"reason\":", p->line);
+                json_string(stdout, p->reason);
+                fputc('}', stdout);
+        }
+        fputs("]}\n", stdout);
 }
 
 static int verb_status(void) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
+        sd_bus_message *reply = NULL, *policies = NULL;
         sd_bus *bus = NULL;
         Properties props = {};
+        PendingPolicies pending = {};
         int r, ret;
 
         r = connect_or_explain(&bus);
@@ -570,14 +676,28 @@ static int verb_status(void) {
                 goto finish;
         }
 
+        r = bus_call(bus, BUS_INTERFACE, "ListPolicies", NULL, 0, &error, &policies);
+        if (r < 0) {
+                ret = explain_call_error("list the daemon's policies", r, &error);
+                goto finish;
+        }
+        r = read_pending_policies(policies, &pending);
+        if (r < 0) {
+                fprintf(stderr, "Failed to parse the daemon's policies: %s\n", strerror(-r));
+                ret = EXIT_FAILURE_;
+                goto finish;
+        }
+
         if (arg_json)
-                print_status_json(&props);
+                print_status_json(&props, &pending);
         else
-                print_status(&props);
+                print_status(&props, &pending);
         ret = EXIT_OK;
 
 finish:
+        pending_policies_done(&pending);
         properties_done(&props);
+        sd_bus_message_unref(policies);
         sd_bus_message_unref(reply);
         sd_bus_error_free(&error);
         sd_bus_flush_close_unref(bus);
@@ -627,10 +747,6 @@ static int verb_reload(void) {
 
 /* ---- validate ---- */
 
-static const Location *policy_cpus_location(const Policy *p) {
-        return p->cpus.location.line > 0 ? &p->cpus.location : &p->location;
-}
-
 /* Adds what planning against this machine says as warnings: the reserve's, pending policies,
  * and each policy's. */
 static int add_plan_warnings(const Plan *plan, Diagnostics *diag) {
@@ -646,20 +762,23 @@ static int add_plan_warnings(const Plan *plan, Diagnostics *diag) {
         for (size_t i = 0; i < plan->n_policies; i++) {
                 const PolicyPlan *pp = &plan->policies[i];
                 const Policy *p = pp->policy;
-                const Location *l = policy_cpus_location(p);
 
+                /* Each at the most precise place the plan knows, else at the policy. */
                 if (pp->pending_reason) {
+                        const Location *l = pp->pending_location ?: &p->location;
+
                         r = diagnostics_add(
-                                diag, DIAGNOSTIC_WARNING, p->location.file, p->location.line,
-                                p->location.column, "policy \"%s\" is pending on this machine: %s", p->name,
-                                pp->pending_reason);
+                                diag, DIAGNOSTIC_WARNING, l->file, l->line, l->column,
+                                "policy \"%s\" is pending on this machine: %s", p->name, pp->pending_reason);
                         if (r < 0)
                                 return r;
                 }
-                STRV_FOREACH (w, pp->warnings) {
+                for (size_t k = 0; pp->warnings && pp->warnings[k]; k++) {
+                        const Location *l = pp->warning_locations ? pp->warning_locations[k] : &p->location;
+
                         r = diagnostics_add(
                                 diag, DIAGNOSTIC_WARNING, l->file, l->line, l->column, "policy \"%s\": %s",
-                                p->name, *w);
+                                p->name, pp->warnings[k]);
                         if (r < 0)
                                 return r;
                 }
@@ -792,10 +911,11 @@ static void help(void) {
                "Query and control affinityd, the CPU placement daemon.\n"
                "\n"
                "Commands:\n"
-               "  status               Show the daemon's state and counters\n"
+               "  status               Show the daemon's state, counters and pending policies\n"
                "  reload               Reload the configuration and wait until it is done\n"
                "  validate [PATH...]   Check policy files offline (default: the standard\n"
                "                       search path); a directory is read as a config dir\n"
+               "                       (affinityd.yaml, policy.d/) or else as a policy.d\n"
                "\n"
                "Options:\n"
                "  -h --help                  Show this help\n"

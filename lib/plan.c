@@ -21,7 +21,8 @@
 /* What resolution needs besides the selector. Later: CPUs held by exclusive policies. */
 typedef struct PlanContext {
         const Topology *topology;
-        const CpuSet *reserve; /* online reserved CPUs; never NULL */
+        const CpuSet *reserve;       /* online reserved CPUs; never NULL */
+        const CpuSet *reserve_given; /* the reserve as configured; NULL when none was given */
 } PlanContext;
 
 /* ---- small helpers ---- */
@@ -88,6 +89,26 @@ static int set_andnot(CpuSet *dst, const CpuSet *a, const CpuSet *b) {
                 return r;
         cpuset_andnot(dst, b);
         return 0;
+}
+
+/*
+ * How a reason names the reserve: "reserve: 0-1", "reserve: none" (none was given), or, when
+ * one was given but none of its CPUs is online, "reserve 0 has no online CPU here". NULL on OOM.
+ */
+static char *reserve_describe(const PlanContext *ctx) {
+        _cleanup_free_ char *l = NULL;
+        char *d = NULL;
+
+        if (cpuset_is_empty(ctx->reserve) && ctx->reserve_given && !cpuset_is_empty(ctx->reserve_given)) {
+                l = set_str(ctx->reserve_given);
+                if (!l || asprintf(&d, "reserve %s has no online CPU here", l) < 0)
+                        return NULL;
+                return d;
+        }
+        l = set_str(ctx->reserve);
+        if (!l || asprintf(&d, "reserve: %s", l) < 0)
+                return NULL;
+        return d;
 }
 
 /* "NUMA node 1", "NUMA nodes 0-1", "package 0", "NUMA node 1 in package 0", "the online CPUs". */
@@ -238,13 +259,13 @@ static int resolve_mapping(const PlanContext *ctx, const CpuSelector *s, CpuSet 
         switch (s->reserved) {
         case RESERVED_AVOID:
                 if (cpuset_is_subset(&cpus, ctx->reserve)) {
-                        _cleanup_free_ char *c = set_str(&cpus), *rs = set_str(ctx->reserve);
+                        _cleanup_free_ char *c = set_str(&cpus), *rs = reserve_describe(ctx);
 
                         if (!c || !rs)
                                 return -ENOMEM;
                         return reasonf(
                                 -EINVAL, ret_reason,
-                                "every CPU of %s (%s) is reserved (reserve: %s); "
+                                "every CPU of %s (%s) is reserved (%s); "
                                 "use reserved: allow or only to place on them",
                                 what, c, rs);
                 }
@@ -253,14 +274,13 @@ static int resolve_mapping(const PlanContext *ctx, const CpuSelector *s, CpuSet 
 
         case RESERVED_ONLY:
                 if (!cpuset_intersects(&cpus, ctx->reserve)) {
-                        _cleanup_free_ char *c = set_str(&cpus), *rs = set_str(ctx->reserve);
+                        _cleanup_free_ char *c = set_str(&cpus), *rs = reserve_describe(ctx);
 
                         if (!c || !rs)
                                 return -ENOMEM;
                         return reasonf(
                                 -EINVAL, ret_reason,
-                                "reserved: only, but no CPU of %s (%s) is reserved (reserve: %s)", what, c,
-                                rs);
+                                "reserved: only, but no CPU of %s (%s) is reserved (%s)", what, c, rs);
                 }
                 cpuset_and(&cpus, ctx->reserve);
                 break;
@@ -292,7 +312,7 @@ int plan_resolve_selector(
         static const CpuSet empty = CPUSET_NULL;
         _cleanup_cpuset_ CpuSet online_reserve = CPUSET_NULL;
         _cleanup_free_ char *reason = NULL;
-        PlanContext ctx = {.topology = t, .reserve = &empty};
+        PlanContext ctx = {.topology = t, .reserve = &empty, .reserve_given = reserve};
         int r;
 
         if (reserve) {
@@ -308,9 +328,51 @@ int plan_resolve_selector(
         return r;
 }
 
-/* Warnings for a literal cpu-list: CPUs that don't exist, are offline, disallowed, reserved. */
+/* Appends a warning about what is written at where to pp. Returns 0 or -ENOMEM. */
+_printf_(3, 4) static int policy_plan_warn(PolicyPlan *pp, const Location *where, const char *format, ...) {
+        size_t n = strv_length(pp->warnings);
+        const Location **a = NULL;
+        char **nl = NULL, *w = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&w, format, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+
+        /* Locations first: an array one longer than the warnings is harmless. */
+        a = reallocarray(pp->warning_locations, n + 1, sizeof(Location *));
+        if (!a) {
+                free(w);
+                return -ENOMEM;
+        }
+        pp->warning_locations = a;
+        nl = reallocarray(pp->warnings, n + 2, sizeof(char *));
+        if (!nl) {
+                free(w);
+                return -ENOMEM;
+        }
+        nl[n] = w;
+        nl[n + 1] = NULL;
+        pp->warnings = nl;
+        pp->warning_locations[n] = where;
+        return 0;
+}
+
+/* Where a selector was written: its cpus: value, else fallback (the rule or the policy). */
+static const Location *selector_location(const CpuSelector *s, const Location *fallback) {
+        return s->location.line > 0 ? &s->location : fallback;
+}
+
+/*
+ * Warnings for a literal cpu-list: CPUs that don't exist, are offline, disallowed, reserved.
+ * where: the place the cpu-list is written.
+ */
 static int literal_warnings(
-        const PlanContext *ctx, const CpuSelector *s, const char *prefix, char ***warnings) {
+        const PlanContext *ctx, const CpuSelector *s, const char *prefix, const Location *where,
+        PolicyPlan *pp) {
         const Topology *t = ctx->topology;
         _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
         _cleanup_free_ char *l = NULL;
@@ -351,8 +413,8 @@ static int literal_warnings(
                 context = set_str(checks[i].context);
                 if (!bad || !context)
                         return -ENOMEM;
-                r = strv_extendf(
-                        warnings, "%scpu-list %s %s CPU%s %s (%s: %s)", prefix, l, checks[i].what,
+                r = policy_plan_warn(
+                        pp, where, "%scpu-list %s %s CPU%s %s (%s: %s)", prefix, l, checks[i].what,
                         cpuset_count(&x) == 1 ? "" : "s", bad, checks[i].context_name, context);
                 if (r < 0)
                         return r;
@@ -443,12 +505,14 @@ static void policy_plan_done(PolicyPlan *pp) {
         free(pp->threads);
         free(pp->uids);
         strv_free(pp->warnings);
+        free(pp->warning_locations);
         *pp = (PolicyPlan){};
 }
 
 /* Forgets what was resolved, so a pending policy carries nothing to apply. */
-static void policy_plan_make_pending(PolicyPlan *pp, char *reason) {
+static void policy_plan_make_pending(PolicyPlan *pp, char *reason, const Location *where) {
         pp->pending_reason = reason;
+        pp->pending_location = where;
         pp->has_cpus = false;
         cpuset_done(&pp->cpus);
         for (size_t i = 0; i < pp->policy->n_threads; i++) {
@@ -462,6 +526,7 @@ static void policy_plan_make_pending(PolicyPlan *pp, char *reason) {
 /* Resolves one policy into *pp (zeroed by the caller). Returns 0 (pending or not) or -ENOMEM. */
 static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPlan *pp) {
         _cleanup_free_ char *reason = NULL;
+        const Location *where = &p->location;
         int r;
 
         pp->policy = p;
@@ -473,7 +538,7 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
 
         /* The policy's own set. */
         if (p->cpus.kind == CPU_SELECTOR_LITERAL) {
-                r = literal_warnings(ctx, &p->cpus, "", &pp->warnings);
+                r = literal_warnings(ctx, &p->cpus, "", selector_location(&p->cpus, &p->location), pp);
                 if (r < 0)
                         return r;
         }
@@ -481,14 +546,18 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                 r = resolve_selector(ctx, &p->cpus, &pp->cpus, &reason);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0)
+                if (r < 0) {
+                        where = selector_location(&p->cpus, &p->location);
                         goto pending;
+                }
                 pp->has_cpus = true;
         }
 
         /* Thread rules with their own cpus. */
         for (size_t i = 0; i < p->n_threads; i++) {
                 const ThreadRule *rule = &p->threads[i];
+                const Location *rule_where = selector_location(
+                        &rule->cpus, rule->location.line > 0 ? &rule->location : &p->location);
                 _cleanup_free_ char *prefix = NULL, *rule_reason = NULL;
 
                 if (rule->cpus.kind == CPU_SELECTOR_NONE)
@@ -497,7 +566,7 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                 if (asprintf(&prefix, "thread rule \"%s\": ", rule->name) < 0)
                         return -ENOMEM;
                 if (rule->cpus.kind == CPU_SELECTOR_LITERAL) {
-                        r = literal_warnings(ctx, &rule->cpus, prefix, &pp->warnings);
+                        r = literal_warnings(ctx, &rule->cpus, prefix, rule_where, pp);
                         if (r < 0)
                                 return r;
                 }
@@ -507,6 +576,7 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                 if (r < 0) {
                         if (asprintf(&reason, "%s%s", prefix, rule_reason) < 0)
                                 return -ENOMEM;
+                        where = rule_where;
                         goto pending;
                 }
                 pp->threads[i].has_cpus = true;
@@ -522,14 +592,15 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
         return 0;
 
 pending:
-        policy_plan_make_pending(pp, TAKE_PTR(reason));
+        policy_plan_make_pending(pp, TAKE_PTR(reason), where);
         return 0;
 }
 
 /* The reserve: its online CPUs, with warnings for offline ones and split cores. */
 static int plan_resolve_reserve(const Config *c, const Topology *t, Plan *p) {
-        const CpuSet *online = topology_online_cpus(t);
-        _cleanup_cpuset_ CpuSet off = CPUSET_NULL, split = CPUSET_NULL, sib = CPUSET_NULL;
+        const CpuSet *online = topology_online_cpus(t), *all = topology_all_cpus(t);
+        _cleanup_cpuset_ CpuSet missing = CPUSET_NULL, off = CPUSET_NULL, split = CPUSET_NULL,
+                                sib = CPUSET_NULL;
         _cleanup_free_ char *l = NULL;
         int r;
 
@@ -544,9 +615,27 @@ static int plan_resolve_reserve(const Config *c, const Topology *t, Plan *p) {
         if (!l)
                 return -ENOMEM;
 
-        r = set_andnot(&off, &c->reserve, online);
+        /* CPUs this machine doesn't have at all, then those it has but not online. */
+        r = set_andnot(&missing, &c->reserve, all);
         if (r < 0)
                 return r;
+        if (!cpuset_is_empty(&missing)) {
+                _cleanup_free_ char *m = set_str(&missing), *a = set_str(all);
+                bool one = cpuset_count(&missing) == 1;
+
+                if (!m || !a)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        &p->warnings, "reserve: CPU%s %s %s not exist here (CPUs here: %s)", one ? "" : "s",
+                        m, one ? "does" : "do", a);
+                if (r < 0)
+                        return r;
+        }
+
+        r = set_and(&off, &c->reserve, all);
+        if (r < 0)
+                return r;
+        cpuset_andnot(&off, online);
         if (!cpuset_is_empty(&off)) {
                 _cleanup_free_ char *o = set_str(&off), *on = set_str(online);
 
@@ -604,7 +693,11 @@ int plan_new(const Config *c, const Topology *t, Plan **ret) {
         }
         p->n_policies = c->n_policies;
 
-        ctx = (PlanContext){.topology = t, .reserve = &p->reserve};
+        ctx = (PlanContext){
+                .topology = t,
+                .reserve = &p->reserve,
+                .reserve_given = c->has_reserve ? &c->reserve : NULL,
+        };
         for (size_t i = 0; i < c->n_policies; i++) {
                 r = policy_plan_resolve(&ctx, &c->policies[i], &p->policies[i]);
                 if (r < 0)

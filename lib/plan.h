@@ -4,10 +4,9 @@
 /*
  * Planning: turns each policy's selectors into concrete CPU sets against a topology.
  * A pure function of (Config, Topology): the same inputs give the same plan, which is what
- * lets multi-socket behaviour be tested from hwloc XML on any machine, and what
- * `affinityctl plan` shows. A policy that can't be resolved on this machine (a node that
- * doesn't exist, a selector that leaves no CPU, an unknown user) is pending, with a reason;
- * that is not an error of the plan.
+ * lets multi-socket behaviour be tested from hwloc XML on any machine. A policy that can't be
+ * resolved on this machine (a node that doesn't exist, a selector that leaves no CPU, an
+ * unknown user) is pending, with a reason; that is not an error of the plan.
  */
 
 #include <sys/types.h>
@@ -26,18 +25,30 @@ typedef struct ThreadPlan {
  */
 typedef struct PolicyPlan {
         const Policy *policy; /* borrowed from the Config the plan was made from */
-        char *pending_reason; /* non-NULL: not applied, reported, retried when the machine changes */
+        char *pending_reason; /* non-NULL: not applied, reported, re-resolved on reload (later: on
+                               * CPU/device changes) */
         bool has_cpus;        /* false: the policy does not touch CPU affinity */
         CpuSet cpus;          /* resolved CPUs (OS numbers), never empty when has_cpus */
         ThreadPlan *threads;  /* parallel to policy->threads (NULL when it has none) */
         uid_t *uids;          /* policy->match.user resolved, duplicates dropped, in order */
         size_t n_uids;
         /*
+         * Where the cause of pending_reason is written, the most precise place known: the
+         * cpus: value (the policy's or a thread rule's) that could not be resolved, or the
+         * policy's list item (user:). Borrowed from the policy; NULL when not pending.
+         */
+        const Location *pending_location;
+        /*
          * NULL-terminated (NULL when none): a literal cpu-list naming nonexistent, offline or
          * disallowed CPUs, or overlapping the reserve; "thread rule \"NAME\": " prefixes the
          * warnings of a thread rule's list.
          */
         char **warnings;
+        /*
+         * Parallel to warnings: where each one's cpu-list is written (the policy's or the
+         * thread rule's cpus: value). Borrowed from the policy; NULL when there are no warnings.
+         */
+        const Location **warning_locations;
 } PolicyPlan;
 
 typedef struct Plan {
@@ -45,7 +56,10 @@ typedef struct Plan {
         PolicyPlan *policies; /* parallel to config->policies */
         size_t n_policies;
         CpuSet reserve; /* the reserve as resolved (online CPUs only) */
-        /* NULL-terminated (NULL when none): a reserve naming CPUs not online, or splitting cores. */
+        /*
+         * NULL-terminated (NULL when none): a reserve naming CPUs that don't exist here or are
+         * not online, or splitting cores. They are about config->reserve_location.
+         */
         char **warnings;
 } Plan;
 

@@ -1196,7 +1196,14 @@ static int reader_error(Reader *rd) {
         default:
                 line = (unsigned)p->problem_mark.line + 1;
                 column = (unsigned)p->problem_mark.column + 1;
-                if (p->context)
+                if (p->problem_mark.index < rd->len && rd->text[p->problem_mark.index] == '\t')
+                        /* libyaml's own words ("found character that cannot start any token")
+                         * don't say that the character is a tab. */
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, line, column,
+                                "YAML syntax error: tabs are not allowed for indentation in YAML; use "
+                                "spaces");
+                else if (p->context)
                         r = loader_log(
                                 l, DIAGNOSTIC_ERROR, line, column,
                                 "YAML syntax error: %s (%s at line %u, column %u)", strna(p->problem),
@@ -1424,12 +1431,23 @@ int config_parse_string(
 
 /* ---- files and directories -------------------------------------------------------------- */
 
-/* -EBADFD: exists but is not a regular file. */
+/* st_size and st_mtim, the marks of a file being rewritten. */
+static bool stat_changed(const struct stat *a, const struct stat *b) {
+        return a->st_size != b->st_size || a->st_mtim.tv_sec != b->st_mtim.tv_sec ||
+                a->st_mtim.tv_nsec != b->st_mtim.tv_nsec;
+}
+
+/*
+ * Reads a whole regular file, NUL-terminated. st_size is only a hint: /proc and /sys files
+ * say 0 or 4096 whatever they hold, so the file is read until EOF. -EFBIG only when the file
+ * really holds more than FILE_SIZE_MAX bytes; -ESTALE when its size or mtime changed while
+ * it was read (someone is writing it); -EISDIR; -EBADFD: exists but is not a regular file.
+ */
 static int read_full_file(const char *path, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t size = 0;
+        struct stat st, st_after;
+        size_t size = 0, alloc;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
@@ -1443,15 +1461,26 @@ static int read_full_file(const char *path, char **ret, size_t *ret_size) {
         if (st.st_size > (off_t)FILE_SIZE_MAX)
                 return -EFBIG;
 
-        buf = malloc((size_t)st.st_size + 1);
+        /* Room for the expected size, one byte more to see EOF, and the NUL. */
+        alloc = MAX((size_t)st.st_size + 2, (size_t)4096);
+        buf = malloc(alloc);
         if (!buf)
                 return -ENOMEM;
         for (;;) {
                 ssize_t n;
 
-                if (size >= (size_t)st.st_size + 1) /* grew while we read */
-                        return -EFBIG;
-                n = read(fd, buf + size, (size_t)st.st_size + 1 - size);
+                if (size > FILE_SIZE_MAX)
+                        break;
+                if (size + 1 >= alloc) {
+                        size_t grown = MIN(alloc * 2, (size_t)FILE_SIZE_MAX + 2);
+                        char *b = realloc(buf, grown);
+
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        alloc = grown;
+                }
+                n = read(fd, buf + size, alloc - 1 - size);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -1461,7 +1490,14 @@ static int read_full_file(const char *path, char **ret, size_t *ret_size) {
                         break;
                 size += (size_t)n;
         }
-        buf[MIN(size, (size_t)st.st_size)] = '\0';
+
+        if (fstat(fd, &st_after) < 0)
+                return -errno;
+        if (stat_changed(&st, &st_after))
+                return -ESTALE;
+        if (size > FILE_SIZE_MAX)
+                return -EFBIG;
+        buf[size] = '\0';
         *ret = TAKE_PTR(buf);
         *ret_size = size;
         return 0;
@@ -1493,6 +1529,13 @@ static int load_file(
                         return diagnostics_add(
                                 diag, DIAGNOSTIC_ERROR, path, 0, 0, "cannot read: larger than %u MiB",
                                 FILE_SIZE_MAX / 1024 / 1024);
+                if (r == -ESTALE)
+                        return diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, path, 0, 0,
+                                "cannot read: the file changed while being read (try again)");
+                if (r == -EISDIR)
+                        return diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, path, 0, 0, "cannot read: is a directory");
                 return diagnostics_add(diag, DIAGNOSTIC_ERROR, path, 0, 0, "cannot read: %s", strerror(-r));
         }
 
@@ -1686,22 +1729,182 @@ int config_load_dirs(
         return config_finish(&c, errors, io_error, ret, diag);
 }
 
+/* What a directory the user named holds. */
+typedef enum DirKind {
+        DIR_KIND_CONFIG,   /* affinityd.yaml or policy.d/ (whatever their type) */
+        DIR_KIND_POLICIES, /* neither, but *.yaml files: a policy.d directory itself */
+        DIR_KIND_NOTHING,  /* neither, and no *.yaml file */
+} DirKind;
+
+/* Looks into the directory path. Returns 0 and *ret, or the -errno of opendir/readdir. */
+static int dir_classify(const char *path, DirKind *ret) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        struct stat st;
+        bool yaml = false;
+
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        if (fstatat(dirfd(d), SETTINGS_NAME, &st, AT_SYMLINK_NOFOLLOW) >= 0 ||
+            fstatat(dirfd(d), "policy.d", &st, AT_SYMLINK_NOFOLLOW) >= 0) {
+                *ret = DIR_KIND_CONFIG;
+                return 0;
+        }
+        for (errno = 0; (de = readdir(d)); errno = 0)
+                if (de->d_name[0] != '.' && endswith(de->d_name, ".yaml")) {
+                        yaml = true;
+                        break;
+                }
+        if (!de && errno != 0)
+                return -errno;
+        *ret = yaml ? DIR_KIND_POLICIES : DIR_KIND_NOTHING;
+        return 0;
+}
+
+/* Whether path names a *.yaml file by its name (trailing slashes ignored). */
+static bool path_is_yaml_name(const char *path) {
+        size_t n = strlen(path);
+
+        while (n > 1 && path[n - 1] == '/')
+                n--;
+        return n >= strlen(".yaml") && memcmp(path + n - strlen(".yaml"), ".yaml", strlen(".yaml")) == 0;
+}
+
+/* Loads DIR/affinityd.yaml and DIR/policy.d/ *.yaml into c. Returns 0 or -ENOMEM. */
+static int load_config_dir_into(Config *c, const char *dir, Diagnostics *diag, int *io_error) {
+        _cleanup_free_ char *settings = NULL, *policy_dir = NULL;
+
+        if (asprintf(&settings, "%s/" SETTINGS_NAME, dir) < 0) {
+                settings = NULL;
+                return -ENOMEM;
+        }
+        if (asprintf(&policy_dir, "%s/policy.d", dir) < 0) {
+                policy_dir = NULL;
+                return -ENOMEM;
+        }
+        return load_dirs_into(c, settings, (const char *const[]){policy_dir, NULL}, diag, io_error);
+}
+
+/*
+ * Checks that config_dir is a configuration directory: an error when it is empty, missing,
+ * not a directory, or looks like a policy.d directory; a warning when it holds neither
+ * affinityd.yaml nor policy.d/. Returns 0 (go on), -EINVAL (reported: a usage mistake),
+ * -ENOMEM, or the -errno of stat/opendir (reported).
+ */
+static int config_dir_check(const char *config_dir, Diagnostics *diag) {
+        struct stat st;
+        DirKind kind;
+        int r;
+
+        if (isempty(config_dir)) {
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, NULL, 0, 0,
+                        "the configuration directory is an empty string (give a directory that holds "
+                        "affinityd.yaml and policy.d/)");
+                return r < 0 ? r : -EINVAL;
+        }
+        if (stat(config_dir, &st) < 0) {
+                int error = -errno;
+
+                if (error == -ENOENT)
+                        r = diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, config_dir, 0, 0,
+                                "configuration directory does not exist");
+                else
+                        r = diagnostics_add(
+                                diag, DIAGNOSTIC_ERROR, config_dir, 0, 0,
+                                "cannot read configuration directory: %s", strerror(-error));
+                return r < 0 ? r : error;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, config_dir, 0, 0,
+                        "not a directory (the configuration directory holds affinityd.yaml and policy.d/)");
+                return r < 0 ? r : -ENOTDIR;
+        }
+
+        r = dir_classify(config_dir, &kind);
+        if (r < 0) {
+                int q = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, config_dir, 0, 0, "cannot read directory: %s", strerror(-r));
+                return q < 0 ? q : r;
+        }
+        switch (kind) {
+        case DIR_KIND_CONFIG:
+                return 0;
+        case DIR_KIND_POLICIES:
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, config_dir, 0, 0,
+                        "looks like a policy.d directory (it holds *.yaml files, but no " SETTINGS_NAME
+                        " and no policy.d/): pass its parent");
+                return r < 0 ? r : -EINVAL;
+        case DIR_KIND_NOTHING:
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_WARNING, config_dir, 0, 0,
+                        "no " SETTINGS_NAME " and no policy.d/ in this directory: no policies");
+                return r < 0 ? r : 0;
+        }
+        return 0;
+}
+
 int config_load(const char *config_dir, Config **ret, Diagnostics *diag) {
-        _cleanup_free_ char *settings = NULL, *dir = NULL;
+        _cleanup_(diagnostics_done) Diagnostics dummy = {};
+        _cleanup_(config_freep) Config *c = NULL;
+        unsigned errors;
+        int io_error = 0, r;
 
         if (!config_dir)
                 return config_load_dirs(
                         AFFINITYD_CONF_DIR "/" SETTINGS_NAME, policy_dirs_default, ret, diag);
 
-        if (asprintf(&settings, "%s/" SETTINGS_NAME, config_dir) < 0) {
-                settings = NULL;
+        if (!diag)
+                diag = &dummy;
+        errors = diag->n_errors;
+
+        r = config_dir_check(config_dir, diag);
+        if (r < 0)
+                return r;
+
+        c = config_new();
+        if (!c)
                 return -ENOMEM;
+        r = load_config_dir_into(c, config_dir, diag, &io_error);
+        if (r < 0)
+                return r;
+        return config_finish(&c, errors, io_error, ret, diag);
+}
+
+/* One directory argument of config_load_paths(). Returns 0 or -ENOMEM. */
+static int load_path_dir(Config *c, const char *path, Diagnostics *diag, int *io_error) {
+        DirKind kind;
+        int r;
+
+        if (path_is_yaml_name(path)) {
+                note_io_error(io_error, -EISDIR);
+                return diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, path, 0, 0,
+                        "cannot read: is a directory (expected a YAML file, a configuration directory or "
+                        "a policy.d directory)");
         }
-        if (asprintf(&dir, "%s/policy.d", config_dir) < 0) {
-                dir = NULL;
-                return -ENOMEM;
+
+        r = dir_classify(path, &kind);
+        if (r < 0) {
+                note_io_error(io_error, r);
+                return diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, path, 0, 0, "cannot read directory: %s", strerror(-r));
         }
-        return config_load_dirs(settings, (const char *const[]){dir, NULL}, ret, diag);
+        switch (kind) {
+        case DIR_KIND_CONFIG:
+                return load_config_dir_into(c, path, diag, io_error);
+        case DIR_KIND_POLICIES:
+                return load_dirs_into(c, NULL, (const char *const[]){path, NULL}, diag, io_error);
+        case DIR_KIND_NOTHING:
+                break;
+        }
+        return diagnostics_add(
+                diag, DIAGNOSTIC_WARNING, path, 0, 0,
+                "no " SETTINGS_NAME ", no policy.d/ and no *.yaml file in this directory: nothing to read");
 }
 
 int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag) {
@@ -1725,14 +1928,9 @@ int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag) {
                         note_io_error(&io_error, -errno);
                         r = diagnostics_add(
                                 diag, DIAGNOSTIC_ERROR, *path, 0, 0, "cannot read: %s", strerror(errno));
-                } else if (S_ISDIR(st.st_mode)) {
-                        _cleanup_free_ char *settings = NULL, *dir = NULL;
-
-                        if (asprintf(&settings, "%s/" SETTINGS_NAME, *path) < 0 ||
-                            asprintf(&dir, "%s/policy.d", *path) < 0)
-                                return -ENOMEM;
-                        r = load_dirs_into(c, settings, (const char *const[]){dir, NULL}, diag, &io_error);
-                } else {
+                } else if (S_ISDIR(st.st_mode))
+                        r = load_path_dir(c, *path, diag, &io_error);
+                else {
                         const char *base = strrchr(*path, '/');
 
                         base = base ? base + 1 : *path;

@@ -63,8 +63,14 @@ extern const char *const policy_dirs_default[]; /* /usr/lib, /run, /etc policy.d
  * Loads the whole configuration.
  * config_dir NULL: the standard path (AFFINITYD_CONF_DIR/affinityd.yaml and the three
  * policy.d directories of policy_dirs_default, with override and masking rules).
- * config_dir set (--config-dir=DIR): DIR/affinityd.yaml and DIR/policy.d/ *.yaml only.
- * A missing affinityd.yaml or policy.d is not an error.
+ * A missing affinityd.yaml or policy.d is not an error there.
+ * config_dir set (--config-dir=DIR): DIR/affinityd.yaml and DIR/policy.d/ *.yaml only, and DIR
+ * must be a configuration directory, so that a mistyped path never runs with no policies
+ * unsaid: an empty string is an error (-EINVAL); a DIR that doesn't exist (-ENOENT) or is not
+ * a directory (-ENOTDIR) is an error naming it; a DIR with neither affinityd.yaml nor policy.d/
+ * but with *.yaml files is an error (-EINVAL) with the hint that it looks like a policy.d
+ * directory whose parent was meant; a DIR with neither and no *.yaml file loads as an empty
+ * configuration with a warning. Either one of affinityd.yaml and policy.d/ alone is fine.
  * Returns 0 and *ret on success (warnings may be in *diag); -EINVAL if any file had an error
  * (every error is in *diag, *ret untouched); -ENOMEM; other -errno when a directory can't be
  * read (also reported in *diag).
@@ -87,9 +93,14 @@ int config_load_dirs(
         const char *settings_path, const char *const *policy_dirs, Config **ret, Diagnostics *diag);
 
 /*
- * Loads exactly the given files, in the given order (affinityctl validate PATH…). A file
- * named affinityd.yaml is read as settings, any other as rules; a directory is read as a
- * config dir (as --config-dir). Same return convention as config_load().
+ * Loads exactly the given paths, in the given order (affinityctl validate PATH…). A file
+ * named affinityd.yaml is read as settings, any other as rules. A directory that holds
+ * policy.d/ or affinityd.yaml is read as a config dir (as --config-dir); any other directory
+ * as a policy.d directory (its *.yaml files in name order, with the drop-in rules of
+ * config_load_dirs()); one with no *.yaml file at all gives a warning. A directory whose name
+ * ends in ".yaml" is an error ("is a directory", -EISDIR). Files are read to EOF whatever
+ * st_size says (/proc); one that changes while being read is an error (-ESTALE).
+ * Same return convention as config_load().
  */
 int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag);
 

@@ -419,8 +419,7 @@ START_TEST(test_reserve) {
         assert_cpus(q, "node0-only", "0-5,7");
         assert_set(&q->reserve, "0-5,7");
         ck_assert_uint_eq(strv_length(q->warnings), 2);
-        ck_assert_str_eq(
-                q->warnings[0], "reserve 0-5,7,20 names CPU 20 that is not online here (online: 0-15)");
+        ck_assert_str_eq(q->warnings[0], "reserve: CPU 20 does not exist here (CPUs here: 0-15)");
         ck_assert_str_eq(q->warnings[1], "reserve 0-5,7,20 splits SMT cores: sibling CPU 6 is not reserved");
 
         /* Everything a selector could pick is reserved; or there is no reserve at all. */
@@ -442,6 +441,124 @@ START_TEST(test_reserve) {
                 r, "only",
                 "reserved: only, but no CPU of the online CPUs (0-15) is reserved (reserve: none)");
         ck_assert(cpuset_is_empty(&r->reserve));
+}
+END_TEST
+
+/*
+ * A reserve whose CPUs are offline (coral-lassen: 0-7 exist but are offline) or don't exist
+ * at all: each said as what it is, and a reason that names the reserve as given, not "none".
+ */
+START_TEST(test_reserve_not_online) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("coral-lassen.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_free_ char *all = cpuset_to_string(topology_all_cpus(t)), *want = NULL;
+
+        ck_assert_ptr_nonnull(all);
+        ck_assert(!cpuset_contains(topology_all_cpus(t), 500)); /* the premise */
+        config_set_reserve(c, "0-1,500");
+        config_add(c, "only", sel_map(NULL, NULL, RESERVED_ONLY));
+        config_add(c, "avoid", sel_literal("8"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        ck_assert(cpuset_is_empty(&p->reserve));
+        ck_assert_uint_eq(strv_length(p->warnings), 2);
+        ck_assert_int_ge(asprintf(&want, "reserve: CPU 500 does not exist here (CPUs here: %s)", all), 0);
+        ck_assert_str_eq(p->warnings[0], want);
+        ck_assert_str_eq(
+                p->warnings[1],
+                "reserve 0-1,500 names CPUs 0-1 that are not online here (online: 8-87,96-175)");
+
+        assert_pending(
+                p, "only",
+                "reserved: only, but no CPU of the online CPUs (8-87,96-175) is reserved "
+                "(reserve 0-1,500 has no online CPU here)");
+        assert_cpus(p, "avoid", "8");
+        assert_warnings(plan_find_policy(p, "avoid"), NULL);
+
+        /* plan_resolve_selector() says the same of a reserve given to it. */
+        {
+                _cleanup_cpuset_ CpuSet reserve = set_of("0-1"), out = CPUSET_NULL;
+                _cleanup_free_ char *reason = NULL;
+                CpuSelector only = sel_map(NULL, NULL, RESERVED_ONLY);
+
+                ck_assert_int_eq(plan_resolve_selector(&only, t, &reserve, &out, &reason), -EINVAL);
+                ck_assert_str_eq(
+                        reason,
+                        "reserved: only, but no CPU of the online CPUs (8-87,96-175) is reserved "
+                        "(reserve 0-1 has no online CPU here)");
+                cpu_selector_done(&only);
+        }
+}
+END_TEST
+
+/*
+ * Every warning and pending reason carries the most precise place known: a thread rule's
+ * cpus: value for its cpu-list, the policy's cpus: for its own, the policy for user:.
+ */
+START_TEST(test_locations) {
+        _cleanup_(topology_freep) Topology *t = load_synthetic("pack:2 numa:1 core:4 pu:2");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PolicyPlan *pp;
+        Policy *pol;
+
+        ck_assert_ptr_nonnull(c);
+        config_set_reserve(c, "0-1");
+        /* Only thread rules; two of them with warnings on different lines. */
+        pol = config_add(c, "threads-only", (CpuSelector){.kind = CPU_SELECTOR_NONE});
+        pol->location = (Location){"f.yaml", 2, 5};
+        policy_add_thread(pol, "a", sel_literal("0"));
+        pol->threads[0].location = (Location){"f.yaml", 5, 9};
+        pol->threads[0].cpus.location = (Location){"f.yaml", 6, 15};
+        policy_add_thread(pol, "b", sel_literal("1,20"));
+        pol->threads[1].location = (Location){"f.yaml", 7, 9};
+        pol->threads[1].cpus.location = (Location){"f.yaml", 8, 15};
+        /* Its own cpu-list warns at its cpus:, a failing thread rule is pending at the rule's. */
+        pol = config_add(c, "mixed", sel_literal("1-2"));
+        pol->location = (Location){"f.yaml", 10, 5};
+        pol->cpus.location = (Location){"f.yaml", 12, 11};
+        policy_add_thread(pol, "w", sel_map("7", NULL, RESERVED_AVOID));
+        pol->threads[0].location = (Location){"f.yaml", 14, 9};
+        pol->threads[0].cpus.location = (Location){"f.yaml", 15, 15};
+        /* A policy's own failing selector; an unknown user. */
+        pol = config_add(c, "bad-node", sel_map("5", NULL, RESERVED_AVOID));
+        pol->location = (Location){"f.yaml", 20, 5};
+        pol->cpus.location = (Location){"f.yaml", 22, 11};
+        pol = config_add(c, "ghost", sel_literal("3"));
+        pol->location = (Location){"f.yaml", 30, 5};
+        pol->cpus.location = (Location){"f.yaml", 32, 11};
+        policy_set_users(pol, "nosuchuser-affinityd-test", NULL);
+
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        pp = plan_find_policy(p, "threads-only");
+        ck_assert_ptr_null(pp->pending_reason);
+        ck_assert_ptr_null(pp->pending_location);
+        ck_assert_uint_eq(strv_length(pp->warnings), 3);
+        ck_assert_ptr_nonnull(pp->warning_locations);
+        ck_assert(strstr(pp->warnings[0], "thread rule \"a\""));
+        ck_assert_ptr_eq(pp->warning_locations[0], &pp->policy->threads[0].cpus.location);
+        for (size_t i = 1; i < 3; i++) {
+                ck_assert(strstr(pp->warnings[i], "thread rule \"b\""));
+                ck_assert_uint_eq(pp->warning_locations[i]->line, 8);
+                ck_assert_uint_eq(pp->warning_locations[i]->column, 15);
+        }
+
+        pp = plan_find_policy(p, "mixed");
+        assert_pending(p, "mixed", "thread rule \"w\": NUMA node 7 does not exist here (nodes: 0-1)");
+        ck_assert_ptr_eq(pp->pending_location, &pp->policy->threads[0].cpus.location);
+        ck_assert_uint_eq(strv_length(pp->warnings), 1); /* kept while pending */
+        ck_assert_uint_eq(pp->warning_locations[0]->line, 12);
+        ck_assert_uint_eq(pp->warning_locations[0]->column, 11);
+
+        pp = plan_find_policy(p, "bad-node");
+        ck_assert_ptr_nonnull(pp->pending_reason);
+        ck_assert_ptr_eq(pp->pending_location, &pp->policy->cpus.location);
+
+        pp = plan_find_policy(p, "ghost");
+        assert_pending(p, "ghost", "user \"nosuchuser-affinityd-test\" does not exist");
+        ck_assert_ptr_eq(pp->pending_location, &pp->policy->location);
 }
 END_TEST
 
@@ -700,6 +817,8 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_nonexistent_node);
         tcase_add_test(tc, test_memory_only_node);
         tcase_add_test(tc, test_reserve);
+        tcase_add_test(tc, test_reserve_not_online);
+        tcase_add_test(tc, test_locations);
         tcase_add_test(tc, test_threads);
         tcase_add_test(tc, test_users);
         tcase_add_test(tc, test_deterministic);

@@ -7,7 +7,9 @@
  */
 
 #include <check.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -584,8 +586,17 @@ END_TEST
 START_TEST(test_yaml_level_errors) {
         /* libyaml's problem mark, 1-based. */
         check_one_error(
-                "policies:\n\t- name: a\n", 2, 1,
+                "policies:\n  - name: a\n    match: {comm: x}\n    cpus: `x\n", 4, 11,
                 "YAML syntax error: found character that cannot start any token");
+        /* A tab where indentation goes: said as such, at the tab. */
+        check_one_error(
+                "policies:\n\t- name: a\n", 2, 1,
+                "YAML syntax error: tabs are not allowed for indentation in YAML; use spaces");
+        check_one_error(
+                "policies:\n  - name: a\n    match:\n    \tcomm: x\n", 4, 5,
+                "tabs are not allowed for indentation in YAML; use spaces");
+        /* A tab between a key and its value is not indentation, and is fine. */
+        ck_assert_int_eq(parse("policies:\n  - name:\ta\n    match: {comm:\tx}\n"), 0);
         check_one_error("policies: [a, b\n", 2, 1, "YAML syntax error: did not find expected ',' or ']'");
         check_one_error("policies:\n  - name: a\n   match: x\n", 3, 4, "YAML syntax error");
         check_one_error("policies: \"abc\n", 2, 1, "YAML syntax error: found unexpected end of stream");
@@ -887,6 +898,209 @@ START_TEST(test_config_dir_and_paths) {
 }
 END_TEST
 
+/* --config-dir=DIR: a DIR that can't be one is an error naming it, never silently "no policies". */
+START_TEST(test_config_dir_mistakes) {
+        _cleanup_free_ char *missing = tmp_path("missing"), *file = tmp_path("file"),
+                            *conf = tmp_path("conf"), *pd = tmp_path("conf/policy.d"),
+                            *empty = tmp_path("empty"), *settings_only = tmp_path("settings-only");
+        Config *untouched = (Config *)0x1;
+
+        make_dir("conf");
+        make_dir("conf/policy.d");
+        write_policy("conf/policy.d/10-a.yaml", "a");
+        write_file("file", "reserve: 0\n");
+        make_dir("empty");
+        write_file("empty/notes.txt", "not a policy\n");
+        make_dir("settings-only");
+        write_file("settings-only/affinityd.yaml", "reserve: 0\n");
+
+        ck_assert_int_eq(config_load("", &untouched, &diag), -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 1);
+        assert_diag_full(
+                &diag, DIAGNOSTIC_ERROR, NULL, 0, 0, "the configuration directory is an empty string");
+
+        diagnostics_done(&diag);
+        ck_assert_int_eq(config_load(missing, &untouched, &diag), -ENOENT);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, missing, 0, 0, "configuration directory does not exist");
+
+        diagnostics_done(&diag);
+        ck_assert_int_eq(config_load(file, &untouched, &diag), -ENOTDIR);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, file, 0, 0, "not a directory");
+
+        /* A policy.d directory given for the config dir: a hint to pass its parent. */
+        diagnostics_done(&diag);
+        ck_assert_int_eq(config_load(pd, &untouched, &diag), -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 1);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, pd, 0, 0, "looks like a policy.d directory");
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, pd, 0, 0, "pass its parent");
+        ck_assert_ptr_eq(untouched, (Config *)0x1);
+
+        /* Neither affinityd.yaml nor policy.d/ nor *.yaml: runs with no policies, but says so. */
+        diagnostics_done(&diag);
+        ck_assert_int_eq(config_load(empty, &config, &diag), 0);
+        ck_assert_uint_eq(config->n_policies, 0);
+        ck_assert_uint_eq(diag.n_errors, 0);
+        ck_assert_uint_eq(diag.n_warnings, 1);
+        assert_diag_full(&diag, DIAGNOSTIC_WARNING, empty, 0, 0, "no affinityd.yaml and no policy.d/");
+        config = config_free(config);
+
+        /* Either one is enough, silently. */
+        diagnostics_done(&diag);
+        ck_assert_int_eq(config_load(conf, &config, &diag), 0);
+        assert_policy_names(config, "a", NULL);
+        config = config_free(config);
+        ck_assert_int_eq(config_load(settings_only, &config, &diag), 0);
+        ck_assert(config->has_reserve);
+        ck_assert_uint_eq(config->n_policies, 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+}
+END_TEST
+
+/* affinityctl validate DIR: a config dir, else a policy.d directory; never 0 files silently. */
+START_TEST(test_paths_directories) {
+        _cleanup_free_ char *pd = tmp_path("pd"), *broken = tmp_path("pd/20-broken.yaml"),
+                            *good = tmp_path("pd/10-good.yaml"), *later = tmp_path("pd/30-later.yaml"),
+                            *yamldir = tmp_path("foo.yaml"), *empty = tmp_path("empty"),
+                            *conf = tmp_path("conf");
+        Config *untouched = (Config *)0x1;
+
+        make_dir("pd");
+        write_policy("pd/30-later.yaml", "later");
+        write_policy("pd/10-good.yaml", "good");
+        write_file("pd/.hidden.yaml", "{{{ not yaml");
+        write_file("pd/README", "{{{ not yaml");
+
+        /* A policy.d directory: its *.yaml files in name order. */
+        ck_assert_int_eq(config_load_paths((char *[]){pd, NULL}, &config, &diag), 0);
+        assert_policy_names(config, "good", "later", NULL);
+        ck_assert(strv_is(config->files, good, later, NULL));
+        ck_assert_uint_eq(diag.n_items, 0);
+        config = config_free(config);
+
+        /* ... and a broken file in it is found. */
+        write_file("pd/20-broken.yaml", "policies:\n  - name: broken\n    match: {comm: x}\n    cpus: 0-\n");
+        ck_assert_int_eq(config_load_paths((char *[]){pd, NULL}, &untouched, &diag), -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 1);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, broken, 4, 13, "invalid cpu-list \"0-\"");
+        ck_assert_ptr_eq(untouched, (Config *)0x1);
+
+        /* A directory named like a YAML file is not read as anything. */
+        diagnostics_done(&diag);
+        make_dir("foo.yaml");
+        write_policy("foo.yaml/10-x.yaml", "x");
+        ck_assert_int_eq(config_load_paths((char *[]){yamldir, NULL}, &untouched, &diag), -EISDIR);
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, yamldir, 0, 0, "is a directory");
+
+        /* An empty directory: valid, with a warning that there was nothing to read. */
+        diagnostics_done(&diag);
+        make_dir("empty");
+        ck_assert_int_eq(config_load_paths((char *[]){empty, NULL}, &config, &diag), 0);
+        ck_assert_uint_eq(config->n_policies, 0);
+        ck_assert_uint_eq(diag.n_warnings, 1);
+        assert_diag_full(&diag, DIAGNOSTIC_WARNING, empty, 0, 0, "nothing to read");
+        config = config_free(config);
+
+        /* A config dir with only policy.d/ (no affinityd.yaml) is still a config dir. */
+        diagnostics_done(&diag);
+        make_dir("conf");
+        make_dir("conf/policy.d");
+        write_policy("conf/policy.d/10-c.yaml", "c");
+        write_policy("conf/stray.yaml", "stray"); /* not in policy.d/: not read */
+        ck_assert_int_eq(config_load_paths((char *[]){conf, NULL}, &config, &diag), 0);
+        assert_policy_names(config, "c", NULL);
+        ck_assert_uint_eq(diag.n_items, 0);
+}
+END_TEST
+
+/* Counts the lines of a file the way the loader numbers them. */
+static unsigned file_lines(const char *path) {
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+        unsigned n = 0;
+        FILE *f = fopen(path, "re");
+
+        ck_assert_msg(f, "fopen %s: %m", path);
+        while (getline(&line, &size, f) > 0)
+                n++;
+        fclose(f);
+        return n;
+}
+
+/* /proc files say st_size 0: they are read to EOF, not refused as "larger than 16 MiB". */
+START_TEST(test_read_proc_file) {
+        unsigned lines = file_lines("/proc/self/status");
+
+        ck_assert_uint_gt(lines, 10);
+        ck_assert_int_eq(
+                config_load_paths((char *[]){(char *)"/proc/self/status", NULL}, &config, &diag), -EINVAL);
+        for (size_t i = 0; i < diag.n_items; i++)
+                ck_assert_msg(!strstr(diag.items[i].message, "cannot read"), "%s", diag.items[i].message);
+        /* Its last line was read and parsed (as an unknown key: it is no policy file). */
+        assert_diag_full(
+                &diag, DIAGNOSTIC_ERROR, "/proc/self/status", lines, 1,
+                "unknown key \"nonvoluntary_ctxt_switches\"");
+        assert_diag_full(&diag, DIAGNOSTIC_ERROR, "/proc/self/status", 1, 1, "unknown key \"Name\"");
+}
+END_TEST
+
+typedef struct Grower {
+        const char *path;
+        bool stop; /* atomic */
+} Grower;
+
+/* Appends comment lines to a file (truncating it now and then) until told to stop. */
+static void *grower_run(void *userdata) {
+        Grower *g = userdata;
+        int fd = open(g->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        char line[64];
+
+        if (fd < 0)
+                return NULL;
+        memset(line, 'x', sizeof line);
+        line[0] = '#';
+        line[sizeof line - 1] = '\n';
+        for (unsigned n = 0; !__atomic_load_n(&g->stop, __ATOMIC_RELAXED); n++) {
+                if (write(fd, line, sizeof line) != (ssize_t)sizeof line)
+                        break;
+                if (n % 4096 == 4095 && ftruncate(fd, 0) < 0)
+                        break;
+        }
+        close(fd);
+        return NULL;
+}
+
+/* A file written while it is read: "changed while being read", not a size error. */
+START_TEST(test_read_changing_file) {
+        _cleanup_free_ char *path = tmp_path("growing.yaml");
+        Grower g = {.path = path};
+        pthread_t thread;
+        unsigned changed = 0;
+
+        write_file("growing.yaml", "# grows\n");
+        ck_assert_int_eq(pthread_create(&thread, NULL, grower_run, &g), 0);
+
+        /* Bounded: the writer never stops on its own, so a load sees it at work soon. */
+        for (unsigned i = 0; i < 100000 && changed == 0; i++) {
+                int r;
+
+                diagnostics_done(&diag);
+                config = config_free(config);
+                r = config_load_paths((char *[]){path, NULL}, &config, &diag);
+                ck_assert_msg(r == 0 || r == -ESTALE, "load returned %d", r);
+                for (size_t k = 0; k < diag.n_items; k++) {
+                        ck_assert_msg(
+                                strstr(diag.items[k].message,
+                                       "cannot read: the file changed while being read"),
+                                "unexpected diagnostic: %s", diag.items[k].message);
+                        changed++;
+                }
+        }
+        __atomic_store_n(&g.stop, true, __ATOMIC_RELAXED);
+        ck_assert_int_eq(pthread_join(thread, NULL), 0);
+        ck_assert_uint_gt(changed, 0);
+}
+END_TEST
+
 /* ---- robustness --------------------------------------------------------------------------- */
 
 static unsigned count_lines(const char *s, size_t n) {
@@ -989,6 +1203,10 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_dropins);
         tcase_add_test(tc, test_dropin_errors);
         tcase_add_test(tc, test_config_dir_and_paths);
+        tcase_add_test(tc, test_config_dir_mistakes);
+        tcase_add_test(tc, test_paths_directories);
+        tcase_add_test(tc, test_read_proc_file);
+        tcase_add_test(tc, test_read_changing_file);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("robustness");
