@@ -2,12 +2,97 @@
 /* org.affinityd1.Manager: vtable, property getters and method marshalling. See manager-bus.h. */
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "manager-bus.h"
 
 static inline const char *strempty(const char *s) {
         return s ?: "";
+}
+
+/*
+ * The length of the UTF-8 sequence at s if it is one D-Bus accepts, else 0. sd-bus refuses a
+ * whole message holding a string that is not valid UTF-8 by its rules: no overlong forms, no
+ * surrogates, nothing above U+10FFFF, and none of the noncharacters U+FDD0..U+FDEF and
+ * U+xFFFE/U+xFFFF.
+ */
+static size_t utf8_valid_length(const unsigned char *s) {
+        uint32_t c;
+        size_t n;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                n = 2, c = s[0] & 0x1f;
+        else if (s[0] >= 0xe0 && s[0] <= 0xef)
+                n = 3, c = s[0] & 0x0f;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                n = 4, c = s[0] & 0x07;
+        else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+                        return 0;
+                c = (c << 6) | (s[i] & 0x3f);
+        }
+        if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
+            (c >= 0xd800 && c <= 0xdfff) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe)
+                return 0;
+        return n;
+}
+
+/*
+ * Strings from /proc (comm) and from file names are bytes, not necessarily UTF-8. Returns s
+ * if D-Bus can carry it as it is; else a copy in *buf (freed by the caller) where every byte
+ * of an invalid sequence is written as "\xNN" (two lowercase hex digits); NULL on -ENOMEM.
+ * A backslash that was there already is left as it is.
+ */
+static const char *bus_string(const char *s, char **buf) {
+        const unsigned char *p;
+        size_t n, len = 0;
+        char *t;
+
+        s = strempty(s);
+        for (p = (const unsigned char *)s; *p; p += n)
+                if ((n = utf8_valid_length(p)) == 0)
+                        break;
+        if (!*p)
+                return s;
+
+        t = *buf = malloc(4 * strlen(s) + 1);
+        if (!t)
+                return NULL;
+        for (p = (const unsigned char *)s; *p;) {
+                n = utf8_valid_length(p);
+                if (n == 0) {
+                        len += sprintf(t + len, "\\x%02x", *p);
+                        p++;
+                } else {
+                        memcpy(t + len, p, n);
+                        len += n;
+                        p += n;
+                }
+        }
+        t[len] = '\0';
+        return t;
+}
+
+/* sd_bus_message_append(m, "s", s), with s made valid UTF-8 by bus_string(). */
+static int bus_append_string(sd_bus_message *m, const char *s) {
+        _cleanup_free_ char *buf = NULL;
+        const char *v = bus_string(s, &buf);
+
+        if (!v)
+                return -ENOMEM;
+        return sd_bus_message_append(m, "s", v);
+}
+
+static int property_get_string(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        return bus_append_string(reply, *(char **)userdata);
 }
 
 static int property_get_version(
@@ -34,7 +119,17 @@ static int property_get_policy_files(
         sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
         void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append_strv(reply, m->config ? m->config->files : NULL);
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        if (r < 0)
+                return r;
+        STRV_FOREACH (f, m->config ? m->config->files : NULL) {
+                r = bus_append_string(reply, *f);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
 }
 
 static int property_get_latency(
@@ -60,16 +155,22 @@ static int method_list_policies(sd_bus_message *message, void *userdata, sd_bus_
                 return r;
         for (size_t i = 0; m->plan && i < m->plan->n_policies; i++) {
                 const PolicyPlan *pp = &m->plan->policies[i];
-                _cleanup_free_ char *cpus = NULL;
+                _cleanup_free_ char *cpus = NULL, *b1 = NULL, *b2 = NULL, *b3 = NULL;
+                const char *name, *file, *reason;
 
                 if (pp->has_cpus && !pp->pending_reason) {
                         r = cpuset_format_list(&pp->cpus, &cpus);
                         if (r < 0)
                                 return r;
                 }
+                name = bus_string(pp->policy->name, &b1);
+                file = bus_string(pp->policy->location.file, &b2);
+                reason = bus_string(pp->pending_reason, &b3);
+                if (!name || !file || !reason)
+                        return -ENOMEM;
                 r = sd_bus_message_append(
-                        reply, "(ssuss)", pp->policy->name, strempty(pp->policy->location.file),
-                        (uint32_t)pp->policy->location.line, strempty(cpus), strempty(pp->pending_reason));
+                        reply, "(ssuss)", name, file, (uint32_t)pp->policy->location.line, strempty(cpus),
+                        reason);
                 if (r < 0)
                         return r;
         }
@@ -99,7 +200,8 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
                 return r;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
-                _cleanup_free_ char *text = NULL;
+                _cleanup_free_ char *text = NULL, *b1 = NULL, *b2 = NULL;
+                const char *comm, *policy;
 
                 r = tracked_process_cpus(list[i], &cpus);
                 if (r < 0)
@@ -107,9 +209,12 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
                 r = cpuset_format_list(&cpus, &text);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_append(
-                        reply, "(usss)", (uint32_t)list[i]->pid, list[i]->comm,
-                        manager_process_policy_name(m, list[i]), text);
+                /* comm is whatever bytes the process named itself with */
+                comm = bus_string(list[i]->comm, &b1);
+                policy = bus_string(manager_process_policy_name(m, list[i]), &b2);
+                if (!comm || !policy)
+                        return -ENOMEM;
+                r = sd_bus_message_append(reply, "(usss)", (uint32_t)list[i]->pid, comm, policy, text);
                 if (r < 0)
                         return r;
         }
@@ -136,10 +241,16 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
                         error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may reload affinityd.");
 
         r = manager_reload(m, &text);
-        if (r == -EINVAL)
-                return sd_bus_error_set(error, AFFINITYD_ERROR_INVALID_POLICY, text);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Reload failed: %s", strna(text));
+        if (r < 0) {
+                _cleanup_free_ char *buf = NULL;
+                const char *msg = bus_string(text, &buf); /* names files */
+
+                if (!msg)
+                        return -ENOMEM;
+                if (r == -EINVAL)
+                        return sd_bus_error_set(error, AFFINITYD_ERROR_INVALID_POLICY, msg);
+                return sd_bus_error_set_errnof(error, r, "Reload failed: %s", msg);
+        }
 
         return sd_bus_reply_method_return(message, NULL);
 }
@@ -171,7 +282,7 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY(
                 "PolicyFiles", "as", property_get_policy_files, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY(
-                "LastReloadError", "s", NULL, offsetof(Manager, last_reload_error),
+                "LastReloadError", "s", property_get_string, offsetof(Manager, last_reload_error),
                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("PlacementLatencyP50USec", "t", property_get_latency, 0, 0),
         SD_BUS_PROPERTY("PlacementLatencyP99USec", "t", property_get_latency, 0, 0),

@@ -25,10 +25,13 @@
 #include "procfs.h"
 
 #define USEC_PER_SEC                  UINT64_C(1000000)
+#define USEC_PER_MSEC                 UINT64_C(1000)
 #define NSEC_PER_USEC                 UINT64_C(1000)
 #define PROC_MONITOR_ACK_TIMEOUT_USEC (1 * USEC_PER_SEC)
 #define POLL_INTERVAL_DEFAULT_USEC    (1 * USEC_PER_SEC)
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
+/* A rescan after lost events waits until the socket's queue is read, but not longer than this. */
+#define RESCAN_DELAY_MAX_USEC (100 * USEC_PER_MSEC)
 
 static const char *const state_table[_MANAGER_STATE_MAX] = {
         [MANAGER_STARTING] = "starting",
@@ -155,6 +158,33 @@ static void tracked_process_remove_thread(TrackedProcess *p, TrackedThread *t) {
         tracked_thread_free(t);
 }
 
+typedef bool (*thread_predicate_t)(const TrackedProcess *p, const TrackedThread *t);
+
+/* Removes (and frees) every thread of p for which pred is true. Returns 0 or -ENOMEM. */
+static int tracked_process_remove_threads_if(TrackedProcess *p, thread_predicate_t pred) {
+        _cleanup_free_ void **threads = NULL;
+        size_t n = 0;
+        int r;
+
+        r = tree_collect(p->threads, p->n_threads, &threads, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (pred(p, threads[i]))
+                        tracked_process_remove_thread(p, threads[i]);
+        return 0;
+}
+
+/* A thread the last full pass did not see: it exited without our hearing of it. */
+static bool thread_not_seen(const TrackedProcess *p, const TrackedThread *t) {
+        return t->generation != p->generation;
+}
+
+/* After exec only the leader's thread is left. */
+static bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t) {
+        return t->tid != p->pid;
+}
+
 static TrackedProcess *tracked_process_free(TrackedProcess *p) {
         if (!p)
                 return NULL;
@@ -223,10 +253,22 @@ static void manager_remove_process(Manager *m, TrackedProcess *p) {
         tracked_process_free(p);
 }
 
+/* The plan of p's policy, or NULL when it has none in the configuration in force (POLICY_NONE
+ * after a reload, or any index out of range). Every use of p->policy goes through this. */
+static const PolicyPlan *process_plan(const Manager *m, const TrackedProcess *p) {
+        if (!m->plan || p->policy >= m->plan->n_policies || !m->plan->policies[p->policy].policy)
+                return NULL;
+        return &m->plan->policies[p->policy];
+}
+
 const char *manager_process_policy_name(const Manager *m, const TrackedProcess *p) {
-        if (!m->config || p->policy >= m->config->n_policies)
-                return "";
-        return m->config->policies[p->policy].name;
+        const PolicyPlan *pp = process_plan(m, p);
+        return pp ? pp->policy->name : "";
+}
+
+/* The policy name for messages: "" is not helpful there. */
+static const char *process_policy_label(const Manager *m, const TrackedProcess *p) {
+        return process_plan(m, p) ? manager_process_policy_name(m, p) : "(none)";
 }
 
 int manager_list_processes(Manager *m, TrackedProcess ***ret, size_t *ret_n) {
@@ -271,20 +313,21 @@ typedef struct PlaceContext {
         Manager *manager;
         const char *policy_name; /* restore: the policy the process was under, for messages */
         TrackedProcess *process;
-        bool force;            /* write even where the target is what was applied last */
-        bool inherit_original; /* a thread first seen now inherited its mask from a placed one */
-        unsigned n_threads;    /* threads seen */
-        unsigned n_set;        /* threads whose affinity was written (or would be, dry run) */
-        unsigned n_failed;     /* threads the kernel refused */
+        bool force;         /* write even where the target is what was applied last */
+        unsigned n_threads; /* threads seen */
+        unsigned n_set;     /* threads whose affinity was written (or would be, dry run) */
+        unsigned n_failed;  /* threads the kernel refused */
 } PlaceContext;
 
-/* The CPUs thread_comm should get under p's policy, or NULL when the policy sets none. */
+/* The CPUs thread_comm should get under p's policy, or NULL when the policy sets none (or p has
+ * no policy in force). */
 static const CpuSet *thread_target(Manager *m, const TrackedProcess *p, const char *thread_comm) {
-        const Policy *policy = &m->config->policies[p->policy];
-        const PolicyPlan *pp = &m->plan->policies[p->policy];
+        const PolicyPlan *pp = process_plan(m, p);
 
-        if (policy->n_threads > 0) {
-                int k = match_thread(policy, thread_comm);
+        if (!pp)
+                return NULL;
+        if (pp->policy->n_threads > 0) {
+                int k = match_thread(pp->policy, thread_comm);
                 if (k >= 0 && pp->threads[k].has_cpus)
                         return &pp->threads[k].cpus;
         }
@@ -313,8 +356,11 @@ static void report_narrowing(
         Manager *m, const TrackedProcess *p, pid_t tid, const CpuSet *requested, const CpuSet *effective) {
         _cleanup_free_ char *req = NULL, *eff = NULL;
         bool subset = cpuset_is_subset(effective, requested);
+        /* Sized for the configuration in force; no flag for a process without a policy in it. */
+        bool *reported = process_plan(m, p) ? &m->narrowing_reported[p->policy] : NULL;
+        bool already = !reported || *reported;
 
-        if (subset && m->narrowing_reported[p->policy] && !log_level_enabled(LOG_DEBUG))
+        if (subset && already && !log_level_enabled(LOG_DEBUG))
                 return;
         if (!subset && !ratelimit_below(&m->failure_ratelimit, NULL))
                 return;
@@ -325,52 +371,67 @@ static void report_narrowing(
                 log_struct(
                         LOG_WARNING, 0, manager_process_policy_name(m, p), p->pid, p->comm, eff,
                         "Kernel set %s[%d] thread %d to CPUs %s, outside the requested %s (policy %s)",
-                        p->comm, (int)p->pid, (int)tid, strna(eff), strna(req),
-                        manager_process_policy_name(m, p));
-        else if (!m->narrowing_reported[p->policy]) {
-                m->narrowing_reported[p->policy] = true;
+                        p->comm, (int)p->pid, (int)tid, strna(eff), strna(req), process_policy_label(m, p));
+        else if (!already) {
+                *reported = true;
                 log_struct(
                         LOG_INFO, 0, manager_process_policy_name(m, p), p->pid, p->comm, eff,
                         "Kernel narrowed %s[%d] thread %d to CPUs %s of the requested %s (policy %s; a "
-                        "cgroup "
-                        "cpuset or offline CPUs?). Reported once per policy.",
-                        p->comm, (int)p->pid, (int)tid, strna(eff), strna(req),
-                        manager_process_policy_name(m, p));
+                        "cgroup cpuset or offline CPUs?). Reported once per policy.",
+                        p->comm, (int)p->pid, (int)tid, strna(eff), strna(req), process_policy_label(m, p));
         } else
                 log_debug(
                         "Kernel narrowed %s[%d] thread %d to CPUs %s of the requested %s", p->comm,
                         (int)p->pid, (int)tid, strna(eff), strna(req));
 }
 
-/* Records the thread's original affinity the first time the daemon touches it. */
-/* True if mask is one the policy of p hands out (its set or a thread rule's). */
-static bool mask_is_ours(Manager *m, const TrackedProcess *p, const CpuSet *mask) {
-        const PolicyPlan *pp = &m->plan->policies[p->policy];
+typedef struct MaskSearch {
+        const CpuSet *mask;
+        bool found;
+} MaskSearch;
 
-        if (pp->has_cpus && cpuset_equal(mask, &pp->cpus))
-                return true;
-        for (size_t i = 0; i < pp->policy->n_threads; i++)
-                if (pp->threads[i].has_cpus && cpuset_equal(mask, &pp->threads[i].cpus))
-                        return true;
-        return false;
+static void effective_search_action(const void *nodep, VISIT which, void *userdata) {
+        const TrackedThread *t = *(void *const *)nodep;
+        MaskSearch *s = userdata;
+
+        if ((which == postorder || which == leaf) && !s->found && t->has_applied)
+                s->found = cpuset_equal(&t->effective, s->mask);
 }
 
-static int thread_record_original(PlaceContext *ctx, TrackedThread *t) {
+/*
+ * True if mask is one the daemon gave a thread of p: its policy's set or a thread rule's, or
+ * what the kernel made of one of them (the effective mask of a placed thread, when a cpuset
+ * narrowed it).
+ */
+static bool mask_is_ours(Manager *m, const TrackedProcess *p, const CpuSet *mask) {
+        const PolicyPlan *pp = process_plan(m, p);
+        MaskSearch s = {.mask = mask};
+
+        if (pp && pp->has_cpus && cpuset_equal(mask, &pp->cpus))
+                return true;
+        for (size_t i = 0; pp && i < pp->policy->n_threads; i++)
+                if (pp->threads[i].has_cpus && cpuset_equal(mask, &pp->threads[i].cpus))
+                        return true;
+        twalk_r(p->threads, effective_search_action, &s);
+        return s.found;
+}
+
+/*
+ * Records t's original affinity the first time the daemon touches it. current: the thread's
+ * mask now. A mask the daemon handed out was inherited from a thread it had placed (a thread
+ * created after placement, a child forked by a placed process), not chosen by the program:
+ * such a thread gets the process's original instead.
+ */
+static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const CpuSet *current) {
         TrackedProcess *p = ctx->process;
         int r;
 
         if (t->has_original)
                 return 0;
-        if (ctx->inherit_original && p->has_original)
+        if (p->has_original && mask_is_ours(ctx->manager, p, current))
                 r = cpuset_copy(&t->original, &p->original);
-        else {
-                r = apply_get_thread_affinity(t->tid, &t->original);
-                /* A thread created during this pass by one we already placed inherited our
-                 * mask, not its original: it gets the process's original instead. */
-                if (r >= 0 && ctx->n_set > 0 && p->has_original &&
-                    mask_is_ours(ctx->manager, p, &t->original))
-                        r = cpuset_copy(&t->original, &p->original);
-        }
+        else
+                r = cpuset_copy(&t->original, current);
         if (r < 0)
                 return r;
         t->has_original = true;
@@ -385,15 +446,16 @@ static int thread_record_original(PlaceContext *ctx, TrackedThread *t) {
 
 /* Places one thread. Returns 0 (placed, refused, or nothing to do), -ESRCH (gone), -ENOMEM. */
 static int place_thread(PlaceContext *ctx, pid_t tid) {
-        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL;
+        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL;
         Manager *m = ctx->manager;
         TrackedProcess *p = ctx->process;
+        const PolicyPlan *pp = process_plan(m, p);
         const CpuSet *target;
         char comm[16] = "";
         TrackedThread *t;
         int r;
 
-        if (m->config->policies[p->policy].n_threads > 0) {
+        if (pp && pp->policy->n_threads > 0) {
                 r = procfs_read_comm(NULL, p->pid, tid, comm);
                 if (r == -ESRCH)
                         goto gone;
@@ -418,16 +480,32 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
         if (!ctx->force && t->has_applied && cpuset_equal(&t->applied, target))
                 return 0;
 
-        r = thread_record_original(ctx, t);
-        if (r == -ESRCH)
-                goto gone;
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                /* Never change what could not be restored. */
-                report_failure(m, p, manager_process_policy_name(m, p), tid, target, r);
-                ctx->n_failed++;
-                return 0;
+        if (!t->has_original) {
+                /* First touch: its mask now is its original, and may be the target already (a
+                 * thread inherits its creator's mask): then there is nothing to write. */
+                r = apply_get_thread_affinity(tid, &current);
+                if (r == -ESRCH)
+                        goto gone;
+                if (r >= 0)
+                        r = thread_record_original(ctx, t, &current);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* Never change what could not be restored. */
+                        report_failure(m, p, process_policy_label(m, p), tid, target, r);
+                        ctx->n_failed++;
+                        return 0;
+                }
+                if (cpuset_equal(&current, target)) {
+                        r = cpuset_copy(&t->applied, target);
+                        if (r < 0)
+                                return r;
+                        r = cpuset_copy(&t->effective, &current);
+                        if (r < 0)
+                                return r;
+                        t->has_applied = true;
+                        return 0;
+                }
         }
 
         if (m->dry_run) {
@@ -446,7 +524,7 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
         if (r == -ESRCH)
                 goto gone;
         if (r < 0) {
-                report_failure(m, p, manager_process_policy_name(m, p), tid, target, r);
+                report_failure(m, p, process_policy_label(m, p), tid, target, r);
                 ctx->n_failed++;
                 return 0;
         }
@@ -484,40 +562,6 @@ static void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
                 latency_record(&m->latency, now - timestamp_ns);
 }
 
-/* Drops the threads a full pass did not see: they exited without us hearing of it. */
-static int tracked_process_prune_threads(TrackedProcess *p) {
-        _cleanup_free_ void **threads = NULL;
-        size_t n = 0;
-        int r;
-
-        r = tree_collect(p->threads, p->n_threads, &threads, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                TrackedThread *t = threads[i];
-                if (t->generation != p->generation)
-                        tracked_process_remove_thread(p, t);
-        }
-        return 0;
-}
-
-/* Leaves only the leader's thread entry (after exec, every other thread is gone). */
-static int tracked_process_drop_other_threads(TrackedProcess *p) {
-        _cleanup_free_ void **threads = NULL;
-        size_t n = 0;
-        int r;
-
-        r = tree_collect(p->threads, p->n_threads, &threads, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                TrackedThread *t = threads[i];
-                if (t->tid != p->pid)
-                        tracked_process_remove_thread(p, t);
-        }
-        return 0;
-}
-
 /*
  * Places every thread of p under its policy (threads created meanwhile included). On
  * completion counts p as placed (once). If the process is gone: counts it as vanished if its
@@ -529,7 +573,6 @@ static int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t tim
                 .manager = m,
                 .process = p,
                 .force = force,
-                .inherit_original = p->placed || p->forked,
         };
         int r;
 
@@ -549,7 +592,7 @@ static int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t tim
 
         if (ctx.n_set > 0)
                 manager_record_latency(m, timestamp_ns);
-        (void)tracked_process_prune_threads(p);
+        (void)tracked_process_remove_threads_if(p, thread_not_seen);
 
         if (!p->placed) {
                 p->placed = true;
@@ -628,21 +671,115 @@ static void restore_process(Manager *m, TrackedProcess *p, const char *policy_na
 
 /* ---- process events ---- */
 
-/* Starts tracking pid under policy and places it. Counts it as matched. */
+/* Forgets a process that is gone; if its placement never completed, it counts as vanished. */
+static void manager_forget_gone(Manager *m, TrackedProcess *p) {
+        if (!p->placed)
+                m->counters.processes_vanished++;
+        manager_remove_process(m, p);
+}
+
+/*
+ * True if the process whose /proc/PID/stat is st has exited: its leader is a zombie (or dead)
+ * and no other thread is left. sched_setaffinity(2) succeeds on a zombie, so without this an
+ * exited process would count as placed. A leader that called pthread_exit() is a zombie too
+ * while the other threads live on: that process is alive. Costs a /proc/PID/task listing, only
+ * for a zombie.
+ */
+static bool process_is_dead(pid_t pid, const ProcfsStat *st) {
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0;
+        int r;
+
+        if (st->state != 'Z' && st->state != 'X' && st->state != 'x')
+                return false;
+        r = procfs_list_tids(NULL, pid, &tids, &n);
+        if (r < 0)
+                return r == -ESRCH;
+        for (size_t i = 0; i < n; i++)
+                if (tids[i] != pid)
+                        return false;
+        return true;
+}
+
+/* True if glob has no fnmatch(3) special character: it names one comm literally. */
+static bool glob_is_literal(const char *glob) {
+        return !strpbrk(glob, "*?[\\");
+}
+
+/*
+ * match_process() for kernel threads and the daemon itself, which DESIGN.md says are never
+ * placed "unless a rule names them explicitly": only policies whose match.comm has an entry
+ * without glob characters equal to the process's comm are considered (then every key of the
+ * policy must match, as usual). Returns a policy index, -ENOENT, -ESRCH, -ENOMEM.
+ */
+static int match_process_explicit(const Plan *plan, ProcessFacts *f) {
+        int r;
+
+        r = process_facts_load(f, FACT_COMM);
+        if (r < 0)
+                return r;
+        if (!(f->loaded & FACT_COMM))
+                return -ENOENT;
+        for (size_t i = 0; i < plan->n_policies; i++) {
+                const PolicyPlan *pp = &plan->policies[i];
+                bool named = false;
+
+                if (pp->pending_reason || !pp->policy)
+                        continue;
+                STRV_FOREACH (g, pp->policy->match.comm)
+                        if (glob_is_literal(*g) && streq(*g, f->comm)) {
+                                named = true;
+                                break;
+                        }
+                if (!named)
+                        continue;
+                r = matcher_test(&pp->policy->match, pp->uids, pp->n_uids, f);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return (int)i;
+        }
+        return -ENOENT;
+}
+
+/*
+ * The policy pid matches (explicit_only: match_process_explicit()), reading only the facts the
+ * policies need. When it matched and ret_comm is non-NULL, its comm goes there ("" if it could
+ * not be read). Returns a policy index, -ENOENT, -ESRCH (gone), -ENOMEM.
+ */
+static int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]) {
+        ProcessFacts facts;
+        int k;
+
+        process_facts_init(&facts, NULL, pid);
+        k = explicit_only ? match_process_explicit(m->plan, &facts) : match_process(m->plan, &facts);
+        if (k >= 0 && ret_comm) {
+                if (process_facts_load(&facts, FACT_COMM) >= 0 && (facts.loaded & FACT_COMM))
+                        memcpy(ret_comm, facts.comm, sizeof(facts.comm));
+                else
+                        ret_comm[0] = '\0';
+        }
+        process_facts_done(&facts);
+        return k;
+}
+
+/* Starts tracking pid under policy and places it. Counts it as matched. comm may be NULL or "". */
 static int manager_track_new(
-        Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, uint64_t timestamp_ns) {
+        Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, bool explicit_only,
+        uint64_t timestamp_ns) {
         TrackedProcess *p;
         int r;
 
         r = manager_add_process(m, pid, starttime, policy, &p);
         if (r < 0)
                 return log_debug_errno(r, "Failed to track process %d: %m", (int)pid);
-        if (comm)
+        if (comm && comm[0])
                 strncpy(p->comm, comm, sizeof(p->comm) - 1);
         else
                 (void)procfs_read_comm(NULL, pid, 0, p->comm);
+        p->explicit_only = explicit_only;
         m->counters.processes_matched++;
-        return place_process(m, p, true, timestamp_ns);
+        return place_process(m, p, false, timestamp_ns);
 }
 
 /*
@@ -652,66 +789,88 @@ static int manager_track_new(
  * process with the same PID (events read late, PIDs wrapped): nothing is gone.
  */
 static void manager_check_process_gone(Manager *m, TrackedProcess *p) {
-        _cleanup_free_ pid_t *tids = NULL;
         ProcfsStat st;
-        bool gone;
-        size_t n = 0;
         int r;
 
         r = procfs_read_stat(NULL, p->pid, 0, &st);
-        if (r == -ESRCH || (r >= 0 && st.starttime != p->starttime))
-                gone = true;
-        else if (r < 0)
+        if (r < 0 && r != -ESRCH)
                 return (void)log_debug_errno(
                         r, "Failed to read the state of %s[%d]: %m", p->comm, (int)p->pid);
-        else if (st.state != 'Z' && st.state != 'X' && st.state != 'x') {
-                p->leader_exited = false;
+        if (r >= 0 && st.starttime == p->starttime && !process_is_dead(p->pid, &st)) {
+                if (st.state != 'Z' && st.state != 'X' && st.state != 'x')
+                        p->leader_exited = false;
                 return;
-        } else {
-                r = procfs_list_tids(NULL, p->pid, &tids, &n);
-                if (r < 0 && r != -ESRCH)
-                        return (void)log_debug_errno(
-                                r, "Failed to list the threads of %s[%d]: %m", p->comm, (int)p->pid);
-                gone = true;
-                for (size_t i = 0; r >= 0 && i < n; i++)
-                        if (tids[i] != p->pid)
-                                gone = false;
         }
-        if (!gone)
-                return;
 
         log_debug("%s[%d] exited", p->comm, (int)p->pid);
-        if (!p->placed)
-                m->counters.processes_vanished++;
-        manager_remove_process(m, p);
+        manager_forget_gone(m, p);
+}
+
+/*
+ * Checks that the tracked p is still the process /proc/PID shows (same start time) before an
+ * event about its PID is acted on: after lost events, its EXIT may have been missed and the
+ * PID reused by an unrelated process. A stale entry is dropped. Returns 1 (same process), 0
+ * (stale: dropped, p is freed), -ESRCH (the PID is gone: whether it was p can't be told; p is
+ * kept, its EXIT will come or a rescan will find it gone).
+ */
+static int manager_verify_process(Manager *m, TrackedProcess *p) {
+        uint64_t starttime;
+        int r;
+
+        r = procfs_read_starttime(NULL, p->pid, &starttime);
+        if (r == -ESRCH)
+                return r;
+        if (r < 0) {
+                log_debug_errno(
+                        r, "Failed to read the start time of %s[%d], trusting it: %m", p->comm, (int)p->pid);
+                return 1;
+        }
+        if (starttime == p->starttime)
+                return 1;
+        log_debug(
+                "PID %d is no longer %s (started at tick %" PRIu64 ", now %" PRIu64
+                "): its exit was missed, forgetting it",
+                (int)p->pid, p->comm, p->starttime, starttime);
+        manager_forget_gone(m, p);
+        return 0;
 }
 
 static int on_fork_process(Manager *m, const ProcEvent *ev) {
         TrackedProcess *parent, *old, *p;
         const TrackedThread *forker;
-        uint64_t starttime;
+        ProcfsStat st;
         int r;
 
         parent = manager_find_process(m, ev->parent_tgid);
         if (!parent)
                 return 0;
+        /* The parent's entry must be the process that forked. If its PID is gone already, the
+         * parent exited right after forking (daemons do): the entry is the best knowledge. */
+        if (manager_verify_process(m, parent) == 0)
+                return 0;
+        if (!process_plan(m, parent))
+                return 0; /* its policy went away in a reload: the rescan decides for both */
 
-        r = procfs_read_starttime(NULL, ev->pid, &starttime);
+        r = procfs_read_stat(NULL, ev->pid, 0, &st);
+        if (r < 0 && r != -ESRCH) {
+                log_debug_errno(r, "Failed to read the stat of %d, skipping: %m", (int)ev->pid);
+                return 0;
+        }
         old = manager_find_process(m, ev->pid);
         if (old) {
-                if (r >= 0 && old->starttime == starttime)
-                        return 0;               /* the startup scan or a rescan already found it */
-                manager_remove_process(m, old); /* PID reused: its exit was missed */
+                if (r >= 0 && old->starttime == st.starttime)
+                        return 0;            /* the startup scan or a rescan already found it */
+                manager_forget_gone(m, old); /* PID reused: its exit was missed */
         }
-        if (r == -ESRCH) {
+        if (r >= 0 && st.starttime < parent->starttime)
+                return 0; /* an event older than the process now under the parent's PID */
+        if (r == -ESRCH || process_is_dead(ev->pid, &st)) {
                 m->counters.processes_matched++;
                 m->counters.processes_vanished++;
                 return 0;
         }
-        if (r < 0)
-                return log_debug_errno(r, "Failed to read the start time of %d: %m", (int)ev->pid);
 
-        r = manager_add_process(m, ev->pid, starttime, parent->policy, &p);
+        r = manager_add_process(m, ev->pid, st.starttime, parent->policy, &p);
         if (r < 0)
                 return r;
         m->counters.processes_matched++;
@@ -736,7 +895,8 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         log_debug(
                 "%s[%d] forked %s[%d]: tracked under policy %s", parent->comm, (int)parent->pid, p->comm,
                 (int)p->pid, manager_process_policy_name(m, p));
-        return place_process(m, p, true, ev->timestamp_ns);
+        r = place_process(m, p, false, ev->timestamp_ns);
+        return r == -ESRCH ? 0 : r;
 }
 
 static int on_fork_thread(Manager *m, const ProcEvent *ev) {
@@ -749,8 +909,11 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
         p = manager_find_process(m, ev->tgid);
         if (!p)
                 return 0;
+        if (manager_verify_process(m, p) <= 0)
+                return 0; /* stale (dropped), or gone with the new thread */
 
-        ctx = (PlaceContext){.manager = m, .process = p, .force = true, .inherit_original = true};
+        /* Written only if its mask (inherited from the creating thread) is not the target. */
+        ctx = (PlaceContext){.manager = m, .process = p};
         r = place_thread(&ctx, ev->pid);
         if (r == -ESRCH)
                 return 0;
@@ -759,8 +922,8 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
         if (ctx.n_set > 0)
                 manager_record_latency(m, ev->timestamp_ns);
         log_debug(
-                "New thread %d of %s[%d] placed (policy %s)", (int)ev->pid, p->comm, (int)p->pid,
-                manager_process_policy_name(m, p));
+                "New thread %d of %s[%d] %s (policy %s)", (int)ev->pid, p->comm, (int)p->pid,
+                ctx.n_set > 0 ? "placed" : "already in place", process_policy_label(m, p));
         return 0;
 }
 
@@ -768,74 +931,92 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
  * Re-matches a process already running (exec, comm or uid change): places it under the policy
  * it now matches, starts tracking it if it didn't match before, gives back its originals and
  * forgets it if it no longer matches. exec: the process replaced its image.
+ *
+ * Matching comes first: an exec storm of processes that match nothing costs what matching
+ * needs (mostly one comm read). Only a match, or a tracked PID, costs one read of
+ * /proc/PID/stat, which gives identity (start time), the kernel-thread flag and the zombie
+ * state at once.
  */
 static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
-        ProcessFacts facts;
-        TrackedProcess *p;
+        TrackedProcess *p = manager_find_process(m, pid);
+        bool explicit_only = pid == m->self;
+        char comm[16] = "";
         ProcfsStat st;
         int r, k;
 
-        p = manager_find_process(m, pid);
-
-        process_facts_init(&facts, NULL, pid);
-        k = match_process(m->plan, &facts);
-        if (k == -ESRCH) {
-                process_facts_done(&facts);
-                return 0; /* gone: its EXIT event will follow */
+        k = manager_match_pid(m, pid, explicit_only, comm);
+        if (k == -ESRCH || k == -ENOMEM)
+                return k == -ENOMEM ? k : 0; /* gone: its EXIT event will follow */
+        if (k < 0 && k != -ENOENT) {
+                log_debug_errno(k, "Failed to match process %d, skipping: %m", (int)pid);
+                return 0;
         }
+        if (k < 0 && !p)
+                return 0;
+
+        r = procfs_read_stat(NULL, pid, 0, &st);
+        if (r < 0) {
+                if (r != -ESRCH)
+                        log_debug_errno(r, "Failed to read the stat of %d, skipping: %m", (int)pid);
+                return 0;
+        }
+        if (p && p->starttime != st.starttime) {
+                manager_forget_gone(m, p); /* a different process with a reused PID */
+                p = NULL;
+        }
+        if (process_is_dead(pid, &st)) {
+                /* Exited already: its placement can't complete. */
+                if (p)
+                        manager_forget_gone(m, p);
+                else if (k >= 0) {
+                        m->counters.processes_matched++;
+                        m->counters.processes_vanished++;
+                }
+                return 0;
+        }
+        if (k >= 0 && !explicit_only && (st.flags & PROCFS_PF_KTHREAD)) {
+                explicit_only = true;
+                k = manager_match_pid(m, pid, true, comm);
+                if (k == -ESRCH || k == -ENOMEM)
+                        return k == -ENOMEM ? k : 0;
+                if (k < 0 && k != -ENOENT) {
+                        log_debug_errno(k, "Failed to match process %d, skipping: %m", (int)pid);
+                        return 0;
+                }
+        }
+
         if (k < 0) {
-                process_facts_done(&facts);
-                if (k != -ENOENT)
-                        return log_debug_errno(k, "Failed to match process %d: %m", (int)pid);
                 if (p) {
-                        restore_process(m, p, manager_process_policy_name(m, p));
+                        restore_process(m, p, process_policy_label(m, p));
                         manager_remove_process(m, p);
                 }
                 return 0;
         }
-        if (process_facts_load(&facts, FACT_COMM) >= 0 && (facts.loaded & FACT_COMM) && p)
-                memcpy(p->comm, facts.comm, sizeof(p->comm));
-
-        r = procfs_read_stat(NULL, pid, 0, &st);
-        if (r < 0) {
-                process_facts_done(&facts);
-                return r == -ESRCH ? 0 : log_debug_errno(r, "Failed to read the stat of %d: %m", (int)pid);
-        }
-        if (p && p->starttime != st.starttime) {
-                manager_remove_process(m, p); /* a different process with a reused PID */
-                p = NULL;
-        }
-
         if (!p) {
-                if (st.flags & PROCFS_PF_KTHREAD) {
-                        process_facts_done(&facts);
-                        return 0;
-                }
-                r = manager_track_new(
-                        m, pid, st.starttime, (size_t)k, (facts.loaded & FACT_COMM) ? facts.comm : NULL,
-                        timestamp_ns);
-                process_facts_done(&facts);
-                return r == -ESRCH ? 0 : r;
+                r = manager_track_new(m, pid, st.starttime, (size_t)k, comm, explicit_only, timestamp_ns);
+                return r == -ENOMEM ? r : 0;
         }
-        process_facts_done(&facts);
 
+        if (comm[0])
+                memcpy(p->comm, comm, sizeof(p->comm));
         if (exec) {
                 /* A new image: inherited tracking ends, and only the exec'ing thread is left. */
                 p->forked = false;
                 p->leader_exited = false;
-                r = tracked_process_drop_other_threads(p);
+                r = tracked_process_remove_threads_if(p, thread_not_leader);
                 if (r < 0)
                         return r;
         }
         if (p->policy != (size_t)k) {
                 log_debug(
                         "%s[%d] moves from policy %s to %s", p->comm, (int)p->pid,
-                        manager_process_policy_name(m, p), m->config->policies[k].name);
+                        process_policy_label(m, p), m->plan->policies[k].policy->name);
                 p->policy = (size_t)k;
-                exec = true; /* a full placement */
         }
+        /* After exec the thread entry left may describe the old leader, not the exec'ing thread:
+         * write it again. Otherwise only threads whose target changed are written. */
         r = place_process(m, p, exec, timestamp_ns);
-        return r == -ESRCH ? 0 : r;
+        return r == -ENOMEM ? r : 0;
 }
 
 static int on_exec(Manager *m, const ProcEvent *ev) {
@@ -844,10 +1025,11 @@ static int on_exec(Manager *m, const ProcEvent *ev) {
 
 /* Re-evaluates one thread's rule (a thread renamed itself). */
 static int manager_reevaluate_thread(Manager *m, TrackedProcess *p, pid_t tid, uint64_t timestamp_ns) {
-        PlaceContext ctx = {.manager = m, .process = p, .inherit_original = true};
+        const PolicyPlan *pp = process_plan(m, p);
+        PlaceContext ctx = {.manager = m, .process = p};
         int r;
 
-        if (m->config->policies[p->policy].n_threads == 0)
+        if (!pp || pp->policy->n_threads == 0)
                 return 0; /* no thread rules: a name changes nothing */
         r = place_thread(&ctx, tid);
         if (r == -ESRCH)
@@ -886,7 +1068,7 @@ static int on_uid(Manager *m, const ProcEvent *ev) {
         p = manager_find_process(m, ev->pid);
         if (p && p->forked)
                 return 0;
-        return manager_rematch(m, ev->pid, false, 0);
+        return manager_rematch(m, ev->pid, false, ev->timestamp_ns);
 }
 
 static int on_exit_event(Manager *m, const ProcEvent *ev) {
@@ -909,21 +1091,33 @@ static int on_exit_event(Manager *m, const ProcEvent *ev) {
         return 0;
 }
 
-static int manager_rescan(Manager *m, bool force, const Config *old_config);
+static int manager_rescan(Manager *m);
+
+/* Runs the rescan scheduled by on_lost(), from whichever of its two sources fires first. */
+static void manager_run_scheduled_rescan(Manager *m) {
+        m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
+        m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
+        m->counters.rescans++;
+        (void)manager_rescan(m);
+}
 
 static int on_rescan(sd_event_source *s, void *userdata) {
-        Manager *m = userdata;
+        manager_run_scheduled_rescan(userdata);
+        return 0;
+}
 
-        m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
-        m->counters.rescans++;
-        (void)manager_rescan(m, true, NULL);
+static int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_run_scheduled_rescan(userdata);
         return 0;
 }
 
 /*
  * Events were dropped. While the socket's queue stays full the kernel drops more without
- * telling again, so the rescan runs once the backlog is read: from a defer source at idle
- * priority, which sd-event dispatches only when no event is waiting.
+ * telling again, so the rescan runs once the backlog is read: from a defer source one step
+ * below normal priority, which sd-event dispatches only in an iteration where no
+ * normal-priority source (the proc connector, the bus) has work. Sustained load could keep
+ * that from ever happening, so a timer at normal priority runs it RESCAN_DELAY_MAX_USEC
+ * later at the latest.
  */
 static int on_lost(Manager *m) {
         unsigned suppressed = 0;
@@ -932,31 +1126,52 @@ static int on_lost(Manager *m) {
         m->counters.events_lost++;
         if (ratelimit_below(&m->lost_ratelimit, &suppressed))
                 log_warning(
-                        "The kernel dropped process events (receive buffer overrun%s), rescanning /proc",
+                        "Process events were lost (receive queue overrun, or reading paused after an "
+                        "error%s), rescanning /proc",
                         suppressed > 0 ? ", again" : "");
         if (m->rescan_source)
                 return 0;
 
         r = sd_event_add_defer(m->event, &m->rescan_source, on_rescan, m);
         if (r >= 0)
-                r = sd_event_source_set_priority(m->rescan_source, SD_EVENT_PRIORITY_IDLE);
+                r = sd_event_source_set_priority(m->rescan_source, SD_EVENT_PRIORITY_NORMAL + 1);
+        if (r >= 0)
+                r = sd_event_add_time_relative(
+                        m->event, &m->rescan_timer_source, CLOCK_MONOTONIC, RESCAN_DELAY_MAX_USEC, 0,
+                        on_rescan_timer, m);
         if (r < 0) {
                 log_warning_errno(r, "Failed to schedule the rescan, rescanning now: %m");
-                m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
-                m->counters.rescans++;
-                return manager_rescan(m, true, NULL);
+                manager_run_scheduled_rescan(m);
+                return 0;
         }
         (void)sd_event_source_set_description(m->rescan_source, "rescan-after-lost-events");
+        (void)sd_event_source_set_description(m->rescan_timer_source, "rescan-after-lost-events-timer");
         return 0;
 }
 
-static int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata) {
-        Manager *m = userdata;
+/* The proc connector failed to receive; the monitor pauses and then resumes with a LOST. */
+static int on_monitor_error(Manager *m, const ProcEvent *ev) {
+        unsigned suppressed = 0;
 
-        m->counters.events_received++;
-        if (ev->type != PROC_MONITOR_LOST && ev->tgid == m->self)
-                return 0;
+        if (ratelimit_below(&m->monitor_ratelimit, &suppressed))
+                log_warning_errno(
+                        ev->error,
+                        "Failed to receive process events: %m; retrying in %" PRIu64
+                        " ms, then rescanning /proc%s",
+                        ev->retry_usec / USEC_PER_MSEC, suppressed > 0 ? " (the error persists)" : "");
+        return 0;
+}
 
+static const char *proc_event_type_name(ProcEventType t) {
+        static const char *const names[] = {
+                [PROC_MONITOR_FORK] = "FORK",   [PROC_MONITOR_EXEC] = "EXEC", [PROC_MONITOR_UID] = "UID",
+                [PROC_MONITOR_COMM] = "COMM",   [PROC_MONITOR_EXIT] = "EXIT", [PROC_MONITOR_LOST] = "LOST",
+                [PROC_MONITOR_ERROR] = "ERROR",
+        };
+        return (size_t)t < ELEMENTSOF(names) && names[t] ? names[t] : "unknown";
+}
+
+static int manager_dispatch_proc_event(Manager *m, const ProcEvent *ev) {
         switch (ev->type) {
         case PROC_MONITOR_FORK:
                 if (ev->parent_tgid == m->self)
@@ -972,48 +1187,124 @@ static int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userda
                 return on_exit_event(m, ev);
         case PROC_MONITOR_LOST:
                 return on_lost(m);
+        case PROC_MONITOR_ERROR:
+                return on_monitor_error(m, ev);
         }
+        return 0;
+}
+
+static int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata) {
+        Manager *m = userdata;
+        unsigned suppressed = 0;
+        int r;
+
+        m->counters.events_received++;
+        if (ev->type != PROC_MONITOR_LOST && ev->type != PROC_MONITOR_ERROR && ev->tgid == m->self)
+                return 0;
+
+        r = manager_dispatch_proc_event(m, ev);
+        if (r < 0 && ratelimit_below(&m->event_ratelimit, &suppressed))
+                log_warning_errno(
+                        r, "Failed to handle the %s event of process %d: %m, skipping%s",
+                        proc_event_type_name(ev->type), (int)ev->pid,
+                        suppressed > 0 ? " (more such failures were not logged)" : "");
         return 0;
 }
 
 /* ---- scans ---- */
 
-/* match_process() on a fresh set of facts: a policy index, -ENOENT, -ESRCH. */
-static int match_pid(Manager *m, pid_t pid) {
-        ProcessFacts facts;
-        int k;
-
-        process_facts_init(&facts, NULL, pid);
-        k = match_process(m->plan, &facts);
-        process_facts_done(&facts);
-        return k;
-}
-
-/* The index in m->plan of the active policy named name, or -ENOENT. */
+/* The index in plan of the active policy named name, or -ENOENT. */
 static int plan_find_active(const Plan *plan, const char *name) {
         for (size_t i = 0; i < plan->n_policies; i++)
-                if (streq(plan->policies[i].policy->name, name))
+                if (plan->policies[i].policy && streq(plan->policies[i].policy->name, name))
                         return plan->policies[i].pending_reason ? -ENOENT : (int)i;
         return -ENOENT;
+}
+
+/* A process a scan found that the daemon does not track. */
+typedef struct ScanCandidate {
+        pid_t pid;
+        ProcfsStat stat;
+} ScanCandidate;
+
+/* By start time (then PID): parents come before their children, whatever PID wrapping did. */
+static int scan_candidate_compare(const void *a, const void *b) {
+        const ScanCandidate *x = a, *y = b;
+
+        if (x->stat.starttime != y->stat.starttime)
+                return x->stat.starttime < y->stat.starttime ? -1 : 1;
+        return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * A process a scan found that matches no policy itself, but whose parent is tracked: most
+ * likely a worker a tracked server forked without exec (nginx, postgres), started while the
+ * daemon was not running or was losing events, which may have renamed itself so that it no
+ * longer matches by comm. A FORK event would have put it under its parent's policy until it
+ * execs; the scan does the same, if it has not exec'd since the fork. The kernel keeps no
+ * such flag: the heuristic is that a child that has not exec'd runs its parent's executable
+ * (/proc/PID/exe names the same file). A child that exec'd its parent's binary again can't be
+ * told apart and is adopted too (it would usually match by comm itself anyway); one whose
+ * exe can't be read is not adopted. Returns 1 (adopted), 0 (not), -ENOMEM.
+ */
+static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
+        _cleanup_free_ char *exe = NULL, *parent_exe = NULL;
+        TrackedProcess *parent, *p;
+        int r;
+
+        parent = manager_find_process(m, st->ppid);
+        if (!parent || parent->explicit_only || !process_plan(m, parent) ||
+            parent->starttime > st->starttime)
+                return 0;
+
+        r = procfs_read_exe(NULL, pid, &exe);
+        if (r >= 0)
+                r = procfs_read_exe(NULL, parent->pid, &parent_exe);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !streq(exe, parent_exe))
+                return 0;
+
+        r = manager_add_process(m, pid, st->starttime, parent->policy, &p);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        m->counters.processes_matched++;
+        p->forked = true;
+        p->parent = parent->pid;
+        memcpy(p->comm, parent->comm, sizeof(p->comm));
+        (void)procfs_read_comm(NULL, pid, 0, p->comm);
+        /* As for a FORK event: a thread whose mask is what the daemon gave the parent inherited
+         * it, and gets the parent's original (thread_record_original()). */
+        if (parent->has_original) {
+                r = cpuset_copy(&p->original, &parent->original);
+                if (r < 0)
+                        return r;
+                p->has_original = true;
+        }
+
+        log_debug(
+                "%s[%d] is a child of %s[%d] that has not exec'd: tracked under policy %s", p->comm,
+                (int)p->pid, parent->comm, (int)parent->pid, manager_process_policy_name(m, p));
+        r = place_process(m, p, false, 0);
+        return r == -ENOMEM ? r : 1;
 }
 
 /*
  * Rescans /proc: tracked processes that are gone are forgotten; the others are re-matched
  * (children forked without exec follow their parent, or keep their policy when the parent is
- * gone) and placed again, or restored and forgotten when nothing matches any more; processes
- * not tracked that match are tracked and placed. force: write every thread (else only where
- * the target changed). old_config: the configuration p->policy indexes refer to (reload),
- * NULL for m->config.
+ * gone) and placed again where their target changed, or restored and forgotten when nothing
+ * matches any more; processes not tracked that match are tracked and placed, and so are
+ * children of tracked processes that have not exec'd (manager_adopt_child()). Only threads
+ * whose target differs from what was applied are written: a thread that moved itself after
+ * placement is left alone unless its policy changed.
  */
-static int manager_rescan(Manager *m, bool force, const Config *old_config) {
+static int manager_rescan(Manager *m) {
         _cleanup_free_ TrackedProcess **list = NULL;
+        _cleanup_free_ ScanCandidate *candidates = NULL;
         _cleanup_free_ pid_t *pids = NULL;
-        size_t n = 0, n_pids = 0;
+        size_t n = 0, n_pids = 0, n_candidates = 0;
         bool progress;
         int r;
-
-        if (!old_config)
-                old_config = m->config;
 
         r = manager_list_processes(m, &list, &n);
         if (r < 0)
@@ -1022,15 +1313,17 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
         /* Forget what is gone; re-match the processes that matched by themselves. */
         for (size_t i = 0; i < n; i++) {
                 TrackedProcess *p = list[i];
-                uint64_t starttime;
+                ProcfsStat st;
 
-                r = procfs_read_starttime(NULL, p->pid, &starttime);
-                if (r == -ESRCH || (r >= 0 && starttime != p->starttime)) {
-                        manager_remove_process(m, p);
+                r = procfs_read_stat(NULL, p->pid, 0, &st);
+                if (r == -ESRCH ||
+                    (r >= 0 && (st.starttime != p->starttime || process_is_dead(p->pid, &st)))) {
+                        manager_forget_gone(m, p);
                         list[i] = NULL;
                         continue;
                 }
-                p->rescan_policy = p->forked ? -EAGAIN /* decided below */ : match_pid(m, p->pid);
+                p->rescan_policy = p->forked ? -EAGAIN /* decided below */
+                                             : manager_match_pid(m, p->pid, p->explicit_only, NULL);
         }
 
         /* Forked children follow their parent (a chain resolves parent first); with the parent
@@ -1047,12 +1340,10 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
                                 continue; /* not decided yet */
                         if (parent && (parent->rescan_policy >= 0 || parent->rescan_policy == -ENOENT))
                                 p->rescan_policy = parent->rescan_policy;
-                        else {
-                                p->rescan_policy =
-                                        plan_find_active(m->plan, old_config->policies[p->policy].name);
-                                if (p->rescan_policy < 0)
-                                        p->rescan_policy = match_pid(m, p->pid);
-                        }
+                        else if (process_plan(m, p) && !process_plan(m, p)->pending_reason)
+                                p->rescan_policy = (int)p->policy;
+                        else
+                                p->rescan_policy = manager_match_pid(m, p->pid, p->explicit_only, NULL);
                         progress = true;
                 }
         } while (progress);
@@ -1063,15 +1354,15 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
                 if (!p)
                         continue;
                 if (p->rescan_policy == -EAGAIN) { /* a cycle through reused PIDs: match by itself */
-                        p->rescan_policy = match_pid(m, p->pid);
+                        p->rescan_policy = manager_match_pid(m, p->pid, p->explicit_only, NULL);
                         p->forked = false;
                 }
                 if (p->rescan_policy == -ESRCH) { /* exited meanwhile */
-                        manager_remove_process(m, p);
+                        manager_forget_gone(m, p);
                         continue;
                 }
                 if (p->rescan_policy < 0) {
-                        const char *name = old_config->policies[p->policy].name;
+                        const char *name = process_policy_label(m, p);
 
                         restore_process(m, p, name);
                         log_struct(
@@ -1082,32 +1373,44 @@ static int manager_rescan(Manager *m, bool force, const Config *old_config) {
                 }
                 p->policy = (size_t)p->rescan_policy;
                 (void)procfs_read_comm(NULL, p->pid, 0, p->comm); /* an exec may have been missed */
-                (void)place_process(m, p, force, 0);
+                (void)place_process(m, p, false, 0);
         }
 
-        /* New processes. */
+        /* Processes not tracked: one read of /proc/PID/stat each gives identity, parent,
+         * kernel-thread flag and zombie state; then, parents before children, match them or
+         * adopt them as children of tracked processes. */
         r = procfs_list_pids(NULL, &pids, &n_pids);
         if (r < 0)
                 return log_error_errno(r, "Failed to list /proc: %m");
+        candidates = calloc(MAX(n_pids, (size_t)1), sizeof(ScanCandidate));
+        if (!candidates)
+                return log_error_errno(-ENOMEM, "Failed to rescan: %m");
         for (size_t i = 0; i < n_pids; i++) {
-                pid_t pid = pids[i];
-                ProcessFacts facts;
-                ProcfsStat st;
+                ScanCandidate *c = &candidates[n_candidates];
+
+                if (manager_find_process(m, pids[i]))
+                        continue;
+                c->pid = pids[i];
+                if (procfs_read_stat(NULL, c->pid, 0, &c->stat) < 0 || process_is_dead(c->pid, &c->stat))
+                        continue; /* gone, or exited and not reaped yet */
+                n_candidates++;
+        }
+        qsort(candidates, n_candidates, sizeof(ScanCandidate), scan_candidate_compare);
+
+        for (size_t i = 0; i < n_candidates; i++) {
+                const ScanCandidate *c = &candidates[i];
+                bool explicit_only = c->pid == m->self || (c->stat.flags & PROCFS_PF_KTHREAD);
+                char comm[16] = "";
                 int k;
 
-                if (pid == m->self || manager_find_process(m, pid))
-                        continue;
-                process_facts_init(&facts, NULL, pid);
-                k = match_process(m->plan, &facts);
-                if (k < 0 || procfs_read_stat(NULL, pid, 0, &st) < 0 || (st.flags & PROCFS_PF_KTHREAD)) {
-                        process_facts_done(&facts);
-                        continue;
-                }
-                if (!(facts.loaded & FACT_COMM))
-                        (void)process_facts_load(&facts, FACT_COMM);
-                r = manager_track_new(
-                        m, pid, st.starttime, (size_t)k, (facts.loaded & FACT_COMM) ? facts.comm : NULL, 0);
-                process_facts_done(&facts);
+                k = manager_match_pid(m, c->pid, explicit_only, comm);
+                if (k >= 0)
+                        r = manager_track_new(
+                                m, c->pid, c->stat.starttime, (size_t)k, comm, explicit_only, 0);
+                else if (k == -ENOENT && !explicit_only)
+                        r = manager_adopt_child(m, c->pid, &c->stat);
+                else
+                        r = k;
                 if (r == -ENOMEM)
                         return log_error_errno(r, "Failed to rescan: %m");
         }
@@ -1169,6 +1472,35 @@ static int manager_load_topology(Manager *m, Topology **ret) {
         if (m->topology_path)
                 return topology_load_xml(m->topology_path, ret);
         return topology_load_live(ret);
+}
+
+typedef struct RemapContext {
+        const Plan *old_plan;
+        const Plan *new_plan;
+} RemapContext;
+
+static void remap_action(const void *nodep, VISIT which, void *userdata) {
+        TrackedProcess *p = *(void *const *)nodep;
+        const RemapContext *c = userdata;
+        int k = -ENOENT;
+
+        if (which != postorder && which != leaf)
+                return;
+        if (p->policy < c->old_plan->n_policies && c->old_plan->policies[p->policy].policy)
+                k = plan_find_active(c->new_plan, c->old_plan->policies[p->policy].policy->name);
+        p->policy = k >= 0 ? (size_t)k : POLICY_NONE;
+}
+
+/*
+ * After a reload installed new_plan: points every tracked process at the policy of the same
+ * name in it, or at POLICY_NONE when that policy is gone or pending (the rescan that follows
+ * re-matches it, or restores and forgets it). Allocates nothing and cannot fail, so no index
+ * into the old configuration survives it, whatever the rescan does after. old_plan (and the
+ * configuration it borrows from) must still be alive.
+ */
+static void manager_remap_policies(Manager *m, const Plan *old_plan, const Plan *new_plan) {
+        RemapContext c = {.old_plan = old_plan, .new_plan = new_plan};
+        twalk_r(m->processes, remap_action, &c);
 }
 
 /* Installs a new config + plan, and the per-policy report flags sized for it. */
@@ -1253,9 +1585,12 @@ int manager_reload(Manager *m, char **ret_error) {
                 m->topology = TAKE_PTR(topology);
         }
 
-        (void)manager_rescan(m, true, old_config);
+        /* Tracked processes still hold indexes into old_config: remap them while it is alive, in
+         * a step that can't fail, before anything else can. */
+        manager_remap_policies(m, old_plan, m->plan);
         plan_free(old_plan);
         config_free(old_config);
+        (void)manager_rescan(m);
 
         m->last_reload_error = mfree(m->last_reload_error);
         (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "PolicyFiles");
@@ -1317,7 +1652,7 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        (void)manager_rescan(m, false, NULL);
+        (void)manager_rescan(m);
         r = sd_event_source_set_time_relative(s, manager_poll_interval(m));
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -1331,8 +1666,20 @@ static int manager_start_discovery(Manager *m) {
 
         r = proc_monitor_new(m->event, PROC_MONITOR_ACK_TIMEOUT_USEC, on_proc_event, m, &m->monitor);
         if (r >= 0) {
+                size_t rcvbuf = 0;
+                int force_error = 0;
+
                 m->discovery = MANAGER_DISCOVERY_NETLINK;
                 log_debug("Subscribed to the proc connector");
+                /* The kernel reports twice what it granted (bookkeeping). */
+                if (proc_monitor_get_receive_buffer(m->monitor, &rcvbuf, &force_error) >= 0 &&
+                    force_error < 0 && rcvbuf / 2 < PROC_MONITOR_RCVBUF_SIZE)
+                        log_warning_errno(
+                                force_error,
+                                "Could not set the proc connector's receive buffer to %d KiB "
+                                "(SO_RCVBUFFORCE: %m); got %zu KiB, capped by net.core.rmem_max. "
+                                "Bursts of process events may be lost (and cost /proc rescans).",
+                                PROC_MONITOR_RCVBUF_SIZE / 1024, rcvbuf / 2 / 1024);
                 return 0;
         }
 
@@ -1453,6 +1800,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m->poll_interval_usec = o->poll_interval_usec ?: POLL_INTERVAL_DEFAULT_USEC;
         m->lost_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 3};
         m->failure_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 10};
+        m->event_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 5};
+        m->monitor_ratelimit = (RateLimit){.interval_usec = 60 * USEC_PER_SEC, .burst = 1};
         latency_reset(&m->latency);
         if ((o->config_dir && !(m->config_dir = strdup(o->config_dir))) ||
             (o->topology_path && !(m->topology_path = strdup(o->topology_path))) ||
@@ -1460,6 +1809,10 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
 
         r = sd_event_new(&m->event);
+        if (r < 0)
+                return r;
+        /* WATCHDOG=1 from the loop when the service manager asks for it ($WATCHDOG_USEC). */
+        r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
                 return r;
 
@@ -1495,6 +1848,7 @@ Manager *manager_free(Manager *m) {
         m->poll_source = sd_event_source_disable_unref(m->poll_source);
         m->summary_source = sd_event_source_disable_unref(m->summary_source);
         m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
+        m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->monitor = proc_monitor_free(m->monitor);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);
         m->bus = sd_bus_flush_close_unref(m->bus);
@@ -1571,7 +1925,7 @@ int manager_startup(Manager *m) {
         r = manager_start_discovery(m);
         if (r < 0)
                 return r;
-        r = manager_rescan(m, true, NULL);
+        r = manager_rescan(m);
         if (r < 0)
                 return r;
 

@@ -73,12 +73,19 @@ typedef struct TrackedThread {
         CpuSet effective; /* what the kernel reported back (applied ∩ cpuset ∩ online) */
 } TrackedThread;
 
+/* TrackedProcess.policy of a process whose policy a reload removed (or made pending): it has
+ * none until the rescan re-matches or restores it. */
+#define POLICY_NONE SIZE_MAX
+
 /* A process that matched an active policy (or was forked by one), keyed by pid. */
 typedef struct TrackedProcess {
         pid_t pid;          /* first: the tsearch key */
         uint64_t starttime; /* /proc/PID/stat field 22: with pid, the process identity */
-        size_t policy;      /* index into Manager.config->policies / plan->policies */
+        size_t policy;      /* index into Manager.config->policies / plan->policies, or POLICY_NONE;
+                             * always bounds-checked before use */
         char comm[16];
+        bool explicit_only; /* a kernel thread or the daemon itself: only rules naming its comm
+                             * literally apply (DESIGN.md "Process lifecycle") */
         bool forked;        /* forked by a managed process and has not exec'd since */
         pid_t parent;       /* forked: the managed parent's pid */
         bool placed;        /* a full placement pass completed (counted in processes_placed) */
@@ -107,9 +114,10 @@ typedef struct Manager {
         sd_event_source *sigterm_source;
         sd_event_source *sigint_source;
         sd_event_source *sighup_source;
-        sd_event_source *poll_source;    /* armed only in polling discovery */
-        sd_event_source *summary_source; /* armed only while a placement summary is due */
-        sd_event_source *rescan_source;  /* pending rescan after lost events (idle priority) */
+        sd_event_source *poll_source;         /* armed only in polling discovery */
+        sd_event_source *summary_source;      /* armed only while a placement summary is due */
+        sd_event_source *rescan_source;       /* pending rescan after lost events: once the queue is read */
+        sd_event_source *rescan_timer_source; /* ... or RESCAN_DELAY_MAX_USEC later at the latest */
         sd_bus *bus;
         sd_bus_slot *bus_slot;
         ProcMonitor *monitor;
@@ -144,6 +152,8 @@ typedef struct Manager {
         uint64_t summary_threads;
         RateLimit failure_ratelimit;
         RateLimit lost_ratelimit;
+        RateLimit event_ratelimit;   /* failures handling a process event */
+        RateLimit monitor_ratelimit; /* proc connector receive errors */
 } Manager;
 
 /*

@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,7 +40,10 @@
 /* Upper bound of datagrams handled per dispatch, so a flood of events cannot starve the
  * other sources of the loop; the source is level-triggered and fires again right away. */
 #define RECV_MAX_PER_DISPATCH 4096
-#define RCVBUF_SIZE           (8 * 1024 * 1024)
+#define RCVBUF_SIZE           PROC_MONITOR_RCVBUF_SIZE
+/* Pause after a receive error, doubled while the error persists (CLOCK_MONOTONIC µs). */
+#define RETRY_MIN_USEC (UINT64_C(100) * 1000)
+#define RETRY_MAX_USEC (UINT64_C(30) * 1000 * 1000)
 
 /* The minimal lengths of struct proc_event for each type we read: the fixed header (what,
  * cpu, timestamp_ns) plus the event_data fields we use. */
@@ -60,6 +64,10 @@ struct ProcMonitor {
         int fd;
         uint32_t portid; /* our netlink port id */
         sd_event_source *source;
+        sd_event_source *retry_source; /* armed while reading is paused after an error */
+        uint64_t retry_usec;           /* the last pause; 0 once a receive succeeds again */
+        int rcvbuf_size;               /* getsockopt(SO_RCVBUF) after setting it */
+        int rcvbuf_force_error;        /* 0, or -errno of SO_RCVBUFFORCE */
         proc_monitor_handler_t handler;
         void *userdata;
         bool debug;
@@ -340,15 +348,73 @@ static int monitor_receive(ProcMonitor *m, unsigned max, unsigned vlen) {
         return (int)total;
 }
 
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        ProcMonitor *m = userdata;
+        int r;
+
+        monitor_debug(m, "Reading again after a pause of %" PRIu64 " ms", m->retry_usec / 1000);
+        r = sd_event_source_set_enabled(m->source, SD_EVENT_ON);
+        if (r < 0)
+                return r;
+        /* Whatever was queued meanwhile is still there, but the failed reads may have cost
+         * events. */
+        monitor_deliver_lost(m);
+        return 0;
+}
+
+/*
+ * A receive error that is not the kernel dropping events: reading at once again would most
+ * likely fail again, and the level-triggered source would spin. Stops reading for a while
+ * (doubling while the error persists), tells the handler, and resumes from a timer.
+ */
+static int monitor_pause(ProcMonitor *m, int error) {
+        ProcEvent ev = {
+                .type = PROC_MONITOR_ERROR,
+                .timestamp_ns = now_monotonic_ns(),
+                .error = error,
+        };
+        int r;
+
+        m->retry_usec = m->retry_usec == 0 ? RETRY_MIN_USEC : MIN(2 * m->retry_usec, RETRY_MAX_USEC);
+        monitor_debug(
+                m, "Failed to receive from the proc connector: %s; pausing for %" PRIu64 " ms",
+                strerror(-error), m->retry_usec / 1000);
+
+        r = sd_event_source_set_enabled(m->source, SD_EVENT_OFF);
+        if (r < 0)
+                return r;
+        if (!m->retry_source) {
+                r = sd_event_add_time_relative(
+                        sd_event_source_get_event(m->source), &m->retry_source, CLOCK_MONOTONIC,
+                        m->retry_usec, 0, on_retry, m);
+                if (r < 0)
+                        return r;
+                (void)sd_event_source_set_description(m->retry_source, "proc-connector-retry");
+        } else {
+                r = sd_event_source_set_time_relative(m->retry_source, m->retry_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->retry_source, SD_EVENT_ONESHOT);
+                if (r < 0)
+                        return r;
+        }
+
+        ev.retry_usec = m->retry_usec;
+        monitor_deliver(m, &ev);
+        return 0;
+}
+
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ProcMonitor *m = userdata;
         int r;
 
         r = monitor_receive(m, RECV_MAX_PER_DISPATCH, RECV_BATCH);
-        if (r < 0)
-                /* Keep the source: returning an error would disable it for good. */
-                monitor_debug(m, "Failed to receive from the proc connector: %s", strerror(-r));
-        return 0;
+        if (r >= 0) {
+                m->retry_usec = 0;
+                return 0;
+        }
+        /* Failing here would disable the source for good, with nobody told: only if even
+         * pausing fails. */
+        return monitor_pause(m, r);
 }
 
 /* Sends PROC_CN_MCAST_LISTEN or _IGNORE to the kernel, with our seq/ack. */
@@ -448,10 +514,18 @@ int proc_monitor_new(
         if (m->fd < 0)
                 return -errno;
 
-        /* SO_RCVBUFFORCE ignores net.core.rmem_max but needs CAP_NET_ADMIN. */
-        if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
-            setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
-                return -errno;
+        /* SO_RCVBUFFORCE ignores net.core.rmem_max but needs CAP_NET_ADMIN. The fallback is
+         * capped by rmem_max: the caller learns of it from proc_monitor_get_receive_buffer(). */
+        if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0) {
+                m->rcvbuf_force_error = -errno;
+                if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
+                        return -errno;
+        }
+        {
+                socklen_t l = sizeof(m->rcvbuf_size);
+                if (getsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &m->rcvbuf_size, &l) < 0)
+                        return -errno;
+        }
 
         /* Joining the CN_IDX_PROC multicast group needs CAP_NET_ADMIN before Linux 6.6. */
         if (bind(m->fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0)
@@ -516,11 +590,22 @@ int proc_monitor_get_fd(const ProcMonitor *m) {
         return m->fd;
 }
 
+int proc_monitor_get_receive_buffer(const ProcMonitor *m, size_t *ret_size, int *ret_force_error) {
+        if (!m || m->fd < 0)
+                return -EBADF;
+        if (ret_size)
+                *ret_size = (size_t)MAX(m->rcvbuf_size, 0);
+        if (ret_force_error)
+                *ret_force_error = m->rcvbuf_force_error;
+        return 0;
+}
+
 ProcMonitor *proc_monitor_free(ProcMonitor *m) {
         if (!m)
                 return NULL;
 
         m->source = sd_event_source_disable_unref(m->source);
+        m->retry_source = sd_event_source_disable_unref(m->retry_source);
         if (m->fd >= 0) {
                 if (m->state == MONITOR_SUBSCRIBED)
                         (void)monitor_send_op(m, PROC_CN_MCAST_IGNORE);

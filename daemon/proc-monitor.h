@@ -7,7 +7,9 @@
  * waits for the kernel's acknowledgement (a PROC_EVENT_NONE reply whose err field is 0): from a
  * non-initial PID namespace the kernel ignores the subscription and no acknowledgement comes,
  * which is how unavailability is detected. Receive buffer is large (SO_RCVBUFFORCE, 8 MiB);
- * ENOBUFS (events lost) is reported through the callback, not treated as fatal.
+ * ENOBUFS (events lost) is reported through the callback, not treated as fatal. Like lib/,
+ * the monitor logs nothing (except the opt-in debug messages): receive errors and a receive
+ * buffer smaller than asked for are reported to the caller, who logs them.
  */
 
 #include <stdbool.h>
@@ -16,6 +18,9 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+/* The receive buffer asked for, bytes. */
+#define PROC_MONITOR_RCVBUF_SIZE (8 * 1024 * 1024)
+
 typedef enum ProcEventType {
         PROC_MONITOR_FORK, /* parent_pid/parent_tgid created child_pid/child_tgid */
         PROC_MONITOR_EXEC, /* pid/tgid exec'd */
@@ -23,6 +28,11 @@ typedef enum ProcEventType {
         PROC_MONITOR_COMM, /* pid/tgid renamed itself (.comm) */
         PROC_MONITOR_EXIT, /* pid/tgid exited (fires for every thread) */
         PROC_MONITOR_LOST, /* ENOBUFS: the kernel dropped events; rescan */
+        /* Receiving failed with .error (an error other than ENOBUFS, EAGAIN, EINTR). Rather than
+         * spin on it, the monitor stops reading for .retry_usec (from 100 ms, doubling while the
+         * error persists, up to 30 s), then reads again and delivers PROC_MONITOR_LOST, since
+         * events may have been lost meanwhile. */
+        PROC_MONITOR_ERROR,
 } ProcEventType;
 
 typedef struct ProcEvent {
@@ -32,12 +42,15 @@ typedef struct ProcEvent {
         pid_t parent_pid, parent_tgid; /* FORK only */
         uid_t euid;                    /* UID only */
         char comm[16];                 /* COMM only, NUL-terminated */
+        int error;                     /* ERROR only: the negative errno of recvmmsg(2) */
+        uint64_t retry_usec;           /* ERROR only: µs until the monitor reads again */
 } ProcEvent;
 
 typedef struct ProcMonitor ProcMonitor;
 
-/* Called for each event, in the order the kernel sent them. A negative return is logged at
- * debug level and otherwise ignored. */
+/* Called for each event, in the order the kernel sent them. A negative return is written to
+ * the debug messages (proc_monitor_set_debug()) and otherwise ignored: the handler reports its
+ * own failures. */
 typedef int (*proc_monitor_handler_t)(ProcMonitor *m, const ProcEvent *ev, void *userdata);
 
 /*
@@ -77,3 +90,13 @@ void proc_monitor_set_debug(ProcMonitor *m, bool debug);
 /* The netlink socket (NETLINK_CONNECTOR), e.g. for tests that shrink SO_RCVBUF to provoke
  * ENOBUFS; -EBADF for a parser-only monitor. The monitor keeps ownership. */
 int proc_monitor_get_fd(const ProcMonitor *m);
+
+/*
+ * The socket's receive buffer as the kernel granted it when the monitor was made: *ret_size is
+ * getsockopt(SO_RCVBUF), bytes (the kernel doubles what it grants, for its bookkeeping: 2 ×
+ * PROC_MONITOR_RCVBUF_SIZE when the request was met). *ret_force_error is 0 if SO_RCVBUFFORCE
+ * worked, else the negative errno it failed with (-EPERM without CAP_NET_ADMIN): the
+ * SO_RCVBUF fallback is then capped by net.core.rmem_max. Either pointer may be NULL.
+ * Returns 0, or -EBADF for a parser-only monitor.
+ */
+int proc_monitor_get_receive_buffer(const ProcMonitor *m, size_t *ret_size, int *ret_force_error);

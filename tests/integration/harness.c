@@ -23,8 +23,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +34,8 @@
 
 #include "harness.h"
 #include "macro.h"
+
+#define NETLINK_CONNECTOR_PROTOCOL 11 /* linux/netlink.h */
 
 struct Harness {
         char *dir;        /* this test's directory */
@@ -442,6 +446,10 @@ void harness_barrier(Harness *h) {
                         .initial_cpus = "1",
                         .pipes = true});
         harness_wait_process_cpus(h, m->pid, "0", 1);
+        /* Its thread has CPU 0, but the daemon's placement pass may not be complete: killed now,
+         * it would count as vanished, not placed. Listed means complete. */
+        if (h->bus)
+                harness_wait_listed(h, m->pid, "integ-marker");
         child_kill(m);
         h->n_barriers++;
 }
@@ -672,36 +680,60 @@ static bool ready_seen(Harness *h, void *userdata) {
 }
 
 void harness_start_daemon(Harness *h) {
+        harness_start_daemon_with(h, &(DaemonOptions){});
+}
+
+void harness_start_daemon_with(Harness *h, const DaemonOptions *o) {
         _cleanup_free_ char *log = NULL, *notify_path = NULL, *arg_bus = NULL, *arg_conf = NULL;
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         const char *bin = getenv("AFFINITYD_BIN");
+        const char *argv[32];
+        size_t n = 0;
         pid_t parent = getpid(), pid;
-        unsigned one = 1;
+        unsigned want_ready;
         int rcvbuf = 8 * 1024 * 1024;
 
         ck_assert_msg(bin, "AFFINITYD_BIN is not set");
         ck_assert_msg(h->daemon_pid == 0, "affinityd already started");
-        if (h->bus_pid == 0)
+        if (h->bus_pid == 0 && !o->no_bus)
                 harness_start_bus(h);
 
         notify_path = xasprintf("%s/notify", h->dir);
-        ck_assert_msg(strlen(notify_path) < sizeof sa.sun_path, "notify socket path too long");
-        strcpy(sa.sun_path, notify_path);
-        h->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        ck_assert(h->notify_fd >= 0);
-        (void)setsockopt(h->notify_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
-        ck_assert_msg(
-                bind(h->notify_fd, (struct sockaddr *)&sa, sizeof sa) == 0, "bind %s: %s", notify_path,
-                strerror(errno));
+        if (h->notify_fd < 0) { /* kept across restarts */
+                ck_assert_msg(strlen(notify_path) < sizeof sa.sun_path, "notify socket path too long");
+                strcpy(sa.sun_path, notify_path);
+                h->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                ck_assert(h->notify_fd >= 0);
+                (void)setsockopt(h->notify_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
+                ck_assert_msg(
+                        bind(h->notify_fd, (struct sockaddr *)&sa, sizeof sa) == 0, "bind %s: %s",
+                        notify_path, strerror(errno));
+        }
+        drain_notify(h);
+        want_ready = h->n_ready + 1;
+        h->daemon_exited = false;
+        h->daemon_status = 0;
+        h->n_stopping = 0;
 
         log = xasprintf("%s/affinityd.log", h->dir);
-        arg_bus = xasprintf("--bus-address=%s", h->bus_address);
+        arg_bus = o->no_bus ? xstrdup("--bus=none") : xasprintf("--bus-address=%s", h->bus_address);
         arg_conf = xasprintf("--config-dir=%s", h->config_dir);
+        argv[n++] = bin;
+        argv[n++] = arg_bus;
+        argv[n++] = arg_conf;
+        argv[n++] = "--log-level=debug";
+        for (const char *const *a = o->args; a && *a; a++) {
+                ck_assert(n < ELEMENTSOF(argv) - 1);
+                argv[n++] = *a;
+        }
+        argv[n] = NULL;
 
         pid = fork();
         ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
         if (pid == 0) {
                 child_setup(parent, -1, -1, log);
+                if (o->drop_net_admin && prctl(PR_CAPBSET_DROP, CAP_NET_ADMIN, 0, 0, 0) < 0)
+                        _exit(122);
                 /* Log to stderr (our file), not to a journal the runner might have. */
                 (void)unsetenv("JOURNAL_STREAM");
                 (void)unsetenv("INVOCATION_ID");
@@ -710,16 +742,19 @@ void harness_start_daemon(Harness *h) {
                 (void)unsetenv("WATCHDOG_USEC");
                 (void)unsetenv("WATCHDOG_PID");
                 (void)setenv("NOTIFY_SOCKET", notify_path, 1);
-                execl(bin, bin, arg_bus, arg_conf, "--log-level=debug", (char *)NULL);
+                execv(bin, (char *const *)argv);
                 _exit(127);
         }
         h->daemon_pid = pid;
 
         ck_assert_msg(
-                wait_for(h, ready_seen, &one), "affinityd sent no READY=1 within %llu s; see %s",
+                wait_for(h, ready_seen, &want_ready), "affinityd sent no READY=1 within %llu s; see %s",
                 HARNESS_TIMEOUT_USEC / USEC_PER_SEC, log);
 
-        h->bus = bus_connect(h->bus_address);
+        if (o->no_bus)
+                return;
+        if (!h->bus)
+                h->bus = bus_connect(h->bus_address);
         ck_assert_msg(
                 wait_for(h, name_has_owner, NULL), "%s has no owner on the bus after READY=1; see %s",
                 AFFINITYD_BUS_NAME, log);
@@ -1662,4 +1697,130 @@ bool strv_contains_suffix(char *const *l, const char *suffix) {
                         return true;
         }
         return false;
+}
+
+/* ---- the daemon's log ---- */
+
+bool harness_log_contains(Harness *h, const char *needle) {
+        _cleanup_free_ char *path = xasprintf("%s/affinityd.log", h->dir), *text = NULL;
+
+        return read_file(path, &text) >= 0 && strstr(text, needle);
+}
+
+static bool log_has(Harness *h, void *userdata) {
+        return harness_log_contains(h, userdata);
+}
+
+void harness_wait_log(Harness *h, const char *needle) {
+        ck_assert_msg(
+                wait_for(h, log_has, (void *)needle), "\"%s\" not in %s/affinityd.log within %llu s", needle,
+                h->dir, HARNESS_TIMEOUT_USEC / USEC_PER_SEC);
+}
+
+typedef struct CommWait {
+        pid_t pid;
+        const char *comm;
+} CommWait;
+
+static bool comm_is(Harness *h, void *userdata) {
+        const CommWait *w = userdata;
+        _cleanup_free_ char *path = xasprintf("/proc/%d/comm", (int)w->pid), *text = NULL;
+
+        if (read_file(path, &text) < 0)
+                return false;
+        text[strcspn(text, "\n")] = '\0';
+        return streq(text, w->comm);
+}
+
+void harness_wait_comm(Harness *h, pid_t pid, const char *comm) {
+        CommWait w = {.pid = pid, .comm = comm};
+        ck_assert_msg(
+                wait_for(h, comm_is, &w), "/proc/%d/comm did not become \"%s\" within %llu s", (int)pid,
+                comm, HARNESS_TIMEOUT_USEC / USEC_PER_SEC);
+}
+
+/* ---- reaching into the daemon ---- */
+
+static char proc_state(pid_t pid) {
+        _cleanup_free_ char *path = xasprintf("/proc/%d/stat", (int)pid), *text = NULL;
+        const char *p;
+
+        if (read_file(path, &text) < 0)
+                return '\0';
+        p = strrchr(text, ')');
+        return p && p[1] == ' ' ? p[2] : '\0';
+}
+
+static bool daemon_stopped(Harness *h, void *userdata) {
+        char s = proc_state(h->daemon_pid);
+        return s == 'T' || s == 't';
+}
+
+void harness_pause_daemon(Harness *h) {
+        harness_assert_daemon_alive(h);
+        ck_assert(kill(h->daemon_pid, SIGSTOP) == 0);
+        ck_assert_msg(wait_for(h, daemon_stopped, NULL), "affinityd did not stop on SIGSTOP");
+}
+
+void harness_resume_daemon(Harness *h) {
+        ck_assert(kill(h->daemon_pid, SIGCONT) == 0);
+}
+
+char harness_proc_state(pid_t pid) {
+        return proc_state(pid);
+}
+
+/* The inodes of the NETLINK_CONNECTOR sockets of this network namespace (/proc/net/netlink:
+ * "sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode"). */
+static bool inode_is_connector(unsigned long inode) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/net/netlink", "re");
+        char line[512];
+
+        ck_assert_msg(f, "can't open /proc/net/netlink: %s", strerror(errno));
+        while (fgets(line, sizeof line, f)) {
+                unsigned long long sk;
+                unsigned long ino;
+                int eth;
+
+                if (sscanf(line, "%llx %d %*d %*x %*d %*d %*d %*d %*d %lu", &sk, &eth, &ino) == 3 &&
+                    eth == NETLINK_CONNECTOR_PROTOCOL && ino == inode)
+                        return true;
+        }
+        return false;
+}
+
+int harness_daemon_proc_connector_fd(Harness *h) {
+        _cleanup_free_ char *dir = xasprintf("/proc/%d/fd", (int)h->daemon_pid);
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_close_ int pidfd = -EBADF;
+        struct dirent *de;
+        int target = -1, fd;
+
+        harness_assert_daemon_alive(h);
+        d = opendir(dir);
+        ck_assert_msg(d, "opendir %s: %s", dir, strerror(errno));
+        while ((de = readdir(d))) {
+                char path[PATH_MAX], link[128];
+                unsigned long inode;
+                ssize_t n;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+                n = readlink(path, link, sizeof link - 1);
+                if (n <= 0)
+                        continue;
+                link[n] = '\0';
+                if (sscanf(link, "socket:[%lu]", &inode) == 1 && inode_is_connector(inode)) {
+                        target = atoi(de->d_name);
+                        break;
+                }
+        }
+        ck_assert_msg(target >= 0, "affinityd has no proc connector socket");
+
+        pidfd = (int)syscall(SYS_pidfd_open, h->daemon_pid, 0);
+        ck_assert_msg(pidfd >= 0, "pidfd_open: %s", strerror(errno));
+        fd = (int)syscall(SYS_pidfd_getfd, pidfd, target, 0);
+        ck_assert_msg(fd >= 0, "pidfd_getfd: %s", strerror(errno));
+        return fd;
 }

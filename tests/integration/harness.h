@@ -139,12 +139,23 @@ pid_t harness_daemon_pid(Harness *h);
 
 /* Starts a private dbus-daemon (allow-all policy, any user may connect, EXTERNAL auth). */
 void harness_start_bus(Harness *h);
+
+/* How harness_start_daemon_with() runs affinityd. */
+typedef struct DaemonOptions {
+        bool no_bus;             /* --bus=none instead of --bus-address (no bus started for it) */
+        const char *const *args; /* more arguments (ARGS(...)), after the harness's own; may be NULL */
+        bool drop_net_admin;     /* drop CAP_NET_ADMIN from the bounding set before exec */
+} DaemonOptions;
 /*
  * Starts affinityd (--bus-address, --config-dir, --log-level=debug) with NOTIFY_SOCKET at a
  * socket of the harness; waits for READY=1 and for org.affinityd1 to have an owner; connects
  * the harness's client. Starts the bus first if needed.
  */
 void harness_start_daemon(Harness *h);
+/* The same with options. May be called again after harness_stop_daemon() (a restart: the log
+ * file and the notify socket are kept, so READY=1 counts go on). With no_bus, returns once
+ * READY=1 came. */
+void harness_start_daemon_with(Harness *h, const DaemonOptions *o);
 /* SIGTERM; asserts that the daemon sent STOPPING=1 and exited with status 0. */
 void harness_stop_daemon(Harness *h);
 /* Asserts that the daemon process is still running. */
@@ -163,7 +174,8 @@ void harness_wait_ready(Harness *h, unsigned count);
 /*
  * A barrier through the daemon's event queue: starts a marker process (exec'd on CPU 1 under a
  * name that only the policy "integ-marker" of policy.d/00-integ-marker.yaml, which harness_new()
- * writes, matches: CPU 0) and waits until the daemon has placed it. The daemon handles proc
+ * writes, matches: CPU 0) and waits until the daemon has placed it (with a bus: until it is
+ * listed, so its placement pass is complete and it counts as placed, not vanished). The daemon handles proc
  * events in order, so everything before the marker's exec has been handled by then. Each
  * barrier is one more matched (and placed) process; harness_n_barriers() counts them.
  */
@@ -223,6 +235,29 @@ void harness_wait_process_cpus_by_name(
         unsigned min_threads);
 /* Asserts, now, that every thread of pid has Cpus_allowed_list cpus (and at least min_threads). */
 void harness_assert_process_cpus_now(pid_t pid, const char *cpus, unsigned min_threads);
+
+/* True if the daemon's log (DIR/affinityd.log, kept across restarts) holds needle now. */
+bool harness_log_contains(Harness *h, const char *needle);
+/* Waits until the daemon's log holds needle. */
+void harness_wait_log(Harness *h, const char *needle);
+/* Waits until /proc/PID/comm is comm. */
+void harness_wait_comm(Harness *h, pid_t pid, const char *comm);
+
+/*
+ * SIGSTOPs the daemon and waits until it is stopped: the kernel queues its proc events in its
+ * socket meanwhile (see harness_daemon_proc_connector_fd()). harness_resume_daemon() sends
+ * SIGCONT.
+ */
+void harness_pause_daemon(Harness *h);
+void harness_resume_daemon(Harness *h);
+/* The state letter of /proc/PID/stat (R, S, Z, T, ...), '\0' if gone. */
+char harness_proc_state(pid_t pid);
+/*
+ * A duplicate in the test process (pidfd_getfd(2)) of the daemon's proc connector socket: the
+ * same socket, so what the test reads from it the daemon never sees (events lost without an
+ * ENOBUFS), and its receive buffer can be shrunk to provoke ENOBUFS. The caller closes it.
+ */
+int harness_daemon_proc_connector_fd(Harness *h);
 
 /* Reads every property at once (GetAll); fails the test if one of the contract's is missing. */
 void harness_get_props(Harness *h, ManagerProps *ret);

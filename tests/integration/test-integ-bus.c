@@ -227,10 +227,53 @@ START_TEST(test_ctl_no_daemon) {
 }
 END_TEST
 
+/*
+ * comm is whatever bytes a process names itself with: one that is not valid UTF-8 is shown
+ * escaped ("\\xff"), and ListProcesses (which sd-bus would refuse as a whole) works for
+ * everyone else too.
+ */
+START_TEST(test_list_processes_invalid_utf8) {
+        Harness *h = harness_new();
+        const char *u = harness_unique_name(h), *other = harness_unique_name(h);
+        char name[16], glob[16], shown[32];
+        const ProcessEntry *f;
+        ProcessEntry *e = NULL;
+        ManagerProps p = {};
+        Child *c, *d;
+        size_t n;
+
+        snprintf(name, sizeof name, "x\xff%s", u + 2);
+        snprintf(glob, sizeof glob, "x?%s", u + 2);
+        snprintf(shown, sizeof shown, "x\\xff%s", u + 2);
+        write_two_policies(h, glob, other);
+        harness_start_daemon(h);
+
+        c = spawn(h, name, "0");
+        d = spawn(h, other, "1");
+        harness_wait_process_cpus(h, c->pid, "1", 2);
+        harness_wait_process_cpus(h, d->pid, "0", 2);
+
+        n = harness_list_processes(h, &e); /* fails the test if the call fails */
+        f = process_entries_find(e, n, c->pid);
+        ck_assert_msg(f, "%d not in ListProcesses", (int)c->pid);
+        ck_assert_str_eq(f->comm, shown);
+        ck_assert_str_eq(f->policy, "first");
+        f = process_entries_find(e, n, d->pid);
+        ck_assert_msg(f, "%d not in ListProcesses", (int)d->pid);
+        ck_assert_str_eq(f->comm, other);
+        process_entries_free(e, n);
+
+        harness_get_props(h, &p);
+        ck_assert_uint_ge(p.managed_processes, 2);
+        manager_props_done(&p);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-bus");
 
         harness_add_test(s, test_list_processes);
+        harness_add_test(s, test_list_processes_invalid_utf8);
         harness_add_test(s, test_access_denied);
         harness_add_test(s, test_ctl_status_reload);
         harness_add_test(s, test_ctl_no_daemon);

@@ -151,6 +151,42 @@ START_TEST(test_match_user_change) {
 }
 END_TEST
 
+/* A placement made on a UID event counts in the placement latency, measured from the event's
+ * timestamp like an exec's. The process is started before the daemon (the scan records no
+ * latency), so the UID event's is the only one. */
+START_TEST(test_match_user_change_latency) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *line = NULL;
+        ManagerProps p = {};
+        Child *c;
+
+        harness_write_policy(
+                h, "50-user.yaml",
+                "policies:\n"
+                "  - name: by-uid\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "      user: \"65534\"\n"
+                "    cpus: \"1\"\n",
+                name);
+        c = spawn_threads(h, name, ARGS("-n", "2"), false);
+        harness_start_daemon(h);
+        harness_get_props(h, &p);
+        ck_assert_uint_eq(p.latency_max_usec, 0);
+        manager_props_done(&p);
+
+        child_send(c, "setuid 65534");
+        line = child_expect_line(c);
+        ck_assert_str_eq(line, "uid 65534");
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+        harness_get_props(h, &p);
+        ck_assert_msg(p.latency_max_usec > 0, "the placement on the UID event was not measured");
+        ck_assert_uint_le(p.latency_p50_usec, p.latency_max_usec);
+        manager_props_done(&p);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-match");
 
@@ -158,5 +194,6 @@ int main(void) {
         harness_add_test(s, test_match_cmdline);
         harness_add_test(s, test_match_user);
         harness_add_test(s, test_match_user_change);
+        harness_add_test(s, test_match_user_change_latency);
         return harness_main(s);
 }

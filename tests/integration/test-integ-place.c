@@ -330,6 +330,88 @@ START_TEST(test_prefork) {
 }
 END_TEST
 
+/* Asserts that every worker is on cpus and listed under policy with comm. */
+static void assert_workers(
+        Harness *h, const Worker *w, size_t n, const char *cpus, const char *policy, const char *comm) {
+        ProcessEntry *e = NULL;
+        size_t n_e = harness_list_processes(h, &e);
+
+        for (size_t i = 0; i < n; i++) {
+                const ProcessEntry *f = process_entries_find(e, n_e, w[i].pid);
+
+                harness_assert_process_cpus_now(w[i].pid, cpus, 1);
+                ck_assert_msg(f, "worker %d not in ListProcesses", (int)w[i].pid);
+                ck_assert_str_eq(f->policy, policy);
+                ck_assert_str_eq(f->comm, comm);
+        }
+        process_entries_free(e, n_e);
+}
+
+/*
+ * 4b: a pre-forking server started before the daemon, whose workers renamed themselves (so they
+ * don't match by comm): the startup scan tracks them under the server's policy, as a FORK event
+ * would have; so does the scan of a restarted daemon (a new CPU list proves it placed them). A
+ * child of the server that exec'd another program is not a worker and is left alone.
+ */
+START_TEST(test_prefork_before_daemon) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h), *wname = harness_unique_name(h);
+        _cleanup_free_ Worker *w = NULL;
+        _cleanup_free_ char *line = NULL;
+        ProcessEntry *e = NULL;
+        size_t n = 0, n_e;
+        int execd = 0;
+        Child *c;
+
+        harness_write_policy(
+                h, "50-prefork.yaml",
+                "policies:\n"
+                "  - name: prefork\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: \"1\"\n",
+                name);
+        c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-prefork",
+                        .name = name,
+                        .args = ARGS("-m", "4", "-r", wname, "-e"),
+                        .initial_cpus = "0-1",
+                        .pipes = true});
+        line = child_expect_line(c);
+        ck_assert_msg(sscanf(line, "execd %d", &execd) == 1, "bad line \"%s\"", line);
+        read_workers(c, "ready", &w, &n);
+        ck_assert_uint_eq(n, 4);
+        for (size_t i = 0; i < n; i++)
+                harness_wait_comm(h, w[i].pid, wname);
+        harness_wait_comm(h, execd, "sleep");
+
+        harness_start_daemon(h); /* READY=1 comes after the scan placed everything */
+        harness_assert_process_cpus_now(c->pid, "1", 1);
+        assert_workers(h, w, n, "1", "prefork", wname);
+        harness_assert_process_cpus_now(execd, "0-1", 1);
+        n_e = harness_list_processes(h, &e);
+        ck_assert_msg(!process_entries_find(e, n_e, execd), "the exec'd child %d is tracked", execd);
+        process_entries_free(e, n_e);
+
+        /* A restart with another CPU list: the new instance's scan finds them all again. */
+        harness_stop_daemon(h);
+        harness_write_policy(
+                h, "50-prefork.yaml",
+                "policies:\n"
+                "  - name: prefork\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: \"0\"\n",
+                name);
+        harness_start_daemon(h);
+        harness_assert_process_cpus_now(c->pid, "0", 1);
+        assert_workers(h, w, n, "0", "prefork", wname);
+        harness_assert_process_cpus_now(execd, "0-1", 1);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-place");
 
@@ -337,5 +419,6 @@ int main(void) {
         harness_add_test(s, test_started_before_daemon);
         harness_add_test(s, test_threads);
         harness_add_test(s, test_prefork);
+        harness_add_test(s, test_prefork_before_daemon);
         return harness_main(s);
 }

@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
@@ -737,6 +739,164 @@ START_TEST(test_live_overrun) {
 }
 END_TEST
 
+/* ---- receive errors: recvmmsg(2) replaced in this program, failing on demand ---- */
+
+static int ignore_event(ProcMonitor *m, const ProcEvent *ev, void *userdata);
+
+static int recv_fail_errno;      /* 0: the real system call */
+static unsigned recv_fail_calls; /* calls failed on purpose */
+
+/* Takes the place of glibc's recvmmsg() for the monitor linked into this program. */
+int recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags, struct timespec *timeout) {
+        if (recv_fail_errno != 0) {
+                recv_fail_calls++;
+                errno = recv_fail_errno;
+                return -1;
+        }
+        return (int)syscall(SYS_recvmmsg, fd, msgs, vlen, flags, timeout);
+}
+
+static bool saw_error(const Recorder *rec, const void *userdata) {
+        for (size_t i = 0; i < rec->n; i++)
+                if (rec->items[i].ev.type == PROC_MONITOR_ERROR)
+                        return true;
+        return false;
+}
+
+/* A LOST event at index *userdata or later. */
+static bool saw_lost_since(const Recorder *rec, const void *userdata) {
+        for (size_t i = *(const size_t *)userdata; i < rec->n; i++)
+                if (rec->items[i].ev.type == PROC_MONITOR_LOST)
+                        return true;
+        return false;
+}
+
+/*
+ * A receive error that persists is reported to the handler (PROC_MONITOR_ERROR with the
+ * errno), and the monitor pauses, twice as long each time, instead of calling recvmmsg(2) again
+ * in every iteration of the loop while the socket stays readable. Once the error is gone it
+ * reads again, reporting LOST first (events may have been lost), and events flow.
+ */
+START_TEST(test_live_receive_error_backoff) {
+        sd_event *e = NULL;
+        ProcMonitor *m = NULL;
+        Recorder rec = {};
+        size_t n_errors = 0, since;
+        uint64_t last_retry = 0;
+        pid_t pid;
+
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, record, &rec, &m), 0);
+
+        recv_fail_errno = EIO;
+        recv_fail_calls = 0;
+        pid = spawn_true(); /* something to read */
+        wait_ok(pid);
+        run_until(e, &rec, saw_error, NULL);
+        ck_assert_uint_eq(recv_fail_calls, 1);
+
+        /* The socket is still readable: a monitor that did not pause would try again in each of
+         * these iterations. */
+        for (unsigned i = 0; i < 100; i++)
+                ck_assert_int_ge(sd_event_run(e, 0), 0);
+        ck_assert_uint_lt(recv_fail_calls, 100);
+
+        for (size_t i = 0; i < rec.n; i++) {
+                const ProcEvent *ev = &rec.items[i].ev;
+
+                if (ev->type != PROC_MONITOR_ERROR)
+                        continue;
+                n_errors++;
+                ck_assert_int_eq(ev->error, -EIO);
+                ck_assert_uint_gt(ev->retry_usec, 0);
+                if (last_retry > 0)
+                        ck_assert_uint_eq(ev->retry_usec, MIN(2 * last_retry, 30 * USEC_PER_SEC));
+                last_retry = ev->retry_usec;
+        }
+        ck_assert_uint_eq(n_errors, recv_fail_calls); /* every failure reported, once */
+
+        recv_fail_errno = 0;
+        since = rec.n;
+        run_until(e, &rec, saw_lost_since, &since);
+        pid = spawn_true();
+        wait_ok(pid);
+        run_until(e, &rec, saw_exec, &pid);
+
+        proc_monitor_free(m);
+        sd_event_unref(e);
+        recorder_done(&rec);
+}
+END_TEST
+
+/* Drops CAP_NET_ADMIN from the calling process's effective and permitted sets. */
+static int drop_net_admin(void) {
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[2] = {};
+
+        if (syscall(SYS_capget, &hdr, data) < 0)
+                return -errno;
+        data[CAP_NET_ADMIN / 32].effective &= ~(1U << (CAP_NET_ADMIN % 32));
+        data[CAP_NET_ADMIN / 32].permitted &= ~(1U << (CAP_NET_ADMIN % 32));
+        if (syscall(SYS_capset, &hdr, data) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
+ * The receive buffer: with CAP_NET_ADMIN, SO_RCVBUFFORCE grants all of it; without (in a
+ * child), SO_RCVBUFFORCE fails with EPERM, which the monitor reports, and the SO_RCVBUF
+ * fallback is capped by net.core.rmem_max.
+ */
+START_TEST(test_live_receive_buffer) {
+        _cleanup_fclose_ FILE *f = NULL;
+        unsigned long rmem_max = 0;
+        sd_event *e = NULL;
+        ProcMonitor *m = NULL;
+        size_t size = 0;
+        int force_error = 1, status;
+        pid_t pid;
+
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, ignore_event, NULL, &m), 0);
+        ck_assert_int_eq(proc_monitor_get_receive_buffer(m, &size, &force_error), 0);
+        ck_assert_int_eq(force_error, 0);
+        ck_assert_uint_ge(size, 2 * (size_t)PROC_MONITOR_RCVBUF_SIZE);
+        proc_monitor_free(m);
+        m = NULL;
+
+        f = fopen("/proc/sys/net/core/rmem_max", "re");
+        ck_assert_msg(f && fscanf(f, "%lu", &rmem_max) == 1, "can't read net.core.rmem_max");
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int r;
+
+                sd_event *ce = NULL; /* an sd_event can't be used across fork() */
+
+                if (drop_net_admin() < 0 || sd_event_new(&ce) < 0)
+                        _exit(10);
+                r = proc_monitor_new(ce, 5 * USEC_PER_SEC, ignore_event, NULL, &m);
+                if (r == -EPERM || r == -EACCES)
+                        _exit(0); /* subscribing needs CAP_NET_ADMIN on this kernel: nothing to check */
+                if (r < 0)
+                        _exit(11);
+                if (proc_monitor_get_receive_buffer(m, &size, &force_error) < 0)
+                        _exit(12);
+                if (force_error != -EPERM)
+                        _exit(13);
+                if (size != 2 * MIN((size_t)rmem_max, (size_t)PROC_MONITOR_RCVBUF_SIZE))
+                        _exit(14);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(
+                WIFEXITED(status) && WEXITSTATUS(status) == 0, "without CAP_NET_ADMIN: check %d failed",
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        sd_event_unref(e);
+}
+END_TEST
+
 /* Whether the live tests can run here; if not, *ret_reason says why. */
 static int ignore_event(ProcMonitor *m, const ProcEvent *ev, void *userdata) {
         return 0;
@@ -849,6 +1009,8 @@ int main(int argc, char **argv) {
                         tcase_set_timeout(tc, 60);
                         tcase_add_test(tc, test_live_events);
                         tcase_add_test(tc, test_live_overrun);
+                        tcase_add_test(tc, test_live_receive_error_backoff);
+                        tcase_add_test(tc, test_live_receive_buffer);
                         tcase_add_test(tc, test_live_pid_namespace_detected);
                         suite_add_tcase(s, tc);
                 } else if (mode) {
