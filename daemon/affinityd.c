@@ -206,6 +206,8 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
 
         r = manager_run(m);
+        if (r == -ENOTCONN) /* the bus went away: already logged */
+                return EXIT_FAILURE;
         if (r < 0) {
                 log_error_errno(r, "Event loop failed: %m");
                 return EXIT_FAILURE;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <search.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1429,24 +1430,54 @@ static void log_diagnostics(const Diagnostics *d, int error_level) {
         }
 }
 
+/* "FILE:LINE:COLUMN" of l into buf (or "FILE:LINE", or "" without a location). */
+static const char *location_format(const Location *l, char *buf, size_t size) {
+        if (!l || !l->file)
+                snprintf(buf, size, "%s", "");
+        else if (l->column > 0)
+                snprintf(buf, size, "%s:%u:%u", l->file, l->line, l->column);
+        else
+                snprintf(buf, size, "%s:%u", l->file, l->line);
+        return buf;
+}
+
+/* Logs what a plan resolved to: each policy's CPUs, pending policies and every warning,
+ * each at the place in the files it is about (as affinityctl validate prints them). */
 static void log_plan(Manager *m, const Plan *plan) {
+        char where[PATH_MAX + 32];
+
+        STRV_FOREACH (w, plan->warnings)
+                log_warning(
+                        "%s: warning: %s",
+                        location_format(
+                                plan->config->has_reserve ? &plan->config->reserve_location : NULL, where,
+                                sizeof(where)),
+                        *w);
+
         for (size_t i = 0; i < plan->n_policies; i++) {
                 const PolicyPlan *pp = &plan->policies[i];
                 const char *name = pp->policy->name;
 
                 if (pp->pending_reason)
                         log_struct(
-                                LOG_WARNING, 0, name, 0, NULL, NULL, "%s:%u: policy %s is pending: %s",
-                                strna(pp->policy->location.file), pp->policy->location.line, name,
-                                pp->pending_reason);
+                                LOG_WARNING, 0, name, 0, NULL, NULL, "%s: policy %s is pending: %s",
+                                location_format(
+                                        pp->pending_location ?: &pp->policy->location, where, sizeof(where)),
+                                name, pp->pending_reason);
                 else if (log_level_enabled(LOG_INFO)) {
                         _cleanup_free_ char *cpus = pp->has_cpus ? cpuset_to_string(&pp->cpus) : NULL;
                         log_struct(
                                 LOG_INFO, 0, name, 0, NULL, cpus, "Policy %s: CPUs %s", name,
                                 pp->has_cpus ? strna(cpus) : "unchanged (no cpus:)");
                 }
-                STRV_FOREACH (w, pp->warnings)
-                        log_struct(LOG_WARNING, 0, name, 0, NULL, NULL, "Policy %s: %s", name, *w);
+                for (size_t k = 0; pp->warnings && pp->warnings[k]; k++)
+                        log_struct(
+                                LOG_WARNING, 0, name, 0, NULL, NULL, "%s: warning: policy %s: %s",
+                                location_format(
+                                        pp->warning_locations ? pp->warning_locations[k]
+                                                              : &pp->policy->location,
+                                        where, sizeof(where)),
+                                name, pp->warnings[k]);
         }
 }
 
@@ -1702,6 +1733,19 @@ static int manager_start_discovery(Manager *m) {
         return 0;
 }
 
+/*
+ * Losing the bus (dbus-daemon restarted or killed) leaves affinityd unreachable for queries
+ * and reloads while it keeps placing. Say so and exit with a failure, so that the service
+ * manager (Restart=on-failure) starts it again on the new bus, rather than running on
+ * unseen.
+ */
+static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        log_error("Lost the connection to the bus, exiting so the service manager can restart affinityd");
+        return sd_event_exit(m->event, -ENOTCONN);
+}
+
 static int manager_connect_bus(Manager *m) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
@@ -1737,6 +1781,13 @@ static int manager_connect_bus(Manager *m) {
         r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+
+        /* sd-bus synthesizes this local signal when the connection drops. */
+        r = sd_bus_match_signal(
+                bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
+                "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch for the bus disconnecting: %m");
 
         m->bus = TAKE_PTR(bus);
         return 0;
