@@ -791,6 +791,27 @@ void harness_stop_daemon(Harness *h) {
         ck_assert_msg(h->n_stopping > 0, "affinityd exited without sending STOPPING=1");
 }
 
+int harness_kill_bus(Harness *h) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+
+        ck_assert_msg(h->bus_pid > 0, "no bus to kill");
+        h->bus = sd_bus_flush_close_unref(h->bus);
+        ck_assert(kill(h->bus_pid, SIGKILL) == 0);
+        ck_assert(waitpid(h->bus_pid, NULL, 0) == h->bus_pid);
+        h->bus_pid = 0;
+
+        while (daemon_alive(h) && now_usec() < deadline) {
+                drain_notify(h);
+                usleep(10 * 1000);
+        }
+        ck_assert_msg(
+                !daemon_alive(h),
+                "affinityd still runs %llu s after its bus went away; see %s/affinityd.log",
+                HARNESS_TIMEOUT_USEC / USEC_PER_SEC, h->dir);
+        h->daemon_pid = 0; /* gone: teardown has nothing to stop */
+        return h->daemon_status;
+}
+
 unsigned harness_sighup(Harness *h) {
         unsigned want;
 

@@ -158,6 +158,9 @@ void harness_start_daemon(Harness *h);
 void harness_start_daemon_with(Harness *h, const DaemonOptions *o);
 /* SIGTERM; asserts that the daemon sent STOPPING=1 and exited with status 0. */
 void harness_stop_daemon(Harness *h);
+/* Kills the private dbus-daemon and waits (bounded) for affinityd to exit; returns its wait
+ * status. The daemon is then gone: teardown doesn't stop it. */
+int harness_kill_bus(Harness *h);
 /* Asserts that the daemon process is still running. */
 void harness_assert_daemon_alive(Harness *h);
 

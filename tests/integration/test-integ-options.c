@@ -4,12 +4,14 @@
  * The command line: --bus=none (placing without any bus), --dry-run (nothing written, "Would
  * place" logged), --topology=FILE.xml (plans against a corpus machine, implies a dry run); the
  * daemon itself placed only by a rule naming it literally; the warning about a capped receive
- * buffer without CAP_NET_ADMIN. (affinityctl validate: test-integ-ctl.c.)
+ * buffer without CAP_NET_ADMIN; exiting with a failure when the bus goes away.
+ * (affinityctl validate: test-integ-ctl.c.)
  */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 #include "macro.h"
@@ -197,6 +199,20 @@ START_TEST(test_rcvbuf_capped_warning) {
 }
 END_TEST
 
+/* Losing the bus: the daemon says so and exits with a failure (Restart=on-failure brings it
+ * back), instead of running on unreachable. */
+START_TEST(test_bus_lost) {
+        Harness *h = harness_new();
+        int status;
+
+        harness_start_daemon(h);
+        status = harness_kill_bus(h);
+        ck_assert_msg(WIFEXITED(status), "affinityd did not exit by itself (status 0x%x)", status);
+        ck_assert_int_eq(WEXITSTATUS(status), EXIT_FAILURE);
+        ck_assert(harness_log_contains(h, "Lost the connection to the bus"));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-options");
 
@@ -205,5 +221,6 @@ int main(void) {
         harness_add_test(s, test_topology_xml);
         harness_add_test(s, test_self_explicit_only);
         harness_add_test(s, test_rcvbuf_capped_warning);
+        harness_add_test(s, test_bus_lost);
         return harness_main(s);
 }
