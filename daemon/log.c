@@ -90,9 +90,19 @@ static bool stderr_is_journal(void) {
         return st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino;
 }
 
+/* journald's native socket. sd_journal_sendv() returns success when it is missing ("fail
+ * silently if the journal is not available"), so without this check --log-target=journal on a
+ * machine without journald would drop every message. */
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
 void log_set_target(LogTarget t) {
         if (t == LOG_TARGET_AUTO)
                 t = stderr_is_journal() ? LOG_TARGET_JOURNAL : LOG_TARGET_CONSOLE;
+        if (t == LOG_TARGET_JOURNAL && access(JOURNAL_SOCKET, W_OK) < 0) {
+                target = LOG_TARGET_CONSOLE;
+                log_warning_errno(-errno, "No journal (%s: %m), logging to stderr instead", JOURNAL_SOCKET);
+                return;
+        }
         target = t;
 }
 
