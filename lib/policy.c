@@ -21,6 +21,7 @@ void cpu_selector_done(CpuSelector *s) {
         cpuset_done(&s->literal);
         cpuset_done(&s->nodes);
         cpuset_done(&s->packages);
+        free(s->near);
         *s = (CpuSelector){};
 }
 

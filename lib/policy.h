@@ -55,12 +55,16 @@ typedef struct Matcher {
 
 /*
  * cpus: either a literal cpu-list (taken as written), or a selector mapping that starts from
- * the online CPUs and narrows by nodes/packages, then removes reserved CPUs.
+ * the online CPUs and narrows by nodes/packages/near/kind, removes reserved CPUs and CPUs
+ * held by earlier exclusive policies, then takes a count (cores:/cpus:) if it asks for one —
+ * physical cores first, packed into the fewest L3 and NUMA domains. In a thread rule,
+ * "cpus: spread" hands each matching thread its own CPU from the policy's set.
  */
 typedef enum CpuSelectorKind {
         CPU_SELECTOR_NONE,    /* no cpus: key — don't touch CPU affinity */
         CPU_SELECTOR_LITERAL, /* "2-9" */
-        CPU_SELECTOR_MAPPING, /* { nodes: ..., packages: ... } */
+        CPU_SELECTOR_MAPPING, /* { nodes: ..., packages: ..., near: ..., cores: N, ... } */
+        CPU_SELECTOR_SPREAD,  /* thread rules only: "spread" */
 } CpuSelectorKind;
 
 typedef enum ReservedMode {
@@ -69,6 +73,18 @@ typedef enum ReservedMode {
         RESERVED_ONLY,  /* only reserved CPUs */
 } ReservedMode;
 
+typedef enum SmtMode {
+        SMT_ALL,          /* default: every PU of a chosen core may be used */
+        SMT_ONE_PER_CORE, /* never two SMT siblings of one core */
+} SmtMode;
+
+/* Hybrid CPUs (hwloc CPU kinds): P-cores and E-cores. */
+typedef enum CpuKindSelector {
+        CPU_KIND_ANY,         /* default */
+        CPU_KIND_PERFORMANCE, /* the most performant kind (hwloc's highest efficiency rank) */
+        CPU_KIND_EFFICIENCY,  /* the least */
+} CpuKindSelector;
+
 typedef struct CpuSelector {
         CpuSelectorKind kind;
         Location location; /* of the cpus: value */
@@ -76,7 +92,13 @@ typedef struct CpuSelector {
         bool has_nodes;
         CpuSet nodes; /* NUMA node numbers */
         bool has_packages;
-        CpuSet packages; /* package (socket) numbers */
+        CpuSet packages;  /* package (socket) numbers */
+        char *near;       /* network interface name ("eth0") or PCI address ("0000:3b:00.0"), or NULL */
+        unsigned n_cores; /* cores: N — N whole physical cores (0: not given) */
+        unsigned n_cpus;  /* cpus: N — N PUs, one per core before any sibling (0: not given) */
+        SmtMode smt;
+        CpuKindSelector cpu_kind;
+        bool exclusive; /* this policy's set is withheld from every later selector */
         ReservedMode reserved;
 } CpuSelector;
 
