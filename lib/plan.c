@@ -303,6 +303,8 @@ static int resolve_selector(const PlanContext *ctx, const CpuSelector *s, CpuSet
                 return resolve_mapping(ctx, s, ret, ret_reason);
         case CPU_SELECTOR_NONE:
                 break;
+        case CPU_SELECTOR_SPREAD:
+                return reasonf(-EINVAL, ret_reason, "\"spread\" is only valid in a thread rule");
         }
         return reasonf(-EINVAL, ret_reason, "no CPU selector");
 }
