@@ -501,9 +501,13 @@ static int resolve_users(const Matcher *m, PolicyPlan *pp, char **ret_reason) {
 static void policy_plan_done(PolicyPlan *pp) {
         free(pp->pending_reason);
         cpuset_done(&pp->cpus);
+        cpuset_done(&pp->nodes);
+        strv_free(pp->explanation);
         if (pp->threads)
-                for (size_t i = 0; i < pp->policy->n_threads; i++)
+                for (size_t i = 0; i < pp->policy->n_threads; i++) {
                         cpuset_done(&pp->threads[i].cpus);
+                        free(pp->threads[i].spread_order);
+                }
         free(pp->threads);
         free(pp->uids);
         strv_free(pp->warnings);

@@ -17,6 +17,14 @@
 typedef struct ThreadPlan {
         bool has_cpus; /* false: the thread gets the policy's set */
         CpuSet cpus;
+        /*
+         * cpus: spread — each matching thread gets its own CPU from the policy's set, taken in
+         * this order: one PU of every core first (cores in the packed order of the set), then
+         * the second SMT siblings, and so on; past the end, round robin. has_cpus is false.
+         */
+        bool spread;
+        unsigned *spread_order; /* OS CPU numbers, every CPU of the policy's set once */
+        size_t n_spread_order;
 } ThreadPlan;
 
 /*
@@ -29,8 +37,16 @@ typedef struct PolicyPlan {
                                * CPU/device changes) */
         bool has_cpus;        /* false: the policy does not touch CPU affinity */
         CpuSet cpus;          /* resolved CPUs (OS numbers), never empty when has_cpus */
-        ThreadPlan *threads;  /* parallel to policy->threads (NULL when it has none) */
-        uid_t *uids;          /* policy->match.user resolved, duplicates dropped, in order */
+        CpuSet nodes;         /* the NUMA nodes (OS numbers) of cpus */
+        /*
+         * NULL-terminated lines saying how cpus was chosen, for `affinityctl plan` and
+         * Explain: "online CPUs of node 1: 8-15,24-31", "reserved removed: 8",
+         * "held by exclusive policy \"db\": 9-10", "packed into L3 #2 of node 1",
+         * "smt: one-per-core: 1 PU of each of 8 cores". NULL when nothing to say.
+         */
+        char **explanation;
+        ThreadPlan *threads; /* parallel to policy->threads (NULL when it has none) */
+        uid_t *uids;         /* policy->match.user resolved, duplicates dropped, in order */
         size_t n_uids;
         /*
          * Where the cause of pending_reason is written, the most precise place known: the
