@@ -39,10 +39,20 @@ typedef struct PolicyPlan {
         CpuSet cpus;          /* resolved CPUs (OS numbers), never empty when has_cpus */
         CpuSet nodes;         /* the NUMA nodes (OS numbers) of cpus */
         /*
+         * What this policy withholds from every later selector: the chosen set of its cpus:
+         * (and of its thread rules') where exclusive: true. With smt: one-per-core that is one
+         * PU per core: the siblings stay free for later selectors. Empty when the policy is not
+         * exclusive or is pending.
+         */
+        CpuSet exclusive_cpus;
+        /*
          * NULL-terminated lines saying how cpus was chosen, for `affinityctl plan` and
          * Explain: "online CPUs of node 1: 8-15,24-31", "reserved removed: 8",
          * "held by exclusive policy \"db\": 9-10", "packed into L3 #2 of node 1",
          * "smt: one-per-core: 1 PU of each of 8 cores". NULL when nothing to say.
+         * One line per step that changed the set; thread rules' lines are prefixed with
+         * 'thread rule "NAME": ' (a spread rule says what it spreads over when the policy has
+         * no cpus:). NULL when pending.
          */
         char **explanation;
         ThreadPlan *threads; /* parallel to policy->threads (NULL when it has none) */
@@ -56,8 +66,9 @@ typedef struct PolicyPlan {
         const Location *pending_location;
         /*
          * NULL-terminated (NULL when none): a literal cpu-list naming nonexistent, offline or
-         * disallowed CPUs, or overlapping the reserve; "thread rule \"NAME\": " prefixes the
-         * warnings of a thread rule's list.
+         * disallowed CPUs, overlapping the reserve or CPUs held by an earlier exclusive policy;
+         * a near: device with no NUMA locality on a machine with several NUMA nodes (every
+         * online CPU is used); "thread rule \"NAME\": " prefixes the warnings of a thread rule.
          */
         char **warnings;
         /*
@@ -83,11 +94,18 @@ typedef struct Plan {
  * Resolves every policy of c against t, in order. c and t must outlive the plan (it borrows
  * the policies). The reserve becomes its online CPUs. For each policy:
  *  - a literal cpu-list is taken as written: the set is its online CPUs, with warnings for
- *    CPUs that don't exist, are offline or disallowed, or are reserved; pending if none is
- *    online;
- *  - a selector mapping is resolved as plan_resolve_selector() does;
- *  - each thread rule with cpus: likewise (a failure makes the policy pending, the reason
- *    prefixed with 'thread rule "NAME": ');
+ *    CPUs that don't exist, are offline or disallowed, are reserved or held by an earlier
+ *    exclusive policy (literal lists are not narrowed by exclusive holdings); pending if none
+ *    is online;
+ *  - a selector mapping is resolved as plan_resolve_selector() does, and also without the CPUs
+ *    held by earlier exclusive policies (file order; pending policies hold nothing); an
+ *    exclusive selector's set then joins the holdings (see PolicyPlan.exclusive_cpus);
+ *  - each thread rule with cpus: likewise, standalone (not within the policy's set; the
+ *    policy's own holdings don't apply to its rules); a failure makes the policy pending, the
+ *    reason prefixed with 'thread rule "NAME": ';
+ *  - each thread rule with cpus: spread gets its spread_order over the policy's set (over
+ *    what a bare selector would give, every online allowed CPU not reserved or held, when the
+ *    policy has no cpus:);
  *  - user: entries become uids: a decimal number as is, a name through getpwnam_r(3) (the
  *    NSS user database); an unknown name makes the policy pending ('user "foo" does not
  *    exist').
@@ -104,14 +122,35 @@ const PolicyPlan *plan_find_policy(const Plan *p, const char *name);
 
 /*
  * Resolves one selector against t and the reserve (NULL: none; only its online CPUs count)
- * into *ret (an initialised set, replaced on success).
- * A literal: its online CPUs. A mapping: the online CPUs the machine's cpuset allows,
- * narrowed to the CPUs of its nodes and packages, then without the reserved CPUs
- * (reserved: avoid, the default), only the reserved ones (only) or regardless (allow).
+ * into *ret (an initialised set, replaced on success), with no exclusive holdings.
+ * A literal: its online CPUs. A mapping, step by step (each step that leaves nothing stops
+ * with a reason naming it):
+ *  1. the online CPUs the machine's cpuset allows;
+ *  2. narrowed to the CPUs of its nodes, its packages, the NUMA node(s) of its near: device
+ *     (topology_device_locality(); a device with no NUMA locality leaves every CPU), and its
+ *     kind: (performance: hwloc's highest-ranked CPU kind, efficiency: the lowest; on a
+ *     machine with one kind, performance is every CPU and efficiency can't be resolved);
+ *  3. without the reserved CPUs (reserved: avoid, the default), only the reserved ones (only)
+ *     or regardless (allow);
+ *  4. (plan_new() only) without the CPUs held by earlier exclusive policies;
+ *  5. the count: cores: N takes N whole cores — a core counts only if every PU of it is still
+ *     in the set (a core split by the reserve, an exclusive holding or a disallowed sibling is
+ *     not whole) — all their PUs, or with smt: one-per-core the lowest-numbered PU of each;
+ *     cpus: N takes N PUs, one per core (its lowest-numbered PU) while there are cores, then
+ *     second SMT siblings and so on (with smt: one-per-core, only one per core); when N whole
+ *     cores are left it takes only whole ones, so as not to share a core with a reserved,
+ *     held or disallowed sibling. The cores are packed: into the fewest cache domains
+ *     (topology_cache_domain_of_core(): L3 caches), then the fewest NUMA nodes, preferring the
+ *     domain with the most candidate cores, ties to the one with the lowest-numbered CPU;
+ *     deterministic. Without a count, smt: one-per-core keeps the lowest-numbered PU of each
+ *     core.
  * Returns 0, or with a newly allocated human reason in *ret_reason (if non-NULL):
- * -ENOENT when a node or package does not exist here ("NUMA node 7 does not exist here
- * (nodes: 0)"), -EINVAL when nothing is left (the reason names the step that removed the
- * last CPUs), or -ENOMEM (no reason).
+ * -ENOENT when a node, package or CPU kind does not exist here ("NUMA node 7 does not exist
+ * here (nodes: 0)", "kind: efficiency: this machine has one CPU kind"), -ENODEV when the
+ * near: device does not ("near: eth9: no such network device or PCI address here"), -EINVAL
+ * when nothing is left (the reason names the step that removed the last CPUs), -ERANGE when a
+ * count can't be met ("wanted 8 cores on NUMA node 1, 3 free, 5 reserved"), or -ENOMEM (no
+ * reason).
  */
 int plan_resolve_selector(
         const CpuSelector *s, const Topology *t, const CpuSet *reserve, CpuSet *ret, char **ret_reason);

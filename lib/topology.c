@@ -16,8 +16,11 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <hwloc.h>
 
@@ -28,6 +31,12 @@ typedef struct TopologyDomain {
         unsigned os_index;
         CpuSet cpus;
 } TopologyDomain;
+
+/* A cache domain: an L3 cache, or what stands in for one (see topology.h). */
+typedef struct CacheDomain {
+        char *name; /* "L3 #2", "package 1", "NUMA node 3", "the machine" */
+        CpuSet cpus;
+} CacheDomain;
 
 struct Topology {
         hwloc_topology_t hwloc;
@@ -50,6 +59,17 @@ struct Topology {
         int *cpu_core;
         int *cpu_node;
         size_t n_cpu_slots;
+
+        CacheDomain *domains; /* in the order of their lowest CPU */
+        size_t n_domains;
+        unsigned *core_domain; /* index = core index */
+
+        CpuSet *kinds;                /* hwloc's order: rising efficiency */
+        const char **kind_core_types; /* borrowed from hwloc's infos, NULL entries allowed */
+        size_t n_kinds;
+        bool kinds_ranked;
+
+        char *sysfs_root; /* NULL: no sysfs fallback for device locality */
 };
 
 /* OS number of an object, falling back to its logical index when hwloc doesn't know it. */
@@ -180,6 +200,195 @@ static int topology_index_cores(Topology *t) {
         return 0;
 }
 
+/* What a cache domain stands for, to find the domain of a core (see topology.h). */
+typedef enum DomainKind {
+        DOMAIN_L3,
+        DOMAIN_PACKAGE,
+        DOMAIN_NODE,
+        DOMAIN_MACHINE,
+} DomainKind;
+
+typedef struct DomainKey {
+        DomainKind kind;
+        const struct hwloc_obj *obj; /* L3 and package */
+        int node;                    /* NUMA node */
+} DomainKey;
+
+/* Finds or adds the domain for key; *keys is parallel to t->domains. Returns its index or -ENOMEM. */
+static int domain_get(Topology *t, DomainKey **keys, const DomainKey *key) {
+        _cleanup_free_ char *name = NULL;
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
+        CacheDomain *d;
+        DomainKey *k;
+        int r;
+
+        for (size_t i = 0; i < t->n_domains; i++)
+                if ((*keys)[i].kind == key->kind && (*keys)[i].obj == key->obj &&
+                    (*keys)[i].node == key->node)
+                        return (int)i;
+
+        switch (key->kind) {
+        case DOMAIN_L3:
+        case DOMAIN_PACKAGE:
+                if (key->kind == DOMAIN_L3)
+                        r = asprintf(&name, "L3 #%u", key->obj->logical_index);
+                else
+                        r = asprintf(&name, "package %u", obj_number(key->obj));
+                if (r < 0)
+                        return -ENOMEM;
+                r = cpuset_from_hwloc(key->obj->complete_cpuset ?: key->obj->cpuset, &cpus);
+                break;
+        case DOMAIN_NODE: {
+                _cleanup_cpuset_ CpuSet one = CPUSET_NULL;
+
+                if (asprintf(&name, "NUMA node %d", key->node) < 0)
+                        return -ENOMEM;
+                r = cpuset_add(&one, (unsigned)key->node);
+                if (r >= 0)
+                        r = topology_cpus_of_nodes(t, &one, &cpus);
+                break;
+        }
+        case DOMAIN_MACHINE:
+        default:
+                name = strdup("the machine");
+                if (!name)
+                        return -ENOMEM;
+                r = cpuset_copy(&cpus, &t->all);
+                break;
+        }
+        if (r < 0)
+                return r;
+
+        d = reallocarray(t->domains, t->n_domains + 1, sizeof(CacheDomain));
+        if (!d)
+                return -ENOMEM;
+        t->domains = d;
+        k = reallocarray(*keys, t->n_domains + 1, sizeof(DomainKey));
+        if (!k)
+                return -ENOMEM;
+        *keys = k;
+
+        k[t->n_domains] = *key;
+        d[t->n_domains] = (CacheDomain){.name = TAKE_PTR(name), .cpus = cpus};
+        cpus = CPUSET_NULL;
+        return (int)t->n_domains++;
+}
+
+typedef struct DomainOrder {
+        int first_cpu;
+        size_t index;
+} DomainOrder;
+
+static int domain_order_compare(const void *a, const void *b) {
+        const DomainOrder *x = a, *y = b;
+
+        if (x->first_cpu != y->first_cpu)
+                return x->first_cpu < y->first_cpu ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The cache domain of every core (topology.h), numbered in the order of their lowest CPU. */
+static int topology_index_domains(Topology *t) {
+        _cleanup_free_ DomainKey *keys = NULL;
+        _cleanup_free_ DomainOrder *order = NULL;
+        _cleanup_free_ size_t *renumber = NULL;
+        CacheDomain *sorted = NULL;
+        int r;
+
+        if (t->n_cores == 0)
+                return 0;
+        t->core_domain = calloc(t->n_cores, sizeof(unsigned));
+        if (!t->core_domain)
+                return -ENOMEM;
+
+        for (size_t c = 0; c < t->n_cores; c++) {
+                int cpu = cpuset_next(&t->cores[c], -1);
+                hwloc_obj_t pu, o;
+                DomainKey key = {.kind = DOMAIN_MACHINE, .node = -1};
+
+                if (cpu < 0)
+                        return -EINVAL;
+                pu = hwloc_get_pu_obj_by_os_index(t->hwloc, (unsigned)cpu);
+                if (pu && (o = hwloc_get_ancestor_obj_by_type(t->hwloc, HWLOC_OBJ_L3CACHE, pu)))
+                        key = (DomainKey){.kind = DOMAIN_L3, .obj = o, .node = -1};
+                else if (pu && (o = hwloc_get_ancestor_obj_by_type(t->hwloc, HWLOC_OBJ_PACKAGE, pu)))
+                        key = (DomainKey){.kind = DOMAIN_PACKAGE, .obj = o, .node = -1};
+                else if ((size_t)cpu < t->n_cpu_slots && t->cpu_node[cpu] >= 0)
+                        key = (DomainKey){.kind = DOMAIN_NODE, .node = t->cpu_node[cpu]};
+
+                r = domain_get(t, &keys, &key);
+                if (r < 0)
+                        return r;
+                t->core_domain[c] = (unsigned)r;
+        }
+
+        /* Renumber by lowest CPU. */
+        order = calloc(t->n_domains, sizeof(DomainOrder));
+        renumber = calloc(t->n_domains, sizeof(size_t));
+        sorted = calloc(t->n_domains, sizeof(CacheDomain));
+        if (!order || !renumber || !sorted) {
+                free(sorted);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < t->n_domains; i++)
+                order[i] = (DomainOrder){.first_cpu = cpuset_next(&t->domains[i].cpus, -1), .index = i};
+        qsort(order, t->n_domains, sizeof(DomainOrder), domain_order_compare);
+        for (size_t i = 0; i < t->n_domains; i++) {
+                sorted[i] = t->domains[order[i].index];
+                renumber[order[i].index] = i;
+        }
+        free(t->domains);
+        t->domains = sorted;
+        for (size_t c = 0; c < t->n_cores; c++)
+                t->core_domain[c] = (unsigned)renumber[t->core_domain[c]];
+        return 0;
+}
+
+/* hwloc's CPU kinds, in its order (rising efficiency). */
+static int topology_index_kinds(Topology *t) {
+        hwloc_bitmap_t b = NULL;
+        int n, r = 0;
+
+        n = hwloc_cpukinds_get_nr(t->hwloc, 0);
+        if (n <= 0)
+                return 0;
+
+        t->kinds = calloc((size_t)n, sizeof(CpuSet));
+        t->kind_core_types = calloc((size_t)n, sizeof(char *));
+        b = hwloc_bitmap_alloc();
+        if (!t->kinds || !t->kind_core_types || !b) {
+                hwloc_bitmap_free(b);
+                return -ENOMEM;
+        }
+        t->n_kinds = (size_t)n;
+        t->kinds_ranked = true;
+
+        for (int i = 0; i < n; i++) {
+                struct hwloc_info_s *infos = NULL;
+                unsigned n_infos = 0;
+                int efficiency = -1;
+
+                if (hwloc_cpukinds_get_info(t->hwloc, (unsigned)i, b, &efficiency, &n_infos, &infos, 0) <
+                    0) {
+                        r = -EINVAL;
+                        break;
+                }
+                if (efficiency < 0)
+                        t->kinds_ranked = false;
+                for (unsigned k = 0; k < n_infos; k++)
+                        if (infos[k].name && streq(infos[k].name, "CoreType")) {
+                                t->kind_core_types[i] = infos[k].value;
+                                break;
+                        }
+                r = cpuset_from_hwloc(b, &t->kinds[i]);
+                if (r < 0)
+                        break;
+        }
+
+        hwloc_bitmap_free(b);
+        return r;
+}
+
 static int topology_index(Topology *t) {
         hwloc_topology_t h = t->hwloc;
         int last, r;
@@ -232,7 +441,13 @@ static int topology_index(Topology *t) {
                         if (t->cpu_node[cpu] < 0 || (unsigned)t->cpu_node[cpu] > t->nodes[i].os_index)
                                 t->cpu_node[cpu] = (int)t->nodes[i].os_index;
 
-        return topology_index_cores(t);
+        r = topology_index_cores(t);
+        if (r < 0)
+                return r;
+        r = topology_index_domains(t);
+        if (r < 0)
+                return r;
+        return topology_index_kinds(t);
 }
 
 typedef enum TopologySource {
@@ -305,6 +520,13 @@ static int topology_load(TopologySource source, const char *arg, Topology **ret)
         if (r < 0)
                 return r;
 
+        /* Only the live machine is described by this machine's sysfs. */
+        if (source == TOPOLOGY_SOURCE_LIVE) {
+                r = topology_set_sysfs_root(t, "/");
+                if (r < 0)
+                        return r;
+        }
+
         *ret = TAKE_PTR(t);
         return 0;
 }
@@ -343,6 +565,17 @@ Topology *topology_free(Topology *t) {
         free(t->cores);
         free(t->cpu_core);
         free(t->cpu_node);
+        for (size_t i = 0; i < t->n_domains; i++) {
+                free(t->domains[i].name);
+                cpuset_done(&t->domains[i].cpus);
+        }
+        free(t->domains);
+        free(t->core_domain);
+        for (size_t i = 0; i < t->n_kinds; i++)
+                cpuset_done(&t->kinds[i]);
+        free(t->kinds);
+        free(t->kind_core_types);
+        free(t->sysfs_root);
         free(t);
         return NULL;
 }
@@ -478,4 +711,293 @@ int topology_summary(const Topology *t, char **ret) {
 
         *ret = s;
         return 0;
+}
+
+unsigned topology_n_cache_domains(const Topology *t) {
+        return (unsigned)t->n_domains;
+}
+
+int topology_cache_domain_of_core(const Topology *t, unsigned core) {
+        if (core >= t->n_cores || !t->core_domain)
+                return -ENOENT;
+        return (int)t->core_domain[core];
+}
+
+const CpuSet *topology_cache_domain_cpus(const Topology *t, unsigned domain) {
+        if (domain >= t->n_domains)
+                return NULL;
+        return &t->domains[domain].cpus;
+}
+
+const char *topology_cache_domain_name(const Topology *t, unsigned domain) {
+        if (domain >= t->n_domains)
+                return NULL;
+        return t->domains[domain].name;
+}
+
+unsigned topology_n_cpu_kinds(const Topology *t) {
+        return (unsigned)t->n_kinds;
+}
+
+bool topology_cpu_kinds_ranked(const Topology *t) {
+        return t->n_kinds > 0 && t->kinds_ranked;
+}
+
+int topology_cpu_kind(const Topology *t, unsigned i, CpuSet *ret, const char **ret_core_type) {
+        int r;
+
+        if (i >= t->n_kinds)
+                return -ENOENT;
+        r = cpuset_copy(ret, &t->kinds[i]);
+        if (r < 0)
+                return r;
+        if (ret_core_type)
+                *ret_core_type = t->kind_core_types[i];
+        return 0;
+}
+
+int topology_set_sysfs_root(Topology *t, const char *root) {
+        return free_and_strdup(&t->sysfs_root, root);
+}
+
+/* ---- device locality ---- */
+
+/* n hex digits at s, 1 ≤ n ≤ max, into *ret; the number of digits read, 0 if not that. */
+static size_t hex_field(const char *s, size_t max, unsigned *ret) {
+        size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+        if (n == 0 || n > max)
+                return 0;
+        *ret = (unsigned)strtoul(s, NULL, 16);
+        return n;
+}
+
+/* "0000:3b:00.0" or "3b:00.0" into its parts. Returns true if s is a PCI address. */
+static bool pci_address_parse(
+        const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *func) {
+        size_t k;
+
+        *domain = 0;
+        if (strchr(s, ':') != strrchr(s, ':')) {
+                k = hex_field(s, 8, domain);
+                if (k == 0 || s[k] != ':')
+                        return false;
+                s += k + 1;
+        }
+        k = hex_field(s, 2, bus);
+        if (k == 0 || s[k] != ':')
+                return false;
+        s += k + 1;
+        k = hex_field(s, 2, dev);
+        if (k == 0 || s[k] != '.' || *dev > 0x1f)
+                return false;
+        s += k + 1;
+        if (!(s[0] >= '0' && s[0] <= '7') || s[1] != '\0')
+                return false;
+        *func = (unsigned)(s[0] - '0');
+        return true;
+}
+
+/* The hwloc object of device: a network/OpenFabrics OS device by name, or a PCI device. */
+static hwloc_obj_t hwloc_find_device(const Topology *t, const char *device) {
+        unsigned domain, bus, dev, func;
+
+        if (strchr(device, ':')) {
+                if (!pci_address_parse(device, &domain, &bus, &dev, &func))
+                        return NULL;
+                return hwloc_get_pcidev_by_busid(t->hwloc, domain, bus, dev, func);
+        }
+
+        for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t->hwloc, o));)
+                if (o->name && streq(o->name, device) &&
+                    (o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
+                     o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS))
+                        return o;
+        return NULL;
+}
+
+/* The CPUs of nodes (those this topology has) into *cpus. Returns 0 or -ENOMEM. */
+static int cpus_of_known_nodes(const Topology *t, const CpuSet *nodes, CpuSet *cpus) {
+        int r = topology_cpus_of_nodes(t, nodes, cpus);
+        return r == -ENOENT ? 0 : r;
+}
+
+/* Locality from hwloc's tree: the nodeset of the device's first non-I/O ancestor. */
+static int hwloc_device_locality(const Topology *t, hwloc_obj_t o, CpuSet *cpus, CpuSet *nodes) {
+        hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(t->hwloc, o);
+        int r;
+
+        if (!a || a == hwloc_get_root_obj(t->hwloc))
+                return TOPOLOGY_LOCALITY_NONE; /* hwloc knows no locality: attached to the machine */
+
+        r = cpuset_from_hwloc(a->complete_nodeset ?: a->nodeset, nodes);
+        if (r < 0)
+                return r;
+        cpuset_and(nodes, &t->node_set);
+        r = cpus_of_known_nodes(t, nodes, cpus);
+        if (r < 0)
+                return r;
+        if (cpuset_is_empty(cpus)) {
+                /* No node with CPUs above it (odd XML): the ancestor's own CPUs. */
+                r = cpuset_from_hwloc(a->complete_cpuset ?: a->cpuset, cpus);
+                if (r < 0)
+                        return r;
+                r = topology_nodes_of_cpus(t, cpus, nodes);
+                if (r < 0)
+                        return r;
+        }
+        return cpuset_is_empty(cpus) ? TOPOLOGY_LOCALITY_NONE : TOPOLOGY_LOCALITY_NODES;
+}
+
+/* The first line of ROOT-relative file dir/name, newline stripped. -errno on failure. */
+static int read_line_at(const char *dir, const char *name, char **ret) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        size_t size = 0;
+        ssize_t n;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        n = getline(&line, &size, f);
+        if (n < 0)
+                return ferror(f) ? -EIO : -ENODATA;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
+                line[--n] = '\0';
+        *ret = TAKE_PTR(line);
+        return 0;
+}
+
+/*
+ * Locality from the sysfs directory of a device (/sys/bus/pci/devices/ADDRESS, or
+ * /sys/class/net/DEV/device), or one of the two above it: the first with numa_node or
+ * local_cpulist. Returns TOPOLOGY_LOCALITY_*, -ENOMEM.
+ */
+static int sysfs_device_locality(const Topology *t, const char *dir, CpuSet *cpus, CpuSet *nodes) {
+        static const char *const up[] = {"", "/..", "/../.."};
+
+        for (size_t i = 0; i < ELEMENTSOF(up); i++) {
+                _cleanup_free_ char *d = NULL, *numa = NULL, *list = NULL;
+                _cleanup_cpuset_ CpuSet local = CPUSET_NULL;
+                int rn, rl, r;
+
+                if (asprintf(&d, "%s%s", dir, up[i]) < 0)
+                        return -ENOMEM;
+                rn = read_line_at(d, "numa_node", &numa);
+                rl = read_line_at(d, "local_cpulist", &list);
+                if (rn == -ENOMEM || rl == -ENOMEM)
+                        return -ENOMEM;
+                if (rn < 0 && rl < 0)
+                        continue;
+
+                if (rn >= 0) {
+                        char *end = NULL;
+                        long node;
+
+                        errno = 0;
+                        node = strtol(numa, &end, 10);
+                        if (errno == 0 && end != numa && *end == '\0' && node >= 0 &&
+                            node < (long)CPUSET_MAX_CPUS && cpuset_contains(&t->node_set, (unsigned)node)) {
+                                cpuset_clear(nodes);
+                                r = cpuset_add(nodes, (unsigned)node);
+                                if (r < 0)
+                                        return r;
+                                r = cpus_of_known_nodes(t, nodes, cpus);
+                                if (r < 0)
+                                        return r;
+                                if (!cpuset_is_empty(cpus))
+                                        return TOPOLOGY_LOCALITY_NODES;
+                        }
+                }
+
+                /* A local_cpulist that narrows the online CPUs (-1 nodes list them all). */
+                if (rl >= 0 && cpuset_parse_list(list, &local, NULL) >= 0 &&
+                    cpuset_intersects(&local, &t->online) && !cpuset_is_subset(&t->online, &local)) {
+                        r = cpuset_copy(cpus, &local);
+                        if (r < 0)
+                                return r;
+                        r = topology_nodes_of_cpus(t, cpus, nodes);
+                        if (r < 0)
+                                return r;
+                        return TOPOLOGY_LOCALITY_NODES;
+                }
+                return TOPOLOGY_LOCALITY_NONE;
+        }
+        return TOPOLOGY_LOCALITY_NONE;
+}
+
+static int sysfs_find_device(const Topology *t, const char *device, CpuSet *cpus, CpuSet *nodes) {
+        _cleanup_free_ char *dir = NULL, *devdir = NULL;
+        unsigned domain, bus, dev, func;
+        struct stat st;
+
+        if (strchr(device, ':')) {
+                if (!pci_address_parse(device, &domain, &bus, &dev, &func))
+                        return -ENODEV;
+                if (asprintf(
+                            &dir, "%s/sys/bus/pci/devices/%04x:%02x:%02x.%x", t->sysfs_root, domain, bus,
+                            dev, func) < 0)
+                        return -ENOMEM;
+                if (stat(dir, &st) < 0)
+                        return -ENODEV;
+                return sysfs_device_locality(t, dir, cpus, nodes);
+        }
+
+        if (strchr(device, '/') || streq(device, ".") || streq(device, ".."))
+                return -ENODEV;
+        if (asprintf(&dir, "%s/sys/class/net/%s", t->sysfs_root, device) < 0)
+                return -ENOMEM;
+        if (stat(dir, &st) < 0)
+                return -ENODEV;
+        if (asprintf(&devdir, "%s/device", dir) < 0)
+                return -ENOMEM;
+        if (stat(devdir, &st) < 0)
+                return TOPOLOGY_LOCALITY_NONE; /* virtual: veth, bridge, bond, tun … */
+        return sysfs_device_locality(t, devdir, cpus, nodes);
+}
+
+int topology_device_locality(
+        const Topology *t, const char *device, CpuSet *ret_cpus, CpuSet *ret_nodes,
+        const char **ret_source) {
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, nodes = CPUSET_NULL;
+        const char *source;
+        hwloc_obj_t o;
+        int r;
+
+        if (!device || !*device)
+                return -EINVAL;
+
+        o = hwloc_find_device(t, device);
+        if (o) {
+                source = "hwloc";
+                r = hwloc_device_locality(t, o, &cpus, &nodes);
+        } else if (t->sysfs_root) {
+                source = "sysfs";
+                r = sysfs_find_device(t, device, &cpus, &nodes);
+        } else
+                return -ENODEV;
+        if (r < 0)
+                return r;
+
+        if (r == TOPOLOGY_LOCALITY_NONE) {
+                cpuset_clear(&nodes);
+                r = cpuset_copy(&cpus, &t->online);
+                if (r < 0)
+                        return r;
+                r = TOPOLOGY_LOCALITY_NONE;
+        }
+
+        cpuset_done(ret_cpus);
+        *ret_cpus = cpus;
+        cpus = CPUSET_NULL;
+        if (ret_nodes) {
+                cpuset_done(ret_nodes);
+                *ret_nodes = nodes;
+                nodes = CPUSET_NULL;
+        }
+        if (ret_source)
+                *ret_source = source;
+        return r;
 }

@@ -108,6 +108,84 @@ const CpuSet *topology_core_cpus(const Topology *t, unsigned core);
 int topology_node_of_cpu(const Topology *t, unsigned cpu);
 
 /*
+ * Cache domains: where counted selections are packed. A core's cache domain is the L3 cache
+ * above it (hwloc L3Cache object); where there is none, its package; without a package, its
+ * NUMA node; failing all, the whole machine. Domains are numbered 0 … n-1 in the order of
+ * their lowest CPU (OS number), so a lower number means a domain holding a lower-numbered CPU.
+ */
+unsigned topology_n_cache_domains(const Topology *t);
+/*
+ * The cache domain number of core number core (as topology_core_of_cpu() returns), or -ENOENT
+ * if there is no such core.
+ */
+int topology_cache_domain_of_core(const Topology *t, unsigned core);
+/* Every CPU (online or not) of cache domain number domain, or NULL if there is none. Borrowed. */
+const CpuSet *topology_cache_domain_cpus(const Topology *t, unsigned domain);
+/*
+ * A name for cache domain number domain, for explanations: "L3 #2" (hwloc's logical index of
+ * the L3 cache: they have no OS number), "package 1", "NUMA node 3" (OS numbers) or "the
+ * machine". A static or borrowed string, valid as long as t; NULL if there is no such domain.
+ */
+const char *topology_cache_domain_name(const Topology *t, unsigned domain);
+
+/*
+ * CPU kinds (hwloc_cpukinds_*: P-cores and E-cores of hybrid parts), read once at load time.
+ * The number of kinds hwloc reports: 0 when it knows none (most XML files, many VMs), 1 on
+ * a homogeneous machine.
+ */
+unsigned topology_n_cpu_kinds(const Topology *t);
+/*
+ * true when hwloc ranked the kinds by efficiency (it does when there is only one kind, and when
+ * the OS or the hwloc XML gives efficiencies or it can compare core types and frequencies).
+ */
+bool topology_cpu_kinds_ranked(const Topology *t);
+/*
+ * The CPUs (OS numbers) of the kind of rank i into *ret: ranks are in hwloc's order of rising
+ * efficiency value, and a higher efficiency value means higher intrinsic performance, so rank
+ * 0 is the most energy-efficient kind (E-cores) and rank n-1 the most performant (P-cores).
+ * *ret_core_type (if non-NULL) is hwloc's "CoreType" info of the kind ("IntelCore",
+ * "IntelAtom"), or NULL when it has none; borrowed from t.
+ * Returns 0, -ENOENT if there is no kind i, -ENOMEM.
+ */
+int topology_cpu_kind(const Topology *t, unsigned i, CpuSet *ret, const char **ret_core_type);
+
+/*
+ * Where sysfs is for the sysfs fallback of topology_device_locality(): root is a directory
+ * holding sys/ (NULL: no sysfs fallback; "/": the real machine). The live loader sets "/";
+ * the XML and synthetic loaders set NULL, since this machine's sysfs doesn't describe them.
+ * Tests point it at a fixture tree. Returns 0 or -ENOMEM.
+ */
+int topology_set_sysfs_root(Topology *t, const char *root);
+
+/* What topology_device_locality() found out (non-negative returns). */
+typedef enum TopologyLocality {
+        TOPOLOGY_LOCALITY_NODES = 0, /* the device is attached to the NUMA node(s) returned */
+        TOPOLOGY_LOCALITY_NONE = 1,  /* the device has no NUMA locality: every online CPU */
+} TopologyLocality;
+
+/*
+ * The locality of a device, for the near: selector. device is a network interface name
+ * ("eth0"; also an RDMA device name as hwloc lists it, "mlx5_0") or a PCI address
+ * ("0000:3b:00.0", or "3b:00.0" for domain 0; hex digits in either case).
+ * First from hwloc: the OS device of type network (or OpenFabrics) with that name, or the PCI
+ * device with that address; its locality is the NUMA nodes (hwloc nodeset) of its first non-I/O
+ * ancestor. When hwloc doesn't know the device and a sysfs root is set, from sysfs:
+ * ROOT/sys/class/net/DEV/device (or ROOT/sys/bus/pci/devices/ADDRESS) and the directories
+ * above it, the first holding numa_node or local_cpulist: numa_node ≥ 0 and known here gives
+ * that node, else local_cpulist gives those CPUs (and the nodes that cover them).
+ * No NUMA locality — hwloc attaches the device to the machine itself, numa_node is -1 with no
+ * usable local_cpulist, or a virtual interface has no device link (veth, bridges) — is
+ * TOPOLOGY_LOCALITY_NONE with every online CPU and no node.
+ * On success *ret_cpus gets the CPUs (online or not) of the device's nodes, *ret_nodes the
+ * NUMA nodes (OS numbers; may be NULL), and *ret_source (may be NULL) a static word saying
+ * where it came from: "hwloc", "sysfs".
+ * Returns TOPOLOGY_LOCALITY_NODES or TOPOLOGY_LOCALITY_NONE; -ENODEV when neither knows the
+ * device, -EINVAL for an empty name, -ENOMEM. Reads sysfs only for devices hwloc doesn't know.
+ */
+int topology_device_locality(
+        const Topology *t, const char *device, CpuSet *ret_cpus, CpuSet *ret_nodes, const char **ret_source);
+
+/*
  * One line for logs and D-Bus, e.g. "2 packages, 2 NUMA nodes, 16 cores, 32 CPUs (30 online)".
  * Returns 0 or -ENOMEM.
  */

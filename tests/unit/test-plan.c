@@ -11,6 +11,7 @@
  */
 
 #include <check.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <pwd.h>
@@ -51,6 +52,36 @@ static CpuSelector sel_map(const char *nodes, const char *packages, ReservedMode
                 s.packages = set_of(packages);
         }
         return s;
+}
+
+/* The whole selector, for SEL(.near = "eth0", .cores = 8, …); unset fields are the defaults. */
+typedef struct Sel {
+        const char *nodes, *packages, *near;
+        unsigned cores, cpus;
+        SmtMode smt;
+        CpuKindSelector kind;
+        bool exclusive;
+        ReservedMode reserved;
+} Sel;
+
+static CpuSelector sel_full(Sel o) {
+        CpuSelector s = sel_map(o.nodes, o.packages, o.reserved);
+
+        if (o.near) {
+                s.near = strdup(o.near);
+                ck_assert_ptr_nonnull(s.near);
+        }
+        s.n_cores = o.cores;
+        s.n_cpus = o.cpus;
+        s.smt = o.smt;
+        s.cpu_kind = o.kind;
+        s.exclusive = o.exclusive;
+        return s;
+}
+#define SEL(...) sel_full((Sel){__VA_ARGS__})
+
+static CpuSelector sel_spread(void) {
+        return (CpuSelector){.kind = CPU_SELECTOR_SPREAD};
 }
 
 static Policy *config_add(Config *c, const char *name, CpuSelector cpus) {
@@ -139,6 +170,37 @@ static void assert_pending(const Plan *p, const char *name, const char *reason) 
         ck_assert_ptr_null(pp->uids);
         for (size_t i = 0; i < pp->policy->n_threads; i++)
                 ck_assert(!pp->threads[i].has_cpus);
+}
+
+/* The spread order of thread rule i of policy name, as "6,7,54,55". */
+static void assert_spread(const Plan *p, const char *name, size_t i, const char *expect) {
+        const PolicyPlan *pp = plan_find_policy(p, name);
+        char *got = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&got, &size);
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_msg(pp && !pp->pending_reason, "policy %s is pending", name);
+        ck_assert(pp->threads[i].spread);
+        ck_assert(!pp->threads[i].has_cpus);
+        for (size_t k = 0; k < pp->threads[i].n_spread_order; k++)
+                fprintf(f, "%s%u", k > 0 ? "," : "", pp->threads[i].spread_order[k]);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_msg(streq(got, expect), "policy %s: spread order %s, expected %s", name, got, expect);
+        free(got);
+}
+
+/* Whether the explanation of policy name has the line expect. */
+static void assert_explains(const Plan *p, const char *name, const char *expect) {
+        const PolicyPlan *pp = plan_find_policy(p, name);
+
+        ck_assert_ptr_nonnull(pp);
+        STRV_FOREACH (l, pp->explanation)
+                if (streq(*l, expect))
+                        return;
+        ck_assert_msg(
+                false, "policy %s: no explanation line \"%s\" (first: %s)", name, expect,
+                pp->explanation ? pp->explanation[0] : "none");
 }
 
 static void assert_warnings(const PolicyPlan *pp, ...) {
@@ -643,6 +705,407 @@ START_TEST(test_users) {
 }
 END_TEST
 
+/* ---- hand-checked selections on real machines ---- */
+
+/*
+ * 32em64t-2n8c2t-pci-wholeio.xml, read off `lstopo-no-graphics -p -i FILE`: 2 packages, each
+ * one NUMA node with one L3 (L3 #0 = CPUs 0-7,16-23 on node 0, L3 #1 = 8-15,24-31 on node 1)
+ * and 8 cores whose SMT siblings are 16 apart: core k of package 0 = CPUs k and k+16, of
+ * package 1 = CPUs 8+k and 24+k. eth0 is PCI 81:00.0 below the host bridge of package 1:
+ * node 1.
+ */
+START_TEST(test_hand_2socket_gateway) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(config_freep) Config *a = config_new(), *b = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        Policy *pol;
+
+        /*
+         * Reserve 0-1 is on node 0 and doesn't matter to eth0's node: node 1 has 8 whole cores,
+         * all taken; one-per-core keeps the lower sibling of each: 8-15. The reserve splits
+         * cores 0 and 1 (siblings 16, 17): a plan warning.
+         */
+        config_set_reserve(a, "0-1");
+        config_add(a, "gateway", SEL(.near = "eth0", .cores = 8, .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(a, t, &p), 0);
+        assert_cpus(p, "gateway", "8-15");
+        assert_set(&plan_find_policy(p, "gateway")->nodes, "1");
+        assert_explains(p, "gateway", "near eth0 (NUMA node 1): 8-15,24-31");
+        assert_explains(p, "gateway", "cores: 8: whole cores: 8-15,24-31");
+        assert_explains(p, "gateway", "smt: one-per-core: 1 PU of each of 8 cores: 8-15");
+        ck_assert(cpuset_is_empty(&plan_find_policy(p, "gateway")->exclusive_cpus));
+        ck_assert_uint_eq(strv_length(p->warnings), 1);
+        ck_assert_str_eq(
+                p->warnings[0], "reserve 0-1 splits SMT cores: sibling CPUs 16-17 are not reserved");
+
+        /*
+         * Tokio: reserve 0-3 (the NIC's IRQ CPUs). Cores 0-3 of node 0 are not whole any more;
+         * L3 #0 keeps 4 whole cores (4-7), L3 #1 all 8: both hold 4 cores, the one with the
+         * most free cores wins: L3 #1, its 4 lowest cores 8-11 with siblings 24-27. Spread:
+         * the 4 cores first, then their siblings. Pinned to node 0, the same request takes
+         * cores 4-7 and leaves 0-3 alone.
+         */
+        config_set_reserve(b, "0-3");
+        pol = config_add(b, "tokio", SEL(.cores = 4));
+        policy_add_thread(pol, "tokio-runtime-w*", sel_spread());
+        pol = config_add(b, "tokio-node0", SEL(.nodes = "0", .cores = 4));
+        policy_add_thread(pol, "tokio-runtime-w*", sel_spread());
+        policy_add_thread(pol, "main", sel_literal("0"));
+        ck_assert_int_eq(plan_new(b, t, &q), 0);
+        assert_cpus(q, "tokio", "8-11,24-27");
+        assert_spread(q, "tokio", 0, "8,9,10,11,24,25,26,27");
+        assert_explains(q, "tokio", "packed into L3 #1 (8-15,24-31) of NUMA node 1");
+        assert_cpus(q, "tokio-node0", "4-7,20-23");
+        assert_spread(q, "tokio-node0", 0, "4,5,6,7,20,21,22,23");
+        assert_explains(q, "tokio-node0", "reserved removed: 0-3");
+        /* An explicit thread cpu-list stands on its own (with the reserve warning). */
+        assert_set(&plan_find_policy(q, "tokio-node0")->threads[1].cpus, "0");
+        assert_warnings(
+                plan_find_policy(q, "tokio-node0"),
+                "thread rule \"main\": cpu-list 0 overlaps the reserve on CPU 0 (reserve: 0-3)", NULL);
+}
+END_TEST
+
+/* Same machine: exclusive sets in file order, and the reasons when they leave too little. */
+START_TEST(test_hand_2socket_exclusive) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(config_freep) Config *c = config_new(), *d = config_new(), *e = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL, *r = NULL;
+        const PolicyPlan *pp;
+
+        /*
+         * db: 4 cores near eth0, exclusive: L3 #1's 4 lowest cores, 8-11 and 24-27. cache: the
+         * rest of eth0's node, exclusive: 12-15,28-31. After them node 1 is all held: a plain
+         * near: eth0 is pending, and so is a count there (the holdings empty the node before any count is
+         * taken). A count without nodes goes to node 0 (0-1,16-17); a literal list keeps what it says, with
+         * a warning for each holder it overlaps.
+         */
+        config_add(c, "db", SEL(.near = "eth0", .cores = 4, .exclusive = true));
+        config_add(c, "cache", SEL(.near = "eth0", .exclusive = true));
+        config_add(c, "late", SEL(.near = "eth0"));
+        config_add(c, "late-cores", SEL(.nodes = "1", .cores = 2));
+        config_add(c, "anywhere", SEL(.cores = 2));
+        config_add(c, "literal", sel_literal("8-9,12"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        assert_cpus(p, "db", "8-11,24-27");
+        assert_set(&plan_find_policy(p, "db")->exclusive_cpus, "8-11,24-27");
+        assert_cpus(p, "cache", "12-15,28-31");
+        assert_set(&plan_find_policy(p, "cache")->exclusive_cpus, "12-15,28-31");
+        assert_explains(p, "cache", "held by exclusive policy \"db\": 8-11,24-27");
+        assert_pending(
+                p, "late",
+                "every CPU of the CPUs near eth0 (NUMA node 1) (8-15,24-31) is held by earlier exclusive "
+                "policies: \"db\" (8-11,24-27), \"cache\" (12-15,28-31)");
+        assert_pending(
+                p, "late-cores",
+                "every CPU of NUMA node 1 (8-15,24-31) is held by earlier exclusive policies: \"db\" "
+                "(8-11,24-27), "
+                "\"cache\" (12-15,28-31)");
+        assert_cpus(p, "anywhere", "0-1,16-17");
+        ck_assert(cpuset_is_empty(&plan_find_policy(p, "anywhere")->exclusive_cpus));
+        assert_cpus(p, "literal", "8-9,12");
+        assert_warnings(
+                plan_find_policy(p, "literal"),
+                "cpu-list 8-9,12 overlaps CPUs 8-9 held by exclusive policy \"db\"",
+                "cpu-list 8-9,12 overlaps CPU 12 held by exclusive policy \"cache\"", NULL);
+
+        /* The issue's example: db holds 5 of node 1's 8 cores, 3 are left for a gateway wanting 8. */
+        config_add(d, "db", SEL(.nodes = "1", .cores = 5, .exclusive = true));
+        config_add(d, "gateway", SEL(.nodes = "1", .cores = 8));
+        ck_assert_int_eq(plan_new(d, t, &q), 0);
+        assert_cpus(q, "db", "8-12,24-28");
+        assert_pending(q, "gateway", "wanted 8 cores on NUMA node 1, 3 free, 5 held by policy \"db\"");
+        pp = plan_find_policy(q, "gateway");
+        ck_assert(cpuset_is_empty(&pp->nodes));
+        ck_assert_ptr_null(pp->explanation);
+
+        /*
+         * Reserve whole cores 8 and 9 (8-9,24-25); db takes 3 of the 6 cores left (10-12 with
+         * 26-28): the gateway near eth0 sees 3 free, 2 reserved, 3 held. db is pending here
+         * for a missing node first, and a pending policy holds nothing.
+         */
+        config_set_reserve(e, "8-9,24-25");
+        config_add(e, "ghost", SEL(.nodes = "3", .cores = 1, .exclusive = true));
+        config_add(e, "db", SEL(.nodes = "1", .cores = 3, .exclusive = true));
+        config_add(e, "gateway", SEL(.near = "eth0", .cores = 8));
+        config_add(e, "gateway-6", SEL(.near = "eth0", .cores = 3, .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(e, t, &r), 0);
+        assert_pending(r, "ghost", "NUMA node 3 does not exist here (nodes: 0-1)");
+        ck_assert(cpuset_is_empty(&plan_find_policy(r, "ghost")->exclusive_cpus));
+        assert_cpus(r, "db", "10-12,26-28");
+        assert_pending(
+                r, "gateway",
+                "wanted 8 cores on the CPUs near eth0 (NUMA node 1), 3 free, 2 reserved, 3 held by policy "
+                "\"db\"");
+        assert_cpus(r, "gateway-6", "13-15");
+}
+END_TEST
+
+/*
+ * AMD-17h-Zen-2xEpyc-7451.xml, read off `lstopo-no-graphics -p -i FILE`: 2 packages of 4 NUMA
+ * nodes; node N holds CPUs 6N..6N+5 and their siblings 48 higher, in two L3 caches of 3 cores:
+ * L3 #2N (cores 6N..6N+2) and L3 #2N+1 (6N+3..6N+5). Package 1 = nodes 4-7.
+ */
+START_TEST(test_hand_epyc) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("AMD-17h-Zen-2xEpyc-7451.xml");
+        _cleanup_(config_freep) Config *c = config_new(), *d = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        Policy *pol;
+
+        config_set_reserve(c, "0-3");
+        /*
+         * tokio, 4 cores avoiding 0-3: cores 0-3 are not whole, so L3 #0 has none, L3 #1 two
+         * (4, 5), every other L3 three. No L3 holds 4: the first full one (L3 #2, node 1)
+         * and one core of its neighbour on the same node (L3 #3: core 9), 2 L3s on 1 node.
+         * Spread: cores 6, 7, 8 of the larger L3 first, then 9, then the siblings.
+         */
+        pol = config_add(c, "tokio", SEL(.cores = 4));
+        policy_add_thread(pol, "tokio-runtime-w*", sel_spread());
+        /* db: 3 cores, one PU each, exclusive: fits one L3; the first with 3 free cores is L3 #2. */
+        config_add(c, "db", SEL(.cores = 3, .smt = SMT_ONE_PER_CORE, .exclusive = true));
+        /*
+         * cache: 2 whole cores, exclusive. L3 #2's cores are no longer whole (db holds 6-8);
+         * L3 #1 holds 2 and L3 #3 3: the one with the most free cores wins: 9-10 and 57-58.
+         */
+        config_add(c, "cache", SEL(.cores = 2, .exclusive = true));
+        /* Node 1 (6-11,54-59) without what db and cache hold. */
+        config_add(c, "node1", SEL(.nodes = "1"));
+        /* 48 cores: 4 reserved, 3 held by db, 2 by cache: 39 free. */
+        config_add(c, "big", SEL(.cores = 46));
+        /*
+         * 8 cores of package 1: two whole L3s of node 4 (#8, #9), then 2 cores of the first L3
+         * of node 5 (#10: cores 30, 31): 3 L3s, 2 nodes, the fewest possible.
+         */
+        config_add(c, "pkg1", SEL(.packages = "1", .cores = 8));
+        /* cpus: 4 on node 7: one PU of 4 cores, L3 #14 (42-44) then L3 #15 (45). */
+        config_add(c, "n7", SEL(.nodes = "7", .cpus = 4));
+        /* cpus: 9 on node 7's 6 cores: every core, then 3 siblings in packed order (90-92). */
+        config_add(c, "n7-siblings", SEL(.nodes = "7", .cpus = 9));
+        config_add(c, "n7-one", SEL(.nodes = "7", .cpus = 7, .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        assert_cpus(p, "tokio", "6-9,54-57");
+        assert_set(&plan_find_policy(p, "tokio")->nodes, "1");
+        assert_explains(p, "tokio", "packed into L3 #2 (6-8,54-56), L3 #3 (9-11,57-59) of NUMA node 1");
+        assert_spread(p, "tokio", 0, "6,7,8,9,54,55,56,57");
+        assert_cpus(p, "db", "6-8");
+        assert_set(&plan_find_policy(p, "db")->exclusive_cpus, "6-8");
+        assert_cpus(p, "cache", "9-10,57-58");
+        assert_cpus(p, "node1", "11,54-56,59");
+        assert_explains(p, "node1", "held by exclusive policy \"db\": 6-8");
+        assert_explains(p, "node1", "held by exclusive policy \"cache\": 9-10,57-58");
+        assert_pending(
+                p, "big",
+                "wanted 46 cores on the online CPUs, 39 free, 4 reserved, 3 held by policy \"db\", 2 held "
+                "by "
+                "policy \"cache\"");
+        assert_cpus(p, "pkg1", "24-31,72-79");
+        assert_set(&plan_find_policy(p, "pkg1")->nodes, "4-5");
+        assert_explains(
+                p, "pkg1",
+                "packed into L3 #8 (24-26,72-74), L3 #9 (27-29,75-77) of NUMA node 4; L3 #10 (30-32,78-80) "
+                "of "
+                "NUMA node 5");
+        assert_cpus(p, "n7", "42-45");
+        assert_cpus(p, "n7-siblings", "42-47,90-92");
+        assert_explains(
+                p, "n7-siblings", "cpus: 9: 1 PU of each of 6 cores, then 3 SMT siblings: 42-47,90-92");
+        assert_pending(
+                p, "n7-one",
+                "wanted 7 CPUs on separate cores (smt: one-per-core) on NUMA node 7, 6 cores free");
+
+        /*
+         * Fewest nodes among the fewest L3s. Reserve cores 3-5 (all of L3 #1) and cores 6 and 9:
+         * on nodes 0-1, L3 #0 has 3 free cores, L3 #1 none, L3 #2 two (7, 8), L3 #3 two (10, 11).
+         * 4 cores need 2 L3s either way; starting with the biggest (L3 #0) the second would be
+         * on node 1, while L3 #2 + L3 #3 stay on node 1 alone: cores 7, 8, 10, 11.
+         */
+        config_set_reserve(d, "3-6,9,51-54,57");
+        config_add(d, "two-nodes-or-one", SEL(.nodes = "0-1", .cores = 4));
+        ck_assert_int_eq(plan_new(d, t, &q), 0);
+        assert_cpus(q, "two-nodes-or-one", "7-8,10-11,55-56,58-59");
+        assert_set(&plan_find_policy(q, "two-nodes-or-one")->nodes, "1");
+}
+END_TEST
+
+/*
+ * Intel-RaptorLake-Corei7-1370P.xml: 6 P-cores with SMT (CPUs 0-1, 2-3, …, 10-11; hwloc kind
+ * IntelCore, efficiency 1 in the XML's <cpukind>) and 8 E-cores without (12-19, IntelAtom,
+ * efficiency 0); one package, one node, one L3.
+ */
+START_TEST(test_hand_hybrid) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("Intel-RaptorLake-Corei7-1370P.xml");
+        _cleanup_(topology_freep) Topology *w = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(config_freep) Config *c = config_new(), *d = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL, *r = NULL;
+        Policy *pol;
+
+        /* 4 CPUs of P-cores: the first PU of the 4 lowest P-cores. */
+        config_add(c, "fast", SEL(.kind = CPU_KIND_PERFORMANCE, .cpus = 4));
+        config_add(c, "background", SEL(.kind = CPU_KIND_EFFICIENCY, .cores = 2));
+        config_add(c, "too-many", SEL(.kind = CPU_KIND_PERFORMANCE, .cores = 7));
+        pol = config_add(c, "perf-pool", SEL(.kind = CPU_KIND_PERFORMANCE));
+        policy_add_thread(pol, "worker*", sel_spread());
+        config_add(c, "one-each", SEL(.smt = SMT_ONE_PER_CORE));
+        config_add(c, "e-excl", SEL(.kind = CPU_KIND_EFFICIENCY, .exclusive = true));
+        config_add(c, "e-late", SEL(.kind = CPU_KIND_EFFICIENCY));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        assert_cpus(p, "fast", "0,2,4,6");
+        assert_explains(p, "fast", "kind: performance (IntelCore): 0-11");
+        assert_explains(p, "fast", "cpus: 4: 1 PU of each of 4 cores: 0,2,4,6");
+        assert_cpus(p, "background", "12-13");
+        assert_pending(p, "too-many", "wanted 7 cores on the performance CPUs, 6 free");
+        assert_cpus(p, "perf-pool", "0-11");
+        assert_spread(p, "perf-pool", 0, "0,2,4,6,8,10,1,3,5,7,9,11");
+        assert_cpus(p, "one-each", "0,2,4,6,8,10,12-19");
+        assert_cpus(p, "e-excl", "12-19");
+        assert_pending(
+                p, "e-late",
+                "every CPU of the efficiency CPUs (12-19) is held by earlier exclusive policy: \"e-excl\" "
+                "(12-19)");
+
+        /* Reserve P-core 0: fast moves up by one core. */
+        config_set_reserve(d, "0-1");
+        config_add(d, "fast", SEL(.kind = CPU_KIND_PERFORMANCE, .cpus = 4));
+        config_add(
+                d, "e-node",
+                SEL(.nodes = "0", .kind = CPU_KIND_EFFICIENCY, .cpus = 3, .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(d, t, &q), 0);
+        assert_cpus(q, "fast", "2,4,6,8");
+        assert_cpus(q, "e-node", "12-14");
+
+        /*
+         * A machine without CPU kinds: efficiency can't be had, performance is every CPU.
+         * There 4 CPUs avoiding reserve 0-1 prefer whole cores (not 16, 17, whose siblings are
+         * reserved): L3 #0 has 6 (cores 2-7), L3 #1 8: the one with more, cores 8-11.
+         */
+        ck_assert_int_eq(plan_new(d, w, &r), 0);
+        assert_cpus(r, "fast", "8-11");
+        assert_explains(r, "fast", "kind: performance: this machine has one CPU kind, every CPU is of it");
+        assert_pending(r, "e-node", "kind: efficiency: this machine has one CPU kind");
+}
+END_TEST
+
+/*
+ * near: through the sysfs fallback on a fixture tree: a device on node 1 of the 2-socket file,
+ * and a virtual one (no device link) with no NUMA locality: every CPU, with a warning since
+ * this machine has two nodes. A missing device is pending.
+ */
+START_TEST(test_near_sysfs) {
+        char dir[] = "/tmp/test-plan-sysfs-XXXXXX";
+        _cleanup_free_ char *cmd = NULL;
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PolicyPlan *pp;
+        Policy *pol;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_ge(
+                asprintf(
+                        &cmd,
+                        "mkdir -p %1$s/sys/devices/pci0000:00/0000:00:09.0 %1$s/sys/class/net/ens9 "
+                        "%1$s/sys/class/net/veth0 && echo 1 > "
+                        "%1$s/sys/devices/pci0000:00/0000:00:09.0/numa_node "
+                        "&& ln -s ../../../devices/pci0000:00/0000:00:09.0 %1$s/sys/class/net/ens9/device",
+                        dir),
+                0);
+        ck_assert_int_eq(system(cmd), 0);
+        ck_assert_int_eq(topology_set_sysfs_root(t, dir), 0);
+
+        config_set_reserve(c, "8,24");
+        config_add(c, "ens9", SEL(.near = "ens9", .cores = 2));
+        pol = config_add(c, "veth", SEL(.near = "veth0", .cores = 1));
+        pol->cpus.location = (Location){"v.yaml", 4, 9};
+        pol = config_add(c, "nosuch", SEL(.near = "eth9"));
+        pol->cpus.location = (Location){"n.yaml", 7, 11};
+        config_add(c, "nosuch-pci", SEL(.near = "0000:99:00.0"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        /* Node 1 without reserved core 8: cores 9 and 10. */
+        assert_cpus(p, "ens9", "9-10,25-26");
+        assert_cpus(p, "veth", "0,16");
+        pp = plan_find_policy(p, "veth");
+        assert_warnings(
+                pp,
+                "near: veth0 has no NUMA locality (a virtual device, or the firmware doesn't say); using "
+                "every "
+                "online CPU",
+                NULL);
+        ck_assert_uint_eq(pp->warning_locations[0]->line, 4);
+        assert_explains(
+                p, "veth", "near veth0: the device has no NUMA locality, every online CPU is near it");
+        assert_pending(p, "nosuch", "near: eth9: no such network device or PCI address here");
+        pp = plan_find_policy(p, "nosuch");
+        ck_assert_uint_eq(pp->pending_location->line, 7);
+        assert_pending(p, "nosuch-pci", "near: 0000:99:00.0: no such network device or PCI address here");
+
+        free(cmd);
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", dir), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/*
+ * Issue 4, test 5 (the planning half): what can't be resolved on this machine is pending
+ * with the reason: a node it lacks (test_nonexistent_node), a device it lacks, more cores
+ * than it has. The counts come from sysfs, not from lib/topology.
+ */
+START_TEST(test_live_pending) {
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL, sib = CPUSET_NULL;
+        _cleanup_free_ char *expect = NULL;
+        unsigned whole = 0;
+
+        ck_assert_int_eq(topology_load_live(&t), 0);
+        /* Whole cores: sysfs sibling lists entirely within the allowed CPUs. */
+        CPUSET_FOREACH (cpu, topology_online_cpus(t)) {
+                _cleanup_free_ char *path = NULL, *line = NULL;
+                _cleanup_fclose_ FILE *f = NULL;
+                size_t size = 0;
+
+                if (cpuset_contains(&seen, cpu))
+                        continue;
+                ck_assert_int_ge(
+                        asprintf(&path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu),
+                        0);
+                f = fopen(path, "re");
+                ck_assert_ptr_nonnull(f);
+                ck_assert_int_ge(getline(&line, &size, f), 0);
+                ck_assert_int_eq(cpuset_parse_list(line, &sib, NULL), 0);
+                cpuset_and(&sib, topology_online_cpus(t));
+                ck_assert_int_eq(cpuset_or(&seen, &sib), 0);
+                whole += cpuset_is_subset(&sib, topology_allowed_cpus(t));
+        }
+
+        config_add(c, "nosuchdev", SEL(.near = "nosuchdev"));
+        config_add(c, "huge", SEL(.cores = 100000));
+        config_add(c, "huge-cpus", SEL(.cpus = 100000));
+        config_add(c, "one", SEL(.cores = 1));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        assert_pending(p, "nosuchdev", "near: nosuchdev: no such network device or PCI address here");
+        ck_assert_int_ge(asprintf(&expect, "wanted 100000 cores on the online CPUs, %u free", whole), 0);
+        assert_pending(p, "huge", expect);
+        free(expect);
+        ck_assert_int_ge(
+                asprintf(
+                        &expect, "wanted 100000 CPUs on the online CPUs, %u free",
+                        cpuset_count(topology_allowed_cpus(t))),
+                0);
+        assert_pending(p, "huge-cpus", expect);
+        if (whole > 0) {
+                const PolicyPlan *pp = plan_find_policy(p, "one");
+
+                ck_assert_msg(!pp->pending_reason, "one core is pending: %s", pp->pending_reason);
+                ck_assert_int_ge(topology_core_siblings(t, (unsigned)cpuset_next(&pp->cpus, -1), &sib), 0);
+                ck_assert(cpuset_equal(&sib, &pp->cpus));
+        }
+}
+END_TEST
+
 /* ---- determinism ---- */
 
 static void assert_plans_equal(const Plan *a, const Plan *b) {
@@ -793,6 +1256,333 @@ START_TEST(test_corpus_domains) {
 }
 END_TEST
 
+/* ---- every selector on every corpus topology ---- */
+
+/* The network devices INDEX.md lists for file, with their nodes ("eth0→N1, enp3s0→N0,4"). */
+typedef struct IndexDevice {
+        char name[64];
+        CpuSet nodes;
+} IndexDevice;
+
+static size_t index_devices(const char *file, IndexDevice *ret, size_t max) {
+        const char *corpus = getenv("AFFINITYD_CORPUS"), *arrow = "→";
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        size_t size = 0, n = 0;
+        char *line;
+
+        ck_assert_int_ge(asprintf(&path, "%s/topologies/INDEX.md", corpus), 0);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(getdelim(&text, &size, '\0', f), 0);
+        path = mfree(path);
+        ck_assert_int_ge(asprintf(&path, "| `%s` |", file), 0);
+        line = strstr(text, path);
+        ck_assert_msg(line, "%s is not in INDEX.md", file);
+        *strchrnul(line, '\n') = '\0';
+        line = strrchr(line, '|'); /* the end of the row */
+        *line = '\0';
+        line = strrchr(strstr(text, path), '|') + 1; /* the last cell */
+
+        for (const char *p = line; (p = strstr(p, arrow)) && n < max;) {
+                const char *start = p, *q = p + strlen(arrow) + 1; /* after "N" */
+                char list[64];
+                size_t l;
+
+                while (start > line && (isalnum((unsigned char)start[-1]) || start[-1] == '_'))
+                        start--;
+                ck_assert_uint_lt((size_t)(p - start), sizeof(ret[n].name));
+                memcpy(ret[n].name, start, (size_t)(p - start));
+                ret[n].name[p - start] = '\0';
+                l = strspn(q, "0123456789,");
+                ck_assert_uint_lt(l, sizeof(list));
+                memcpy(list, q, l);
+                list[l] = '\0';
+                ret[n].nodes = set_of(list);
+                n++;
+                p = q;
+        }
+        return n;
+}
+
+/* Whole cores of t within pool. */
+static unsigned whole_cores_within(const Topology *t, const CpuSet *pool) {
+        unsigned n = 0;
+
+        for (unsigned c = 0; c < topology_n_cores(t); c++)
+                n += cpuset_is_subset(topology_core_cpus(t, c), pool);
+        return n;
+}
+
+/* Cores of t with a PU in set. */
+static unsigned cores_touched(const Topology *t, const CpuSet *set) {
+        unsigned n = 0;
+
+        for (unsigned c = 0; c < topology_n_cores(t); c++)
+                n += cpuset_intersects(topology_core_cpus(t, c), set);
+        return n;
+}
+
+/* No two CPUs of set on one core. */
+static void assert_one_per_core(const Topology *t, const CpuSet *set, const char *what) {
+        ck_assert_msg(
+                cores_touched(t, set) == cpuset_count(set), "%s: two SMT siblings in %s", what,
+                cpuset_to_string(set));
+}
+
+/* A spread order: every CPU of set once; distinct cores first, then only cores already used. */
+static void assert_spread_order(
+        const Topology *t, const ThreadPlan *tp, const CpuSet *set, const char *what) {
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL, cores = CPUSET_NULL;
+        unsigned n_cores = cores_touched(t, set);
+
+        ck_assert(tp->spread);
+        ck_assert_uint_eq(tp->n_spread_order, cpuset_count(set));
+        for (size_t i = 0; i < tp->n_spread_order; i++) {
+                unsigned cpu = tp->spread_order[i];
+                int core = topology_core_of_cpu(t, cpu);
+
+                ck_assert_msg(cpuset_contains(set, cpu), "%s: spread CPU %u is not in the set", what, cpu);
+                ck_assert_msg(!cpuset_contains(&seen, cpu), "%s: spread CPU %u twice", what, cpu);
+                ck_assert_int_eq(cpuset_add(&seen, cpu), 0);
+                ck_assert_int_ge(core, 0);
+                if (i < n_cores)
+                        ck_assert_msg(
+                                !cpuset_contains(&cores, (unsigned)core),
+                                "%s: spread position %zu (CPU %u) is a sibling before every core is used",
+                                what, i, cpu);
+                else
+                        ck_assert(cpuset_contains(&cores, (unsigned)core));
+                ck_assert_int_eq(cpuset_add(&cores, (unsigned)core), 0);
+        }
+}
+
+/*
+ * Issue 4, test 1: for every corpus topology, a policy set exercising each selector, planned,
+ * with the invariants checked against what the topology says (not against the plan's own
+ * bookkeeping): nothing offline, disallowed or reserved unless asked; one-per-core never
+ * gives two siblings; cores: N gives N whole cores; exclusive sets are disjoint and withheld;
+ * near lands on the device's nodes as INDEX.md lists them; spread uses distinct cores before
+ * siblings; a count is pending exactly when there are not enough cores for it.
+ */
+START_TEST(test_corpus_selectors) {
+        const char *corpus = getenv("AFFINITYD_CORPUS");
+        _cleanup_free_ char *dir = NULL;
+        struct dirent **files = NULL;
+        int n_files;
+
+        ck_assert_int_ge(asprintf(&dir, "%s/topologies", corpus), 0);
+        n_files = scandir(dir, &files, is_xml, alphasort);
+        ck_assert_msg(n_files > 0, "no topology in %s", dir);
+
+        for (int f = 0; f < n_files; f++) {
+                const char *file = files[f]->d_name;
+                _cleanup_(topology_freep) Topology *t = load_corpus(file);
+                _cleanup_(config_freep) Config *c = config_new();
+                _cleanup_(plan_freep) Plan *p = NULL;
+                _cleanup_cpuset_ CpuSet reserve = CPUSET_NULL, held = CPUSET_NULL, pool = CPUSET_NULL,
+                                        x = CPUSET_NULL;
+                _cleanup_free_ char *first_node = NULL, *last_package = NULL, *first_cpu = NULL;
+                IndexDevice devices[16] = {};
+                size_t n_devices = index_devices(file, devices, ELEMENTSOF(devices));
+                const CpuSet *allowed = topology_allowed_cpus(t);
+                unsigned n_kinds = topology_n_cpu_kinds(t);
+                Policy *pol;
+
+                /* Reserve the first online core. */
+                ck_assert_int_eq(topology_core_siblings(t, (unsigned)cpuset_next(allowed, -1), &reserve), 0);
+                c->has_reserve = true;
+                ck_assert_int_eq(cpuset_copy(&c->reserve, &reserve), 0);
+
+                CPUSET_FOREACH (n, topology_nodes(t)) {
+                        _cleanup_cpuset_ CpuSet one = CPUSET_NULL, nc = CPUSET_NULL;
+
+                        ck_assert_int_eq(cpuset_add(&one, n), 0);
+                        ck_assert_int_eq(topology_cpus_of_nodes(t, &one, &nc), 0);
+                        if (!first_node && cpuset_intersects(&nc, allowed))
+                                ck_assert_int_ge(asprintf(&first_node, "%d", n), 0);
+                }
+                ck_assert_ptr_nonnull(first_node);
+                ck_assert_int_ge(asprintf(&last_package, "%d", cpuset_last(topology_packages(t))), 0);
+                ck_assert_int_ge(asprintf(&first_cpu, "%d", cpuset_next(allowed, -1)), 0);
+
+                config_add(c, "cores2", SEL(.cores = 2));
+                config_add(c, "cores2-one", SEL(.cores = 2, .smt = SMT_ONE_PER_CORE));
+                config_add(c, "cpus3", SEL(.cpus = 3));
+                config_add(c, "cpus3-one", SEL(.cpus = 3, .smt = SMT_ONE_PER_CORE));
+                config_add(c, "excl-core", SEL(.cores = 1, .exclusive = true));
+                config_add(c, "excl-cpus", SEL(.cpus = 2, .smt = SMT_ONE_PER_CORE, .exclusive = true));
+                config_add(c, "excl-pkg", SEL(.packages = last_package, .cores = 1, .exclusive = true));
+                config_add(c, "one-per-core", SEL(.smt = SMT_ONE_PER_CORE));
+                config_add(c, "allow", SEL(.cores = 1, .reserved = RESERVED_ALLOW));
+                config_add(c, "only", SEL(.reserved = RESERVED_ONLY));
+                config_add(c, "perf", SEL(.kind = CPU_KIND_PERFORMANCE, .cpus = 2));
+                config_add(c, "eff", SEL(.kind = CPU_KIND_EFFICIENCY));
+                pol = config_add(c, "spread", SEL(.nodes = first_node));
+                policy_add_thread(pol, "w*", sel_spread());
+                policy_add_thread(pol, "x", sel_literal(first_cpu));
+                pol = config_add(c, "spread-bare", (CpuSelector){.kind = CPU_SELECTOR_NONE});
+                policy_add_thread(pol, "w*", sel_spread());
+                for (size_t d = 0; d < n_devices; d++) {
+                        _cleanup_free_ char *a = NULL, *b = NULL;
+
+                        ck_assert_int_ge(asprintf(&a, "near-%s", devices[d].name), 0);
+                        ck_assert_int_ge(asprintf(&b, "near-%s-core", devices[d].name), 0);
+                        config_add(c, a, SEL(.near = devices[d].name));
+                        config_add(c, b, SEL(.near = devices[d].name, .cores = 1, .smt = SMT_ONE_PER_CORE));
+                }
+                config_add(c, "rest", SEL());
+                config_add(c, "literal", sel_literal("0-8191"));
+
+                ck_assert_int_eq(plan_new(c, t, &p), 0);
+                ck_assert_uint_eq(p->n_policies, c->n_policies);
+
+                for (size_t i = 0; i < p->n_policies; i++) {
+                        const PolicyPlan *pp = &p->policies[i];
+                        const CpuSelector *s = &pp->policy->cpus;
+                        const char *name = pp->policy->name;
+                        _cleanup_free_ char *what = NULL;
+                        bool count_possible = true;
+
+                        ck_assert_int_ge(asprintf(&what, "%s: %s", file, name), 0);
+
+                        /* The candidates, from the topology: allowed, reserve applied, not held. */
+                        ck_assert_int_eq(cpuset_copy(&pool, allowed), 0);
+                        if (s->reserved == RESERVED_AVOID)
+                                cpuset_andnot(&pool, &reserve);
+                        else if (s->reserved == RESERVED_ONLY)
+                                cpuset_and(&pool, &reserve);
+                        cpuset_andnot(&pool, &held);
+                        if (s->has_packages) {
+                                ck_assert_int_eq(topology_cpus_of_packages(t, &s->packages, &x), 0);
+                                cpuset_and(&pool, &x);
+                        }
+                        if (s->n_cores > 0)
+                                count_possible = whole_cores_within(t, &pool) >= s->n_cores;
+                        else if (s->n_cpus > 0 && s->smt == SMT_ONE_PER_CORE)
+                                count_possible = cores_touched(t, &pool) >= s->n_cpus;
+                        else if (s->n_cpus > 0)
+                                count_possible = cpuset_count(&pool) >= s->n_cpus;
+                        if (s->near || (s->cpu_kind != CPU_KIND_ANY && n_kinds > 1))
+                                count_possible = true; /* narrower: checked below when resolved */
+
+                        if (streq(name, "eff") && n_kinds <= 1) {
+                                assert_pending(p, name, "kind: efficiency: this machine has one CPU kind");
+                                continue;
+                        }
+                        if (pp->pending_reason) {
+                                ck_assert_msg(
+                                        !count_possible || s->near || s->cpu_kind != CPU_KIND_ANY,
+                                        "%s: pending though the machine has room: %s", what,
+                                        pp->pending_reason);
+                                if (s->n_cores > 0 || s->n_cpus > 0)
+                                        ck_assert_msg(
+                                                strncmp(pp->pending_reason, "wanted ", 7) == 0 ||
+                                                        strstr(pp->pending_reason, "held by earlier"),
+                                                "%s: %s", what, pp->pending_reason);
+                                ck_assert(cpuset_is_empty(&pp->exclusive_cpus));
+                                continue;
+                        }
+                        ck_assert_msg(count_possible, "%s: resolved though there is no room", what);
+                        if (!pp->has_cpus) {
+                                ck_assert_int_eq(s->kind, CPU_SELECTOR_NONE);
+                                ck_assert(cpuset_is_empty(&pp->nodes));
+                        } else {
+                                ck_assert(!cpuset_is_empty(&pp->cpus));
+                                ck_assert_int_eq(topology_nodes_of_cpus(t, &pp->cpus, &x), 0);
+                                ck_assert_msg(cpuset_equal(&x, &pp->nodes), "%s: nodes", what);
+                        }
+
+                        if (s->kind == CPU_SELECTOR_MAPPING) {
+                                /* Never offline, disallowed, reserved (unless asked) or held. */
+                                ck_assert_msg(
+                                        cpuset_is_subset(&pp->cpus, allowed), "%s: %s not allowed", what,
+                                        cpuset_to_string(&pp->cpus));
+                                if (s->reserved == RESERVED_AVOID)
+                                        ck_assert_msg(
+                                                !cpuset_intersects(&pp->cpus, &reserve), "%s: reserved CPU",
+                                                what);
+                                if (s->reserved == RESERVED_ONLY)
+                                        ck_assert(cpuset_is_subset(&pp->cpus, &reserve));
+                                ck_assert_msg(!cpuset_intersects(&pp->cpus, &held), "%s: held CPU", what);
+                                ck_assert(cpuset_is_subset(&pp->cpus, &pool));
+                        }
+                        if (s->smt == SMT_ONE_PER_CORE)
+                                assert_one_per_core(t, &pp->cpus, what);
+                        if (s->n_cores > 0) {
+                                /* N cores, each whole within the candidates. */
+                                ck_assert_uint_eq(cores_touched(t, &pp->cpus), s->n_cores);
+                                for (unsigned k = 0; k < topology_n_cores(t); k++) {
+                                        const CpuSet *core = topology_core_cpus(t, k);
+
+                                        if (!cpuset_intersects(core, &pp->cpus))
+                                                continue;
+                                        ck_assert_msg(
+                                                cpuset_is_subset(core, &pool), "%s: core %s is not whole",
+                                                what, cpuset_to_string(core));
+                                        if (s->smt == SMT_ALL)
+                                                ck_assert(cpuset_is_subset(core, &pp->cpus));
+                                }
+                        }
+                        if (s->n_cpus > 0) {
+                                ck_assert_uint_eq(cpuset_count(&pp->cpus), s->n_cpus);
+                                if (cores_touched(t, &pool) >= s->n_cpus)
+                                        assert_one_per_core(t, &pp->cpus, what);
+                        }
+                        if (s->cpu_kind == CPU_KIND_PERFORMANCE && n_kinds > 1) {
+                                ck_assert_int_eq(topology_cpu_kind(t, n_kinds - 1, &x, NULL), 0);
+                                ck_assert(cpuset_is_subset(&pp->cpus, &x));
+                        }
+                        if (s->near) {
+                                /* On the device's node(s), as INDEX.md says. */
+                                const IndexDevice *dev = NULL;
+
+                                for (size_t d = 0; d < n_devices; d++)
+                                        if (streq(devices[d].name, s->near))
+                                                dev = &devices[d];
+                                ck_assert_ptr_nonnull(dev);
+                                ck_assert_int_eq(topology_cpus_of_nodes(t, &dev->nodes, &x), 0);
+                                ck_assert_msg(
+                                        cpuset_is_subset(&pp->cpus, &x), "%s: %s is not on nodes %s", what,
+                                        cpuset_to_string(&pp->cpus), cpuset_to_string(&dev->nodes));
+                                ck_assert(cpuset_is_subset(&pp->nodes, &dev->nodes));
+                                if (s->n_cores == 0) {
+                                        /* All of the node(s) that is still free. */
+                                        cpuset_and(&x, &pool);
+                                        ck_assert(cpuset_equal(&x, &pp->cpus));
+                                }
+                        }
+                        if (streq(name, "rest"))
+                                ck_assert(cpuset_equal(&pp->cpus, &pool));
+                        if (streq(name, "literal")) {
+                                ck_assert(cpuset_equal(&pp->cpus, topology_online_cpus(t)));
+                                ck_assert_uint_ge(strv_length(pp->warnings), 1);
+                        }
+                        for (size_t k = 0; k < pp->policy->n_threads; k++)
+                                if (pp->policy->threads[k].cpus.kind == CPU_SELECTOR_SPREAD)
+                                        assert_spread_order(
+                                                t, &pp->threads[k], pp->has_cpus ? &pp->cpus : &pool, what);
+
+                        /* Exclusive: disjoint from what was held before, and held from now on. */
+                        if (s->exclusive) {
+                                ck_assert(cpuset_equal(&pp->exclusive_cpus, &pp->cpus));
+                                ck_assert(!cpuset_intersects(&pp->exclusive_cpus, &held));
+                                ck_assert_int_eq(cpuset_or(&held, &pp->exclusive_cpus), 0);
+                        } else
+                                ck_assert(cpuset_is_empty(&pp->exclusive_cpus));
+                }
+
+                /* The three exclusive policies resolve on every corpus machine, so something is held. */
+                ck_assert_msg(!cpuset_is_empty(&held), "%s: nothing held", file);
+                for (size_t d = 0; d < n_devices; d++)
+                        cpuset_done(&devices[d].nodes);
+        }
+        for (int f = 0; f < n_files; f++)
+                free(files[f]);
+        free(files);
+}
+END_TEST
+
 START_TEST(test_empty_config) {
         _cleanup_(topology_freep) Topology *t = load_synthetic("pack:1 core:2 pu:1");
         _cleanup_(config_freep) Config *c = config_new();
@@ -824,6 +1614,13 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_deterministic);
         tcase_add_test(tc, test_corpus_domains);
         tcase_add_test(tc, test_empty_config);
+        tcase_add_test(tc, test_hand_2socket_gateway);
+        tcase_add_test(tc, test_hand_2socket_exclusive);
+        tcase_add_test(tc, test_hand_epyc);
+        tcase_add_test(tc, test_hand_hybrid);
+        tcase_add_test(tc, test_near_sysfs);
+        tcase_add_test(tc, test_live_pending);
+        tcase_add_test(tc, test_corpus_selectors);
         suite_add_tcase(s, tc);
         return s;
 }

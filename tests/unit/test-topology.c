@@ -11,6 +11,7 @@
  */
 
 #include <check.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -238,8 +239,9 @@ static unsigned xml_count(const XmlTopology *x, const char *type) {
 /* ---- INDEX.md: | `file` | fmt | pkgs | NUMA | cores | PUs | SMT | L3 | devices | ---- */
 
 typedef struct IndexRow {
-        unsigned packages, nodes, nodes_without_cpus, cores, pus, smt_min, smt_max;
+        unsigned packages, nodes, nodes_without_cpus, cores, pus, smt_min, smt_max, l3;
         bool nodes_without_cpus_given;
+        char devices[1024]; /* "eth0→N1, ib0→N1", "—" when none */
 } IndexRow;
 
 static bool index_lookup(const char *file, IndexRow *ret) {
@@ -276,6 +278,10 @@ static bool index_lookup(const char *file, IndexRow *ret) {
                         ck_assert_int_eq(sscanf(cells[6], "%u", &ret->smt_min), 1);
                         ret->smt_max = ret->smt_min;
                 }
+                ck_assert_int_eq(sscanf(cells[7], "%u", &ret->l3), 1);
+                ck_assert_uint_ge(n, 9);
+                ck_assert_uint_lt(strlen(cells[8]), sizeof(ret->devices));
+                strcpy(ret->devices, cells[8]);
                 return true;
         }
         return false;
@@ -454,6 +460,99 @@ static void check_invariants(const Topology *t, const char *what) {
         }
 }
 
+/* Cache domains partition the online CPUs along cores; numbered by lowest CPU. */
+static void check_cache_domains(const Topology *t, const char *what) {
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL;
+        int last_first = -1;
+
+        ck_assert_uint_ge(topology_n_cache_domains(t), 1);
+        for (unsigned d = 0; d < topology_n_cache_domains(t); d++) {
+                const CpuSet *c = topology_cache_domain_cpus(t, d);
+
+                ck_assert_ptr_nonnull(c);
+                ck_assert_ptr_nonnull(topology_cache_domain_name(t, d));
+                ck_assert_msg(!cpuset_intersects(&seen, c), "%s: domain %u overlaps another", what, d);
+                ck_assert_int_eq(cpuset_or(&seen, c), 0);
+                ck_assert_msg(cpuset_next(c, -1) > last_first, "%s: domain %u out of order", what, d);
+                last_first = cpuset_next(c, -1);
+        }
+        ck_assert_ptr_null(topology_cache_domain_cpus(t, topology_n_cache_domains(t)));
+        ck_assert_ptr_null(topology_cache_domain_name(t, topology_n_cache_domains(t)));
+        ck_assert_int_eq(topology_cache_domain_of_core(t, topology_n_cores(t)), -ENOENT);
+
+        for (unsigned c = 0; c < topology_n_cores(t); c++) {
+                int d = topology_cache_domain_of_core(t, c);
+
+                ck_assert_int_ge(d, 0);
+                ck_assert_msg(
+                        cpuset_is_subset(
+                                topology_core_cpus(t, c), topology_cache_domain_cpus(t, (unsigned)d)),
+                        "%s: core %u (%s) is not within its domain %d", what, c,
+                        fmt(topology_core_cpus(t, c)), d);
+        }
+        ck_assert(cpuset_is_subset(topology_online_cpus(t), &seen));
+}
+
+/* CPU kinds are disjoint and made of existing CPUs. */
+static void check_cpu_kinds(const Topology *t, const char *what) {
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL, k = CPUSET_NULL;
+
+        for (unsigned i = 0; i < topology_n_cpu_kinds(t); i++) {
+                ck_assert_int_eq(topology_cpu_kind(t, i, &k, NULL), 0);
+                ck_assert_msg(!cpuset_is_empty(&k), "%s: kind %u is empty", what, i);
+                ck_assert(cpuset_is_subset(&k, topology_all_cpus(t)));
+                ck_assert(!cpuset_intersects(&seen, &k));
+                ck_assert_int_eq(cpuset_or(&seen, &k), 0);
+        }
+        ck_assert_int_eq(topology_cpu_kind(t, topology_n_cpu_kinds(t), &k, NULL), -ENOENT);
+        if (topology_n_cpu_kinds(t) == 0)
+                ck_assert(!topology_cpu_kinds_ranked(t));
+}
+
+/* "eth0→N1, ib0→N1" / "enp3s0→N0,4, enp4s0→N0,4": each device resolves to those nodes. */
+static void check_index_devices(const Topology *t, const char *what, const char *devices) {
+        const char *arrow = "→";
+        const char *p = devices;
+        unsigned n = 0;
+
+        while ((p = strstr(p, arrow))) {
+                _cleanup_cpuset_ CpuSet want_nodes = CPUSET_NULL, want_cpus = CPUSET_NULL,
+                                        cpus = CPUSET_NULL, nodes = CPUSET_NULL;
+                const char *start = p, *q = p + strlen(arrow);
+                const char *source = NULL;
+                char name[64], list[64];
+                size_t l;
+
+                while (start > devices && (isalnum((unsigned char)start[-1]) || start[-1] == '_'))
+                        start--;
+                ck_assert_uint_lt((size_t)(p - start), sizeof(name));
+                memcpy(name, start, (size_t)(p - start));
+                name[p - start] = '\0';
+                ck_assert_int_eq(*q, 'N');
+                q++;
+                l = strspn(q, "0123456789,");
+                ck_assert_uint_lt(l, sizeof(list));
+                memcpy(list, q, l);
+                list[l] = '\0';
+                ck_assert_int_eq(
+                        cpuset_parse_list(list, &want_nodes, NULL), 0); /* a trailing "," is ignored */
+                ck_assert_int_eq(topology_cpus_of_nodes(t, &want_nodes, &want_cpus), 0);
+
+                ck_assert_msg(
+                        topology_device_locality(t, name, &cpus, &nodes, &source) == TOPOLOGY_LOCALITY_NODES,
+                        "%s: device %s has no locality", what, name);
+                ck_assert_str_eq(source, "hwloc");
+                ck_assert_msg(
+                        cpuset_equal(&nodes, &want_nodes), "%s: %s on nodes %s, INDEX.md says %s", what,
+                        name, fmt(&nodes), list);
+                ck_assert_msg(cpuset_equal(&cpus, &want_cpus), "%s: %s CPUs %s", what, name, fmt(&cpus));
+                n++;
+                p = q;
+        }
+        if (!strstr(devices, "—"))
+                ck_assert_msg(n > 0, "%s: no device parsed from \"%s\"", what, devices);
+}
+
 /* ---- the corpus ---- */
 
 START_TEST(test_corpus_file) {
@@ -577,6 +676,47 @@ START_TEST(test_corpus_file) {
         if (row.nodes_without_cpus_given)
                 ck_assert_uint_eq(nodes_without_cpus, row.nodes_without_cpus);
 
+        /* Cache domains: the L3 caches when the XML has some (as many as INDEX.md says). */
+        check_cache_domains(t, file);
+        ck_assert_uint_eq(xml_count(&x, "L3Cache"), row.l3);
+        if (row.l3 > 0) {
+                ck_assert_uint_eq(topology_n_cache_domains(t), row.l3);
+                for (unsigned d = 0; d < topology_n_cache_domains(t); d++) {
+                        bool found = false;
+
+                        ck_assert_msg(
+                                strncmp(topology_cache_domain_name(t, d), "L3 #", 4) == 0,
+                                "%s: domain %u is %s", file, d, topology_cache_domain_name(t, d));
+                        /* The CPUs of one L3Cache element of the XML. */
+                        for (size_t i = 0; i < x.n_objects && !found; i++)
+                                found = streq(x.objects[i].type, "L3Cache") &&
+                                        cpuset_equal(
+                                                &x.objects[i].complete, topology_cache_domain_cpus(t, d));
+                        ck_assert_msg(
+                                found, "%s: domain %u (%s) is no L3 of the XML", file, d,
+                                fmt(topology_cache_domain_cpus(t, d)));
+                }
+        } else
+                for (unsigned d = 0; d < topology_n_cache_domains(t); d++)
+                        ck_assert_msg(
+                                strncmp(topology_cache_domain_name(t, d), "package ", 8) == 0,
+                                "%s: without L3, domain %u is %s, not a package", file, d,
+                                topology_cache_domain_name(t, d));
+
+        /* CPU kinds: one per <cpukind> element, disjoint. */
+        check_cpu_kinds(t, file);
+        {
+                _cleanup_free_ char *text = read_file(path);
+                unsigned n = 0;
+
+                for (const char *q = text; (q = strstr(q, "<cpukind ")); q++)
+                        n++;
+                ck_assert_uint_eq(topology_n_cpu_kinds(t), n);
+        }
+
+        /* Every network device INDEX.md lists lands on the NUMA node(s) it says. */
+        check_index_devices(t, file, row.devices);
+
         xml_topology_done(&x);
 }
 END_TEST
@@ -659,6 +799,256 @@ START_TEST(test_corpus_hand_checked) {
 }
 END_TEST
 
+/*
+ * Cache domains, CPU kinds and device locality of corpus files, read off
+ * `lstopo-no-graphics -p -i FILE` and the XML by hand.
+ */
+START_TEST(test_corpus_domains_kinds_devices) {
+        _cleanup_(topology_freep) Topology *epyc = NULL, *w = NULL, *amd = NULL, *rpl = NULL, *knl = NULL;
+        _cleanup_free_ char *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL, *p5 = NULL;
+        _cleanup_cpuset_ CpuSet got = CPUSET_NULL, nodes = CPUSET_NULL, expect = CPUSET_NULL;
+        const char *type = NULL, *source = NULL;
+
+        ck_assert_int_ge(asprintf(&p1, "%s/AMD-17h-Zen-2xEpyc-7451.xml", corpus_topologies), 0);
+        ck_assert_int_ge(asprintf(&p2, "%s/32em64t-2n8c2t-pci-wholeio.xml", corpus_topologies), 0);
+        ck_assert_int_ge(asprintf(&p3, "%s/16amd64-8n2c-cpusets.xml", corpus_topologies), 0);
+        ck_assert_int_ge(asprintf(&p4, "%s/Intel-RaptorLake-Corei7-1370P.xml", corpus_topologies), 0);
+        ck_assert_int_ge(asprintf(&p5, "%s/topo.knl05_v2_4.xml", corpus_topologies), 0);
+        ck_assert_int_eq(topology_load_xml(p1, &epyc), 0);
+        ck_assert_int_eq(topology_load_xml(p2, &w), 0);
+        ck_assert_int_eq(topology_load_xml(p3, &amd), 0);
+        ck_assert_int_eq(topology_load_xml(p4, &rpl), 0);
+        ck_assert_int_eq(topology_load_xml(p5, &knl), 0);
+
+        /* EPYC 7451: 16 L3 caches of 3 cores; node N holds L3 #2N (CPUs 6N..6N+2 and +48) and #2N+1. */
+        ck_assert_uint_eq(topology_n_cache_domains(epyc), 16);
+        ck_assert_str_eq(topology_cache_domain_name(epyc, 0), "L3 #0");
+        ck_assert_int_eq(cpuset_parse_list("0-2,48-50", &expect, NULL), 0);
+        ck_assert(cpuset_equal(topology_cache_domain_cpus(epyc, 0), &expect));
+        ck_assert_str_eq(topology_cache_domain_name(epyc, 3), "L3 #3");
+        ck_assert_int_eq(cpuset_parse_list("9-11,57-59", &expect, NULL), 0);
+        ck_assert(cpuset_equal(topology_cache_domain_cpus(epyc, 3), &expect));
+        ck_assert_int_eq(topology_cache_domain_of_core(epyc, (unsigned)topology_core_of_cpu(epyc, 61)), 4);
+        ck_assert_int_eq(topology_cache_domain_of_core(epyc, (unsigned)topology_core_of_cpu(epyc, 47)), 15);
+
+        /* 2-socket Sandy Bridge: one L3 per package; eth0 (PCI 81:00.0) and ib0 on node 1. */
+        ck_assert_uint_eq(topology_n_cache_domains(w), 2);
+        ck_assert_str_eq(topology_cache_domain_name(w, 1), "L3 #1");
+        ck_assert_int_eq(cpuset_parse_list("8-15,24-31", &expect, NULL), 0);
+        ck_assert(cpuset_equal(topology_cache_domain_cpus(w, 1), &expect));
+        ck_assert_int_eq(
+                topology_device_locality(w, "eth0", &got, &nodes, &source), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_str_eq(source, "hwloc");
+        ck_assert_int_eq(cpuset_parse_list("1", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&nodes, &expect));
+        /* By PCI address, long and short, either case: node 1 (PCI 81:00.1 is eth1). */
+        ck_assert_int_eq(cpuset_parse_list("8-15,24-31", &expect, NULL), 0);
+        ck_assert_int_eq(
+                topology_device_locality(w, "0000:81:00.1", &got, NULL, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(topology_device_locality(w, "81:00.0", &got, NULL, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(
+                topology_device_locality(w, "0000:81:00.0", &got, NULL, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+        /* The RDMA device hwloc lists beside ib0. */
+        ck_assert_int_eq(topology_device_locality(w, "mlx5_0", &got, NULL, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+        /* Not there; a disk is not a network device; an XML file has no sysfs fallback. */
+        ck_assert_int_eq(topology_device_locality(w, "eth9", &got, &nodes, &source), -ENODEV);
+        ck_assert_int_eq(topology_device_locality(w, "sda", &got, NULL, NULL), -ENODEV);
+        ck_assert_int_eq(topology_device_locality(w, "0000:81:00.7", &got, NULL, NULL), -ENODEV);
+        ck_assert_int_eq(topology_device_locality(w, "81:00", &got, NULL, NULL), -ENODEV);
+        ck_assert_int_eq(topology_device_locality(w, "", &got, NULL, NULL), -EINVAL);
+        ck_assert_int_eq(cpuset_parse_list("8-15,24-31", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&got, &expect)); /* untouched by the failures */
+
+        /* 16amd64: no L3 at all: each package is a domain (package 2 holds only CPU 5). */
+        ck_assert_uint_eq(topology_n_cache_domains(amd), 6);
+        ck_assert_str_eq(topology_cache_domain_name(amd, 0), "package 0");
+        ck_assert_str_eq(topology_cache_domain_name(amd, 2), "package 2");
+        ck_assert_int_eq(cpuset_parse_list("5", &expect, NULL), 0);
+        ck_assert(cpuset_equal(topology_cache_domain_cpus(amd, 2), &expect));
+        ck_assert_str_eq(topology_cache_domain_name(amd, 5), "package 7");
+
+        /*
+         * Raptor Lake i7-1370P: the XML ranks the kinds: IntelAtom (E-cores, CPUs 12-19) with
+         * efficiency 0 and IntelCore (P-cores, CPUs 0-11, SMT2) with 1; one L3 for everything.
+         */
+        ck_assert_uint_eq(topology_n_cpu_kinds(rpl), 2);
+        ck_assert(topology_cpu_kinds_ranked(rpl));
+        ck_assert_int_eq(topology_cpu_kind(rpl, 0, &got, &type), 0);
+        ck_assert_int_eq(cpuset_parse_list("12-19", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_str_eq(type, "IntelAtom");
+        ck_assert_int_eq(topology_cpu_kind(rpl, 1, &got, &type), 0);
+        ck_assert_int_eq(cpuset_parse_list("0-11", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_str_eq(type, "IntelCore");
+        ck_assert_uint_eq(topology_n_cache_domains(rpl), 1);
+
+        /* Xeon Phi: one kind of all 256 CPUs, no L3 (one package: one domain); NICs on nodes 0 and 4. */
+        ck_assert_uint_eq(topology_n_cpu_kinds(knl), 1);
+        ck_assert(topology_cpu_kinds_ranked(knl));
+        ck_assert_uint_eq(topology_n_cache_domains(knl), 1);
+        ck_assert_str_eq(topology_cache_domain_name(knl, 0), "package 0");
+        ck_assert_int_eq(
+                topology_device_locality(knl, "enp4s0", &got, &nodes, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert_int_eq(cpuset_parse_list("0-15,64-79,128-143,192-207", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(cpuset_parse_list("0,4", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&nodes, &expect));
+}
+END_TEST
+
+/* Makes dir/rel (and its parents) a directory. */
+static void mkdir_p(const char *dir, const char *rel) {
+        _cleanup_free_ char *path = NULL;
+
+        ck_assert_int_ge(asprintf(&path, "%s/%s", dir, rel), 0);
+        for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+                *p = '/';
+        }
+        ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
+static void write_at(const char *dir, const char *rel, const char *text) {
+        _cleanup_free_ char *path = NULL;
+        FILE *f;
+
+        ck_assert_int_ge(asprintf(&path, "%s/%s", dir, rel), 0);
+        f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(fputs(text, f), 0);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static void symlink_at(const char *dir, const char *target, const char *rel) {
+        _cleanup_free_ char *path = NULL;
+
+        ck_assert_int_ge(asprintf(&path, "%s/%s", dir, rel), 0);
+        ck_assert_int_eq(symlink(target, path), 0);
+}
+
+/*
+ * The sysfs fallback, on a fixture tree shaped like the kernel's: /sys/class/net/DEV/device
+ * links into /sys/devices, PCI functions have numa_node and local_cpulist, a virtio device
+ * has neither (its PCI parent does), a virtual interface has no device link.
+ * The topology is the 2-socket file (node 0 = CPUs 0-7,16-23, node 1 = 8-15,24-31).
+ */
+START_TEST(test_device_sysfs) {
+        char dir[] = "/tmp/test-topology-sysfs-XXXXXX";
+        _cleanup_free_ char *xml = NULL, *cmd = NULL;
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_cpuset_ CpuSet got = CPUSET_NULL, nodes = CPUSET_NULL, expect = CPUSET_NULL,
+                                none = CPUSET_NULL;
+        const char *source = NULL;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        mkdir_p(dir, "sys/devices/pci0000:00/0000:00:05.0/virtio3");
+        write_at(dir, "sys/devices/pci0000:00/0000:00:05.0/numa_node", "1\n");
+        write_at(dir, "sys/devices/pci0000:00/0000:00:05.0/local_cpulist", "8-15,24-31\n");
+        mkdir_p(dir, "sys/devices/pci0000:00/0000:00:06.0");
+        write_at(dir, "sys/devices/pci0000:00/0000:00:06.0/numa_node", "-1\n");
+        write_at(dir, "sys/devices/pci0000:00/0000:00:06.0/local_cpulist", "0-31\n");
+        mkdir_p(dir, "sys/devices/pci0000:00/0000:00:07.0");
+        write_at(dir, "sys/devices/pci0000:00/0000:00:07.0/local_cpulist", "4-5\n");
+        mkdir_p(dir, "sys/devices/pci0000:00/0000:00:08.0");
+        write_at(dir, "sys/devices/pci0000:00/0000:00:08.0/numa_node", "7\n");
+        write_at(dir, "sys/devices/pci0000:00/0000:00:08.0/local_cpulist", "12-13\n");
+        mkdir_p(dir, "sys/devices/pci0000:5e/0000:5e:00.0");
+        write_at(dir, "sys/devices/pci0000:5e/0000:5e:00.0/numa_node", "0\n");
+        mkdir_p(dir, "sys/bus/pci/devices");
+        symlink_at(dir, "../../../devices/pci0000:5e/0000:5e:00.0", "sys/bus/pci/devices/0000:5e:00.0");
+        const char *links[][2] = {
+                {"eth9", "../../../devices/pci0000:00/0000:00:05.0"},
+                {"ens5", "../../../devices/pci0000:00/0000:00:05.0/virtio3"},
+                {"ethm1", "../../../devices/pci0000:00/0000:00:06.0"},
+                {"ethl", "../../../devices/pci0000:00/0000:00:07.0"},
+                {"eth7n", "../../../devices/pci0000:00/0000:00:08.0"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                _cleanup_free_ char *d = NULL, *l = NULL;
+
+                ck_assert_int_ge(asprintf(&d, "sys/class/net/%s", links[i][0]), 0);
+                ck_assert_int_ge(asprintf(&l, "sys/class/net/%s/device", links[i][0]), 0);
+                mkdir_p(dir, d);
+                symlink_at(dir, links[i][1], l);
+        }
+        mkdir_p(dir, "sys/class/net/veth0"); /* virtual: no device link */
+
+        ck_assert_int_ge(asprintf(&xml, "%s/32em64t-2n8c2t-pci-wholeio.xml", corpus_topologies), 0);
+        ck_assert_int_eq(topology_load_xml(xml, &t), 0);
+        ck_assert_int_eq(topology_device_locality(t, "eth9", &got, &nodes, NULL), -ENODEV); /* no root yet */
+        ck_assert_int_eq(topology_set_sysfs_root(t, dir), 0);
+
+        /* numa_node 1, directly and from the virtio device's PCI parent. */
+        ck_assert_int_eq(cpuset_parse_list("8-15,24-31", &expect, NULL), 0);
+        ck_assert_int_eq(
+                topology_device_locality(t, "eth9", &got, &nodes, &source), TOPOLOGY_LOCALITY_NODES);
+        ck_assert_str_eq(source, "sysfs");
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(cpuset_parse_list("1", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&nodes, &expect));
+        ck_assert_int_eq(topology_device_locality(t, "ens5", &got, &nodes, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&nodes, &expect));
+
+        /* numa_node -1 listing every CPU, and a virtual device: every online CPU, no node. */
+        ck_assert_int_eq(topology_device_locality(t, "ethm1", &got, &nodes, NULL), TOPOLOGY_LOCALITY_NONE);
+        ck_assert(cpuset_equal(&got, topology_online_cpus(t)));
+        ck_assert(cpuset_equal(&nodes, &none));
+        ck_assert_int_eq(
+                topology_device_locality(t, "veth0", &got, &nodes, &source), TOPOLOGY_LOCALITY_NONE);
+        ck_assert(cpuset_equal(&got, topology_online_cpus(t)));
+        ck_assert(cpuset_equal(&nodes, &none));
+        ck_assert_str_eq(source, "sysfs");
+
+        /* Only local_cpulist; a node this topology doesn't have (7): local_cpulist. */
+        ck_assert_int_eq(topology_device_locality(t, "ethl", &got, &nodes, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert_int_eq(cpuset_parse_list("4-5", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(cpuset_parse_list("0", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&nodes, &expect));
+        ck_assert_int_eq(topology_device_locality(t, "eth7n", &got, &nodes, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert_int_eq(cpuset_parse_list("12-13", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(cpuset_parse_list("1", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&nodes, &expect));
+
+        /* A PCI address hwloc doesn't know, in every spelling. */
+        ck_assert_int_eq(cpuset_parse_list("0-7,16-23", &expect, NULL), 0);
+        ck_assert_int_eq(
+                topology_device_locality(t, "0000:5e:00.0", &got, NULL, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(topology_device_locality(t, "5e:00.0", &got, NULL, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+        ck_assert_int_eq(
+                topology_device_locality(t, "0000:5E:00.0", &got, NULL, NULL), TOPOLOGY_LOCALITY_NODES);
+        ck_assert(cpuset_equal(&got, &expect));
+
+        /* hwloc wins over sysfs for what it knows (eth0 on node 1). */
+        ck_assert_int_eq(topology_device_locality(t, "eth0", &got, NULL, &source), TOPOLOGY_LOCALITY_NODES);
+        ck_assert_str_eq(source, "hwloc");
+        ck_assert_int_eq(cpuset_parse_list("8-15,24-31", &expect, NULL), 0);
+        ck_assert(cpuset_equal(&got, &expect));
+
+        /* Missing devices, and names that would leave the tree. */
+        ck_assert_int_eq(topology_device_locality(t, "nosuch0", &got, NULL, NULL), -ENODEV);
+        ck_assert_int_eq(topology_device_locality(t, "0000:77:00.0", &got, NULL, NULL), -ENODEV);
+        ck_assert_int_eq(topology_device_locality(t, "../../bus", &got, NULL, NULL), -ENODEV);
+        ck_assert_int_eq(topology_device_locality(t, "..", &got, NULL, NULL), -ENODEV);
+
+        ck_assert_int_eq(topology_set_sysfs_root(t, NULL), 0);
+        ck_assert_int_eq(topology_device_locality(t, "eth9", &got, NULL, NULL), -ENODEV);
+
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", dir), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- synthetic ---- */
 
 START_TEST(test_synthetic) {
@@ -669,6 +1059,11 @@ START_TEST(test_synthetic) {
         /* 2 packages × 1 node × 4 cores × 2 PUs, numbered in order: core k = PUs 2k, 2k+1. */
         ck_assert_int_eq(topology_load_synthetic("pack:2 numa:1 core:4 pu:2", &t), 0);
         check_invariants(t, "pack:2 numa:1 core:4 pu:2");
+        check_cache_domains(t, "pack:2 numa:1 core:4 pu:2");
+        check_cpu_kinds(t, "pack:2 numa:1 core:4 pu:2");
+        /* No L3 level: the packages are the cache domains. */
+        ck_assert_uint_eq(topology_n_cache_domains(t), 2);
+        ck_assert_str_eq(topology_cache_domain_name(t, 1), "package 1");
         ck_assert_uint_eq(topology_n_packages(t), 2);
         ck_assert_uint_eq(topology_n_nodes(t), 2);
         ck_assert_uint_eq(topology_n_cores(t), 8);
@@ -691,6 +1086,15 @@ START_TEST(test_synthetic) {
         ck_assert_int_eq(topology_summary(t, &s), 0);
         ck_assert_str_eq(s, "2 packages, 2 NUMA nodes, 8 cores, 16 CPUs (16 online)");
         s = mfree(s);
+        t = topology_free(t);
+
+        /* With an L3 level: two L3 caches per package, numbered as hwloc does (logically). */
+        ck_assert_int_eq(topology_load_synthetic("pack:2 l3:2 core:2 pu:2", &t), 0);
+        check_cache_domains(t, "pack:2 l3:2 core:2 pu:2");
+        ck_assert_uint_eq(topology_n_cache_domains(t), 4);
+        ck_assert_str_eq(topology_cache_domain_name(t, 2), "L3 #2");
+        ck_assert_int_eq(cpuset_parse_list("8-11", &expect, NULL), 0);
+        ck_assert(cpuset_equal(topology_cache_domain_cpus(t, 2), &expect));
         t = topology_free(t);
 
         /* Linux-style interleaved numbering: siblings of CPU k are k and k+8. */
@@ -869,6 +1273,8 @@ START_TEST(test_live) {
 
         ck_assert_int_eq(topology_load_live(&t), 0);
         check_invariants(t, "live");
+        check_cache_domains(t, "live");
+        check_cpu_kinds(t, "live");
 
         /* /sys/devices/system/cpu/online, and nproc's two numbers. */
         ck_assert_int_eq(read_cpulist("/sys/devices/system/cpu/online", &sys_online), 0);
@@ -923,6 +1329,71 @@ START_TEST(test_live) {
                 ck_assert_msg(
                         cpuset_equal(&got, &sys), "node %d CPUs %s, sysfs %s", node, fmt(&got), fmt(&sys));
         }
+
+        /* L3 caches as sysfs has them: cache/index3 (level 3, unified) of each online CPU. */
+        CPUSET_FOREACH (cpu, topology_online_cpus(t)) {
+                _cleanup_free_ char *level_path = NULL, *path = NULL, *level = NULL;
+                _cleanup_cpuset_ CpuSet domain = CPUSET_NULL;
+                int d;
+
+                ck_assert_int_ge(
+                        asprintf(&level_path, "/sys/devices/system/cpu/cpu%d/cache/index3/level", cpu), 0);
+                if (access(level_path, F_OK) < 0)
+                        continue; /* no L3 known: the fallback domains are checked with the corpus */
+                level = read_file(level_path);
+                if (atoi(level) != 3)
+                        continue;
+                ck_assert_int_ge(
+                        asprintf(&path, "/sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list", cpu),
+                        0);
+                ck_assert_int_eq(read_cpulist(path, &sys), 0);
+                d = topology_cache_domain_of_core(t, (unsigned)topology_core_of_cpu(t, cpu));
+                ck_assert_int_ge(d, 0);
+                ck_assert_int_eq(cpuset_copy(&domain, topology_cache_domain_cpus(t, (unsigned)d)), 0);
+                cpuset_and(&domain, topology_online_cpus(t));
+                cpuset_and(&sys, topology_online_cpus(t));
+                ck_assert_msg(
+                        cpuset_equal(&domain, &sys), "CPU %d: L3 domain %s, sysfs %s", cpu, fmt(&domain),
+                        fmt(&sys));
+        }
+
+        /*
+         * Every network interface of this machine resolves (hwloc or sysfs); one with a NUMA
+         * node in sysfs lands on it; one without locality gets every online CPU.
+         */
+        {
+                _cleanup_closedir_ DIR *d = opendir("/sys/class/net");
+                struct dirent *de;
+
+                ck_assert_ptr_nonnull(d);
+                while ((de = readdir(d))) {
+                        _cleanup_free_ char *numa_path = NULL, *numa = NULL;
+                        _cleanup_cpuset_ CpuSet nodes = CPUSET_NULL;
+                        int r;
+
+                        if (de->d_name[0] == '.')
+                                continue;
+                        r = topology_device_locality(t, de->d_name, &got, &nodes, NULL);
+                        ck_assert_msg(r >= 0, "interface %s: %d", de->d_name, r);
+                        if (r == TOPOLOGY_LOCALITY_NONE) {
+                                ck_assert(cpuset_equal(&got, topology_online_cpus(t)));
+                                ck_assert(cpuset_is_empty(&nodes));
+                                continue;
+                        }
+                        ck_assert(!cpuset_is_empty(&got));
+                        ck_assert_int_ge(
+                                asprintf(&numa_path, "/sys/class/net/%s/device/numa_node", de->d_name), 0);
+                        if (access(numa_path, F_OK) == 0) {
+                                numa = read_file(numa_path);
+                                if (atoi(numa) >= 0)
+                                        ck_assert_msg(
+                                                cpuset_contains(&nodes, (unsigned)atoi(numa)),
+                                                "interface %s: nodes %s, sysfs numa_node %s", de->d_name,
+                                                fmt(&nodes), numa);
+                        }
+                }
+        }
+        ck_assert_int_eq(topology_device_locality(t, "nosuchdev", &got, NULL, NULL), -ENODEV);
 }
 END_TEST
 
@@ -933,6 +1404,8 @@ static Suite *topology_suite(void) {
         tc = tcase_create("corpus");
         tcase_add_loop_test(tc, test_corpus_file, 0, (int)n_corpus_files);
         tcase_add_test(tc, test_corpus_hand_checked);
+        tcase_add_test(tc, test_corpus_domains_kinds_devices);
+        tcase_add_test(tc, test_device_sysfs);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("synthetic");
