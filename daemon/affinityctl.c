@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * affinityctl: the command-line client of affinityd. status and reload talk to the daemon
- * over D-Bus (org.affinityd1 on the system bus, or --bus-address); validate works offline
- * with the same loader and planner the daemon uses.
+ * over D-Bus (org.affinityd1 on the system bus, or --bus-address); validate and plan work
+ * offline with the same loader and planner the daemon uses, against this machine or an hwloc
+ * XML topology (--topology=FILE.xml).
  *
  * Exit codes: 0 ok, 1 failure, 2 usage, 3 the daemon is not running (nobody owns
  * org.affinityd1, or the bus can't be reached).
@@ -12,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +47,8 @@ enum {
 
 static const char *arg_bus_address = NULL;
 static bool arg_json = false;
+static const char *arg_config_dir = NULL; /* validate, plan: --config-dir=DIR */
+static const char *arg_topology = NULL;   /* validate, plan: --topology=FILE.xml */
 
 /* ---- JSON output ---- */
 
@@ -745,11 +749,90 @@ static int verb_reload(void) {
         return ret;
 }
 
-/* ---- validate ---- */
+/* ---- offline: validate and plan ---- */
 
-/* Adds what planning against this machine says as warnings: the reserve's, pending policies,
- * and each policy's. */
-static int add_plan_warnings(const Plan *plan, Diagnostics *diag) {
+/*
+ * The configuration validate and plan are asked about: --config-dir=DIR, the PATHs given, or
+ * the standard search path. Same return convention as config_load().
+ */
+static int load_config(char **paths, Config **ret, Diagnostics *diag) {
+        if (arg_config_dir)
+                return config_load(arg_config_dir, ret, diag);
+        if (strv_length(paths) > 0)
+                return config_load_paths(paths, ret, diag);
+        return config_load(NULL, ret, diag);
+}
+
+/* --topology=FILE.xml, or this machine's topology; a failure is reported on stderr. */
+static int load_topology(Topology **ret) {
+        int r;
+
+        if (!arg_topology) {
+                r = topology_load_live(ret);
+                if (r < 0 && r != -ENOMEM)
+                        fprintf(stderr, "Failed to load this machine's topology: %s\n", strerror(-r));
+                return r;
+        }
+        r = topology_load_xml(arg_topology, ret);
+        if (r == -EINVAL)
+                fprintf(stderr, "Failed to load the topology %s: not an hwloc XML topology\n", arg_topology);
+        else if (r < 0 && r != -ENOMEM)
+                fprintf(stderr, "Failed to load the topology %s: %s\n", arg_topology, strerror(-r));
+        return r;
+}
+
+static int print_diagnostics(const Diagnostics *diag) {
+        for (size_t i = 0; i < diag->n_items; i++) {
+                _cleanup_free_ char *line = NULL;
+
+                if (diagnostic_format(&diag->items[i], &line) < 0)
+                        return -ENOMEM;
+                fprintf(stderr, "%s\n", line);
+        }
+        return 0;
+}
+
+static void json_diagnostics(FILE *f, const Diagnostics *diag) {
+        fputc('[', f);
+        for (size_t i = 0; diag && i < diag->n_items; i++) {
+                const Diagnostic *d = &diag->items[i];
+
+                if (i > 0)
+                        fputc(',', f);
+                fprintf(f,
+                        "{\"level\":\"%s\",\"file\":", d->level == DIAGNOSTIC_ERROR ? "error" : "warning");
+                json_string(f, d->file);
+                fprintf(f, ",\"line\":%u,\"column\":%u,\"message\":", d->line, d->column);
+                json_string(f, d->message);
+                fputc('}', f);
+        }
+        fputc(']', f);
+}
+
+/*
+ * Whether a pending policy is pending because of its CPUs (its cpus: or a thread rule's could
+ * not be resolved on the topology), as opposed to user: names this machine's user database
+ * doesn't know. The plan says which by where it points (PolicyPlan.pending_location).
+ */
+static bool pending_on_topology(const PolicyPlan *pp) {
+        const Policy *p = pp->policy;
+
+        if (pp->pending_location == &p->cpus.location)
+                return true;
+        for (size_t k = 0; k < p->n_threads; k++)
+                if (pp->pending_location == &p->threads[k].cpus.location)
+                        return true;
+        return false;
+}
+
+/*
+ * Adds what planning says as diagnostics: the reserve's warnings, each policy's, and pending
+ * policies — warnings when planning against this machine (pending is a normal state there);
+ * with --topology (validate --topology asks whether everything resolves there) errors when
+ * the CPUs can't be resolved on that topology, warnings for users unknown here (they are looked
+ * up in this machine's user database, which says nothing about the target machine).
+ */
+static int add_plan_diagnostics(const Plan *plan, DiagnosticLevel pending_level, Diagnostics *diag) {
         const Location *rl = &plan->config->reserve_location;
         int r;
 
@@ -767,9 +850,22 @@ static int add_plan_warnings(const Plan *plan, Diagnostics *diag) {
                 if (pp->pending_reason) {
                         const Location *l = pp->pending_location ?: &p->location;
 
-                        r = diagnostics_add(
-                                diag, DIAGNOSTIC_WARNING, l->file, l->line, l->column,
-                                "policy \"%s\" is pending on this machine: %s", p->name, pp->pending_reason);
+                        if (arg_topology && pending_on_topology(pp))
+                                r = diagnostics_add(
+                                        diag, pending_level, l->file, l->line, l->column,
+                                        "policy \"%s\" can't be resolved on %s: %s", p->name, arg_topology,
+                                        pp->pending_reason);
+                        else if (arg_topology)
+                                r = diagnostics_add(
+                                        diag, DIAGNOSTIC_WARNING, l->file, l->line, l->column,
+                                        "policy \"%s\" is pending on this machine (users are looked up "
+                                        "here, not in %s): %s",
+                                        p->name, arg_topology, pp->pending_reason);
+                        else
+                                r = diagnostics_add(
+                                        diag, pending_level, l->file, l->line, l->column,
+                                        "policy \"%s\" is pending on this machine: %s", p->name,
+                                        pp->pending_reason);
                         if (r < 0)
                                 return r;
                 }
@@ -787,7 +883,9 @@ static int add_plan_warnings(const Plan *plan, Diagnostics *diag) {
 }
 
 static void print_validate_json(bool valid, const Config *c, const Plan *plan, const Diagnostics *diag) {
-        printf("{\"valid\":%s,\"files\":", valid ? "true" : "false");
+        printf("{\"valid\":%s,\"topology\":", valid ? "true" : "false");
+        json_string(stdout, arg_topology);
+        fputs(",\"files\":", stdout);
         json_strv(stdout, c ? c->files : NULL);
 
         fputs(",\"policies\":[", stdout);
@@ -812,19 +910,9 @@ static void print_validate_json(bool valid, const Config *c, const Plan *plan, c
                 fputc('}', stdout);
         }
 
-        fputs("],\"diagnostics\":[", stdout);
-        for (size_t i = 0; i < diag->n_items; i++) {
-                const Diagnostic *d = &diag->items[i];
-
-                if (i > 0)
-                        fputc(',', stdout);
-                printf("{\"level\":\"%s\",\"file\":", d->level == DIAGNOSTIC_ERROR ? "error" : "warning");
-                json_string(stdout, d->file);
-                printf(",\"line\":%u,\"column\":%u,\"message\":", d->line, d->column);
-                json_string(stdout, d->message);
-                fputc('}', stdout);
-        }
-        fputs("]}\n", stdout);
+        fputs("],\"diagnostics\":", stdout);
+        json_diagnostics(stdout, diag);
+        fputs("}\n", stdout);
 }
 
 static int verb_validate(char **paths) {
@@ -832,54 +920,71 @@ static int verb_validate(char **paths) {
         _cleanup_(topology_freep) Topology *t = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
         Diagnostics diag = {};
-        bool valid;
+        bool valid, resolved = true;
         int r, ret = EXIT_FAILURE_;
 
-        if (strv_length(paths) > 0)
-                r = config_load_paths(paths, &c, &diag);
-        else
-                r = config_load(NULL, &c, &diag);
+        r = load_config(paths, &c, &diag);
         if (r == -ENOMEM)
                 goto oom;
         valid = r >= 0;
 
         if (valid) {
-                /* Validation does not depend on the machine; resolution does, and a policy that
-                 * can't be resolved here is pending: a warning, not an error. */
-                r = topology_load_live(&t);
-                if (r < 0)
-                        r = diagnostics_add(
-                                &diag, DIAGNOSTIC_WARNING, NULL, 0, 0,
-                                "failed to load this machine's topology (%s), policies not resolved",
-                                strerror(-r));
-                else {
+                /* Validation does not depend on the machine; resolution does. On this machine a
+                 * policy that can't be resolved is pending: a warning. On the topology named by
+                 * --topology it is an error: that is what the option asks. */
+                unsigned errors = diag.n_errors;
+
+                if (arg_topology) {
+                        r = load_topology(&t);
+                        if (r == -ENOMEM)
+                                goto oom;
+                        if (r < 0) {
+                                if (print_diagnostics(&diag) < 0)
+                                        goto oom;
+                                if (arg_json)
+                                        print_validate_json(false, c, NULL, &diag);
+                                goto finish;
+                        }
+                } else {
+                        r = topology_load_live(&t);
+                        if (r == -ENOMEM)
+                                goto oom;
+                        if (r < 0) {
+                                r = diagnostics_add(
+                                        &diag, DIAGNOSTIC_WARNING, NULL, 0, 0,
+                                        "failed to load this machine's topology (%s), policies not resolved",
+                                        strerror(-r));
+                                t = NULL;
+                        }
+                }
+                if (r >= 0 && t) {
                         r = plan_new(c, t, &plan);
                         if (r >= 0)
-                                r = add_plan_warnings(plan, &diag);
+                                r = add_plan_diagnostics(
+                                        plan, arg_topology ? DIAGNOSTIC_ERROR : DIAGNOSTIC_WARNING, &diag);
                 }
                 if (r == -ENOMEM)
                         goto oom;
                 if (r < 0) {
-                        fprintf(stderr, "Failed to plan against this machine: %s\n", strerror(-r));
+                        fprintf(stderr, "Failed to plan against %s: %s\n", arg_topology ?: "this machine",
+                                strerror(-r));
                         goto finish;
                 }
+                resolved = diag.n_errors == errors;
         }
 
-        for (size_t i = 0; i < diag.n_items; i++) {
-                _cleanup_free_ char *line = NULL;
-
-                if (diagnostic_format(&diag.items[i], &line) < 0)
-                        goto oom;
-                fprintf(stderr, "%s\n", line);
-        }
+        if (print_diagnostics(&diag) < 0)
+                goto oom;
 
         if (arg_json)
-                print_validate_json(valid, c, plan, &diag);
-        else if (valid) {
+                print_validate_json(valid && resolved, c, plan, &diag);
+        else if (valid && resolved) {
                 size_t n_files = strv_length(c->files);
 
                 printf("%zu file%s, %zu polic%s: valid", n_files, n_files == 1 ? "" : "s", c->n_policies,
                        c->n_policies == 1 ? "y" : "ies");
+                if (arg_topology)
+                        printf(", every policy resolved on %s", arg_topology);
                 if (diag.n_warnings > 0)
                         printf(" (%u warning%s)", diag.n_warnings, diag.n_warnings == 1 ? "" : "s");
                 putchar('\n');
@@ -893,6 +998,11 @@ static int verb_validate(char **paths) {
                         diag.n_errors == 1 ? "" : "s");
                 goto finish;
         }
+        if (!resolved) {
+                fprintf(stderr, "The configuration is valid, but %u polic%s can't be resolved on %s.\n",
+                        diag.n_errors, diag.n_errors == 1 ? "y" : "ies", arg_topology);
+                goto finish;
+        }
         ret = EXIT_OK;
         goto finish;
 
@@ -901,6 +1011,352 @@ oom:
 finish:
         diagnostics_done(&diag);
         return ret;
+}
+
+/* ---- plan ---- */
+
+#define PLAN_LABEL_WIDTH 9
+
+/* "  LABEL: text" with the label right-aligned (NULL: a continuation line), like systemctl status. */
+_printf_(3, 4) static void plan_field(FILE *f, const char *label, const char *format, ...) {
+        va_list ap;
+
+        fprintf(f, "%*s%s ", PLAN_LABEL_WIDTH, label ?: "", label ? ":" : " ");
+        va_start(ap, format);
+        vfprintf(f, format, ap);
+        va_end(ap);
+        fputc('\n', f);
+}
+
+/* "8,24,9,25": a spread order, as given (not sorted into ranges: the order is the point). */
+static void print_cpu_order(FILE *f, const unsigned *cpus, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s%u", i > 0 ? "," : "", cpus[i]);
+}
+
+/* How many distinct cores the CPUs of s are on (CPUs hwloc knows no core of count as one each). */
+static unsigned count_cores(const Topology *t, const CpuSet *s) {
+        _cleanup_cpuset_ CpuSet cores = CPUSET_NULL;
+        unsigned unknown = 0;
+
+        CPUSET_FOREACH (cpu, s) {
+                int core = topology_core_of_cpu(t, (unsigned)cpu);
+
+                if (core < 0 || cpuset_add(&cores, (unsigned)core) < 0)
+                        unknown++;
+        }
+        return cpuset_count(&cores) + unknown;
+}
+
+/* The human report of one policy's plan. Returns 0 or -ENOMEM. */
+static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
+        const Policy *p = pp->policy;
+
+        fprintf(f, "\n%s (%s:%u)%s\n", p->name, strna(p->location.file), p->location.line,
+                pp->pending_reason ? " [pending]" : "");
+
+        if (pp->pending_reason) {
+                const Location *l = pp->pending_location;
+
+                plan_field(f, "Pending", "%s", pp->pending_reason);
+                if (l && l->file)
+                        plan_field(f, "At", "%s:%u:%u", l->file, l->line, l->column);
+        } else if (pp->has_cpus) {
+                _cleanup_free_ char *cpus = cpuset_to_string(&pp->cpus), *nodes = NULL;
+                unsigned n = cpuset_count(&pp->cpus), cores = count_cores(t, &pp->cpus);
+
+                if (!cpus)
+                        return -ENOMEM;
+                plan_field(
+                        f, "CPUs", "%s (%u CPU%s on %u core%s)", cpus, n, n == 1 ? "" : "s", cores,
+                        cores == 1 ? "" : "s");
+                if (!cpuset_is_empty(&pp->nodes)) {
+                        nodes = cpuset_to_string(&pp->nodes);
+                        if (!nodes)
+                                return -ENOMEM;
+                        plan_field(f, "Nodes", "%s", nodes);
+                }
+        } else
+                plan_field(f, "CPUs", "not managed (the policy has no cpus:)");
+
+        for (size_t k = 0; pp->explanation && pp->explanation[k]; k++)
+                plan_field(f, k == 0 ? "Why" : NULL, "%s", pp->explanation[k]);
+
+        for (size_t k = 0; k < p->n_threads && pp->threads && !pp->pending_reason; k++) {
+                const ThreadRule *tr = &p->threads[k];
+                const ThreadPlan *tp = &pp->threads[k];
+                const char *label = k == 0 ? "Threads" : NULL;
+
+                if (tp->spread) {
+                        fprintf(f, "%*s%s %s: spread, one CPU each, in this order: ", PLAN_LABEL_WIDTH,
+                                label ?: "", label ? ":" : " ", tr->name);
+                        print_cpu_order(f, tp->spread_order, tp->n_spread_order);
+                        fputc('\n', f);
+                } else if (tp->has_cpus) {
+                        _cleanup_free_ char *cpus = cpuset_to_string(&tp->cpus);
+
+                        if (!cpus)
+                                return -ENOMEM;
+                        plan_field(f, label, "%s: %s", tr->name, cpus);
+                } else
+                        plan_field(f, label, "%s: the policy's CPUs", tr->name);
+        }
+        if (p->n_threads > 0 && !pp->pending_reason) {
+                bool spread = false;
+
+                for (size_t k = 0; k < p->n_threads; k++)
+                        spread = spread || p->threads[k].cpus.kind == CPU_SELECTOR_SPREAD;
+                plan_field(
+                        f, NULL, "(other threads): %s",
+                        spread ? "the policy's CPUs not taken by spread threads" : "the policy's CPUs");
+        }
+
+        for (size_t k = 0; pp->warnings && pp->warnings[k]; k++)
+                plan_field(f, "Warning", "%s", pp->warnings[k]);
+        return 0;
+}
+
+/* The human report. Returns 0 or -ENOMEM. */
+static int print_plan(FILE *f, const Config *c, const Topology *t, const Plan *plan) {
+        _cleanup_free_ char *summary = NULL, *online = NULL, *reserve = NULL;
+        size_t n_pending = 0;
+        int r;
+
+        r = topology_summary(t, &summary);
+        if (r < 0)
+                return r;
+        online = cpuset_to_string(topology_online_cpus(t));
+        if (!online)
+                return -ENOMEM;
+
+        plan_field(f, "Topology", "%s", arg_topology ?: "this machine");
+        plan_field(f, NULL, "%s", summary);
+        plan_field(f, "Online", "%s", online);
+        if (c->has_reserve) {
+                reserve = cpuset_to_string(&plan->reserve);
+                if (!reserve)
+                        return -ENOMEM;
+                plan_field(
+                        f, "Reserve", "%s (%s:%u)",
+                        cpuset_is_empty(&plan->reserve) ? "none online" : reserve,
+                        strna(c->reserve_location.file), c->reserve_location.line);
+        } else
+                plan_field(f, "Reserve", "none");
+        STRV_FOREACH (w, plan->warnings)
+                plan_field(f, "Warning", "%s", *w);
+
+        for (size_t i = 0; i < plan->n_policies; i++) {
+                r = print_policy_plan(f, t, &plan->policies[i]);
+                if (r < 0)
+                        return r;
+                if (plan->policies[i].pending_reason)
+                        n_pending++;
+        }
+
+        fprintf(f, "\n%zu polic%s: %zu resolved, %zu pending.\n", plan->n_policies,
+                plan->n_policies == 1 ? "y" : "ies", plan->n_policies - n_pending, n_pending);
+        return 0;
+}
+
+/* A set as a JSON cpu-list string. Returns 0 or -ENOMEM. */
+static int json_cpuset(FILE *f, const CpuSet *s) {
+        _cleanup_free_ char *text = cpuset_to_string(s);
+
+        if (!text)
+                return -ENOMEM;
+        json_string(f, text);
+        return 0;
+}
+
+static int json_policy_plan(FILE *f, const PolicyPlan *pp) {
+        const Policy *p = pp->policy;
+        bool active = !pp->pending_reason;
+        int r;
+
+        fputs("{\"name\":", f);
+        json_string(f, p->name);
+        fputs(",\"file\":", f);
+        json_string(f, p->location.file);
+        fprintf(f, ",\"line\":%u,\"column\":%u,\"cpus\":", p->location.line, p->location.column);
+        if (active && pp->has_cpus) {
+                r = json_cpuset(f, &pp->cpus);
+                if (r < 0)
+                        return r;
+                fputs(",\"nodes\":", f);
+                r = json_cpuset(f, &pp->nodes);
+                if (r < 0)
+                        return r;
+        } else
+                fputs("null,\"nodes\":null", f);
+
+        fputs(",\"explanation\":", f);
+        json_strv(f, pp->explanation);
+
+        fputs(",\"threads\":[", f);
+        for (size_t k = 0; k < p->n_threads; k++) {
+                const ThreadPlan *tp = active && pp->threads ? &pp->threads[k] : NULL;
+
+                fputs(k > 0 ? ",{\"name\":" : "{\"name\":", f);
+                json_string(f, p->threads[k].name);
+                fputs(",\"cpus\":", f);
+                if (tp && tp->has_cpus) {
+                        r = json_cpuset(f, &tp->cpus);
+                        if (r < 0)
+                                return r;
+                } else
+                        fputs("null", f);
+                fputs(",\"spread\":", f);
+                if (tp && tp->spread) {
+                        fputc('[', f);
+                        for (size_t j = 0; j < tp->n_spread_order; j++)
+                                fprintf(f, "%s%u", j > 0 ? "," : "", tp->spread_order[j]);
+                        fputc(']', f);
+                } else
+                        fputs("null", f);
+                fputc('}', f);
+        }
+        fputs("],\"error\":", f);
+        json_string(f, pp->pending_reason);
+        fputs(",\"error_location\":", f);
+        if (pp->pending_reason && pp->pending_location && pp->pending_location->file) {
+                fputs("{\"file\":", f);
+                json_string(f, pp->pending_location->file);
+                fprintf(f, ",\"line\":%u,\"column\":%u}", pp->pending_location->line,
+                        pp->pending_location->column);
+        } else
+                fputs("null", f);
+        fputs(",\"warnings\":", f);
+        json_strv(f, pp->warnings);
+        fputc('}', f);
+        return 0;
+}
+
+/*
+ * The --json document. c, t and plan may be NULL (the configuration or the topology could not
+ * be loaded: error says why). Returns 0 or -ENOMEM.
+ */
+static int print_plan_json(
+        FILE *f, const Config *c, const Topology *t, const Plan *plan, const Diagnostics *diag,
+        const char *error) {
+        int r;
+
+        fputs("{\"topology\":", f);
+        if (t) {
+                _cleanup_free_ char *summary = NULL;
+
+                r = topology_summary(t, &summary);
+                if (r < 0)
+                        return r;
+                fputs("{\"file\":", f);
+                json_string(f, arg_topology);
+                fputs(",\"summary\":", f);
+                json_string(f, summary);
+                fprintf(f, ",\"packages\":%u,\"nodes\":%u,\"cores\":%u,\"cpus\":%u,\"online\":",
+                        topology_n_packages(t), topology_n_nodes(t), topology_n_cores(t),
+                        topology_n_cpus(t));
+                r = json_cpuset(f, topology_online_cpus(t));
+                if (r < 0)
+                        return r;
+                fputc('}', f);
+        } else
+                fputs("null", f);
+
+        fputs(",\"reserve\":", f);
+        if (plan && c && c->has_reserve) {
+                r = json_cpuset(f, &plan->reserve);
+                if (r < 0)
+                        return r;
+        } else
+                fputs("null", f);
+        fputs(",\"files\":", f);
+        json_strv(f, c ? c->files : NULL);
+
+        fputs(",\"policies\":[", f);
+        for (size_t i = 0; plan && i < plan->n_policies; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                r = json_policy_plan(f, &plan->policies[i]);
+                if (r < 0)
+                        return r;
+        }
+        fputs("],\"warnings\":", f);
+        json_strv(f, plan ? plan->warnings : NULL);
+        fputs(",\"diagnostics\":", f);
+        json_diagnostics(f, diag);
+        fputs(",\"error\":", f);
+        json_string(f, error);
+        fputs("}\n", f);
+        return 0;
+}
+
+/* Runs print_plan() or print_plan_json() into memory, so stdout gets a whole report or nothing. */
+static int emit_plan(
+        const Config *c, const Topology *t, const Plan *plan, const Diagnostics *diag, const char *error) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f = NULL;
+        int r;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        if (arg_json)
+                r = print_plan_json(f, c, t, plan, diag, error);
+        else
+                r = print_plan(f, c, t, plan);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        fputs(buf, stdout);
+        return 0;
+}
+
+static int verb_plan(char **paths) {
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_(diagnostics_done) Diagnostics diag = {};
+        int r;
+
+        r = load_config(paths, &c, &diag);
+        if (r == -ENOMEM || print_diagnostics(&diag) < 0)
+                goto oom;
+        if (r < 0) {
+                if (diag.n_errors == 0)
+                        fprintf(stderr, "Failed to load the configuration: %s\n", strerror(-r));
+                fprintf(stderr, "Invalid configuration: %u error%s.\n", diag.n_errors,
+                        diag.n_errors == 1 ? "" : "s");
+                if (arg_json && emit_plan(NULL, NULL, NULL, &diag, "invalid configuration") < 0)
+                        goto oom;
+                return EXIT_FAILURE_;
+        }
+
+        r = load_topology(&t);
+        if (r == -ENOMEM)
+                goto oom;
+        if (r < 0) {
+                if (arg_json && emit_plan(c, NULL, NULL, &diag, "failed to load the topology") < 0)
+                        goto oom;
+                return EXIT_FAILURE_;
+        }
+
+        /* Pending policies are a normal state (the daemon retries them when the machine changes):
+         * they are shown, with their reasons, and are not a failure of plan. */
+        r = plan_new(c, t, &plan);
+        if (r == -ENOMEM)
+                goto oom;
+        if (r < 0) {
+                fprintf(stderr, "Failed to plan: %s\n", strerror(-r));
+                return EXIT_FAILURE_;
+        }
+        if (emit_plan(c, t, plan, &diag, NULL) < 0)
+                goto oom;
+        return EXIT_OK;
+
+oom:
+        fprintf(stderr, "Out of memory.\n");
+        return EXIT_FAILURE_;
 }
 
 /* ---- command line ---- */
@@ -915,7 +1371,12 @@ static void help(void) {
                "  reload               Reload the configuration and wait until it is done\n"
                "  validate [PATH...]   Check policy files offline (default: the standard\n"
                "                       search path); a directory is read as a config dir\n"
-               "                       (affinityd.yaml, policy.d/) or else as a policy.d\n"
+               "                       (affinityd.yaml, policy.d/) or else as a policy.d;\n"
+               "                       with --topology, a policy that can't be resolved\n"
+               "                       on that topology is an error too\n"
+               "  plan [PATH...]       Show offline, for each policy, the CPUs and NUMA\n"
+               "                       nodes it resolves to and why, its thread rules, or\n"
+               "                       why it is pending\n"
                "\n"
                "Options:\n"
                "  -h --help                  Show this help\n"
@@ -923,6 +1384,10 @@ static void help(void) {
                "     --bus-address=ADDRESS   Talk to the daemon on this D-Bus address\n"
                "                             (default: the system bus)\n"
                "     --json                  Print one JSON document on stdout\n"
+               "     --config-dir=DIR        validate, plan: read DIR/affinityd.yaml and\n"
+               "                             DIR/policy.d/*.yaml instead of the standard path\n"
+               "     --topology=FILE.xml     validate, plan: resolve against this hwloc XML\n"
+               "                             topology (lstopo FILE.xml) instead of this machine\n"
                "\n"
                "Exit status: 0 ok, 1 failure, 2 usage error, 3 affinityd not running.\n",
                program_invocation_short_name);
@@ -934,12 +1399,16 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_VERSION = 0x100,
                 ARG_BUS_ADDRESS,
                 ARG_JSON,
+                ARG_CONFIG_DIR,
+                ARG_TOPOLOGY,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, ARG_VERSION},
                 {"bus-address", required_argument, NULL, ARG_BUS_ADDRESS},
                 {"json", no_argument, NULL, ARG_JSON},
+                {"config-dir", required_argument, NULL, ARG_CONFIG_DIR},
+                {"topology", required_argument, NULL, ARG_TOPOLOGY},
                 {},
         };
         int c;
@@ -961,6 +1430,17 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_JSON:
                         arg_json = true;
+                        break;
+                case ARG_CONFIG_DIR:
+                        /* An empty DIR is left to the loader, which explains it. */
+                        arg_config_dir = optarg;
+                        break;
+                case ARG_TOPOLOGY:
+                        if (optarg[0] == 0) {
+                                fprintf(stderr, "--topology= needs an hwloc XML file.\n");
+                                return -EINVAL;
+                        }
+                        arg_topology = optarg;
                         break;
                 default: /* getopt_long() said what is wrong */
                         return -EINVAL;
@@ -986,10 +1466,20 @@ int main(int argc, char *argv[]) {
         args = argv + optind + 1;
         n_args = (size_t)(argc - optind - 1);
 
-        if (streq(verb, "validate"))
-                return verb_validate(args);
+        if (streq(verb, "validate") || streq(verb, "plan")) {
+                if (arg_config_dir && n_args > 0) {
+                        fprintf(stderr, "%s: give either --config-dir=DIR or PATHs, not both.\n", verb);
+                        return EXIT_USAGE;
+                }
+                return streq(verb, "validate") ? verb_validate(args) : verb_plan(args);
+        }
 
         if (streq(verb, "status") || streq(verb, "reload")) {
+                if (arg_config_dir || arg_topology) {
+                        fprintf(stderr, "%s is only for validate and plan.\n",
+                                arg_config_dir ? "--config-dir=" : "--topology=");
+                        return EXIT_USAGE;
+                }
                 if (n_args > 0) {
                         fprintf(stderr, "%s takes no arguments.\n", verb);
                         return EXIT_USAGE;

@@ -4,7 +4,7 @@
  * YAML → policy model. libyaml's event parser builds a small tree of nodes that keeps every
  * node's position (so diagnostics can name file:line:column), then a table-driven schema walk
  * turns the tree into a Config. Each mapping of the schema is a KeySpec table; a later key
- * (memory:, scheduler:, irqs:, net:, near:, cores: …) is one more table entry with its parser.
+ * (memory:, scheduler:, irqs:, net: …) is one more table entry with its parser.
  */
 
 #include <assert.h>
@@ -13,6 +13,7 @@
 #include <search.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -833,43 +834,367 @@ static int parse_selector_packages(
         return r < 0 ? r : 0;
 }
 
+/* A word that is not a value of an enumerated key but says clearly which one was meant. */
+typedef struct ValueHint {
+        const char *word;
+        const char *meant;
+} ValueHint;
+
+/* The words of an enumerated key (names, indexed by its enum) and how messages list them. */
+typedef struct EnumSpec {
+        const char *const *names;
+        size_t n_names;
+        const char *one_of;   /* "avoid, allow, only": for type errors ("expected one of …") */
+        const char *expected; /* "avoid, allow or only": for unknown values */
+        const ValueHint *hints;
+        size_t n_hints;
+} EnumSpec;
+
+/*
+ * The value of an enumerated key: its index in e->names into *ret. An unknown word is an error
+ * that suggests the closest name, or the name a hint maps it to, or else lists the names.
+ * Returns 1, 0 when an error was reported, -ENOMEM.
+ */
+static int parse_enum_value(Loader *l, const Node *n, const char *what, const EnumSpec *e, size_t *ret) {
+        const char *v = NULL, *suggestion = NULL;
+        unsigned best = UINT32_MAX;
+        char expected[128];
+        int r;
+
+        snprintf(expected, sizeof expected, "one of %s", e->one_of);
+        r = node_string(l, n, what, expected, &v);
+        if (r <= 0)
+                return r;
+        for (size_t i = 0; i < e->n_names; i++) {
+                if (streq(v, e->names[i])) {
+                        *ret = i;
+                        return 1;
+                }
+                suggest_consider(v, e->names[i], &best, &suggestion);
+        }
+        for (size_t i = 0; !suggestion && i < e->n_hints; i++)
+                if (strcasecmp(v, e->hints[i].word) == 0)
+                        suggestion = e->hints[i].meant;
+        if (suggestion)
+                r = node_error(
+                        l, n, "%s: invalid value \"%s\" (did you mean \"%s\"?)", what, esc(l, v),
+                        suggestion);
+        else
+                r = node_error(l, n, "%s: invalid value \"%s\" (expected %s)", what, esc(l, v), e->expected);
+        return r < 0 ? r : 0;
+}
+
 static const char *const reserved_mode_names[] = {
         [RESERVED_AVOID] = "avoid",
         [RESERVED_ALLOW] = "allow",
         [RESERVED_ONLY] = "only",
 };
 
+static const EnumSpec reserved_enum = {
+        reserved_mode_names,
+        ELEMENTSOF(reserved_mode_names),
+        "avoid, allow, only",
+        "avoid, allow or only",
+};
+
 static int parse_selector_reserved(
         Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         CpuSelector *s = obj;
-        const char *v = NULL, *suggestion = NULL;
-        unsigned best = UINT32_MAX;
+        size_t i = 0;
         int r;
 
-        r = node_string(l, value, "reserved", "one of avoid, allow, only", &v);
-        if (r <= 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(reserved_mode_names); i++) {
-                if (streq(v, reserved_mode_names[i])) {
-                        s->reserved = (ReservedMode)i;
-                        return 0;
-                }
-                suggest_consider(v, reserved_mode_names[i], &best, &suggestion);
-        }
-        if (suggestion)
-                return node_error(
-                        l, value, "reserved: invalid value \"%s\" (did you mean \"%s\"?)", esc(l, v),
-                        suggestion);
-        return node_error(
-                l, value, "reserved: invalid value \"%s\" (expected avoid, allow or only)", esc(l, v));
+        r = parse_enum_value(l, value, "reserved", &reserved_enum, &i);
+        if (r > 0)
+                s->reserved = (ReservedMode)i;
+        return r < 0 ? r : 0;
 }
 
-/* Add a selector key here (near:, cores:, smt:, exclusive: …). */
-static const KeySpec selector_keys[] = {
-        {"nodes", parse_selector_nodes},
-        {"packages", parse_selector_packages},
-        {"reserved", parse_selector_reserved},
+static const char *const smt_mode_names[] = {
+        [SMT_ALL] = "all",
+        [SMT_ONE_PER_CORE] = "one-per-core",
 };
+
+/* What people write for "SMT off" and "SMT on". */
+static const ValueHint smt_hints[] = {
+        {"off", "one-per-core"}, {"no", "one-per-core"}, {"false", "one-per-core"}, {"one", "one-per-core"},
+        {"on", "all"},           {"yes", "all"},         {"true", "all"},           {"both", "all"},
+};
+
+static const EnumSpec smt_enum = {
+        smt_mode_names,
+        ELEMENTSOF(smt_mode_names),
+        "one-per-core, all",
+        "one-per-core: never two SMT siblings of one core, or all: every SMT sibling may be used",
+        smt_hints,
+        ELEMENTSOF(smt_hints),
+};
+
+static int parse_selector_smt(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        size_t i = 0;
+        int r;
+
+        r = parse_enum_value(l, value, "smt", &smt_enum, &i);
+        if (r > 0)
+                s->smt = (SmtMode)i;
+        return r < 0 ? r : 0;
+}
+
+static const char *const cpu_kind_names[] = {
+        [CPU_KIND_ANY] = NULL, /* the default; not a word of the file */
+        [CPU_KIND_PERFORMANCE] = "performance",
+        [CPU_KIND_EFFICIENCY] = "efficiency",
+};
+
+/* Hybrid CPUs' other names for their two kinds of cores. */
+static const ValueHint cpu_kind_hints[] = {
+        {"p", "performance"}, {"p-core", "performance"}, {"pcore", "performance"}, {"big", "performance"},
+        {"e", "efficiency"},  {"e-core", "efficiency"},  {"ecore", "efficiency"},  {"little", "efficiency"},
+};
+
+static const EnumSpec cpu_kind_enum = {
+        cpu_kind_names + 1,
+        ELEMENTSOF(cpu_kind_names) - 1,
+        "performance, efficiency",
+        "performance (P-cores) or efficiency (E-cores)",
+        cpu_kind_hints,
+        ELEMENTSOF(cpu_kind_hints),
+};
+
+static int parse_selector_kind(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        size_t i = 0;
+        int r;
+
+        r = parse_enum_value(l, value, "kind", &cpu_kind_enum, &i);
+        if (r > 0)
+                s->cpu_kind = (CpuKindSelector)(i + 1);
+        return r < 0 ? r : 0;
+}
+
+static int parse_selector_exclusive(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        const char *v = NULL;
+        int r;
+
+        r = node_string(l, value, "exclusive", "true or false", &v);
+        if (r <= 0)
+                return r;
+        if (streq(v, "true") || streq(v, "True") || streq(v, "TRUE"))
+                s->exclusive = true;
+        else if (streq(v, "false") || streq(v, "False") || streq(v, "FALSE"))
+                s->exclusive = false;
+        else
+                return node_error(l, value, "exclusive: expected true or false, got \"%s\"", esc(l, v));
+        return 0;
+}
+
+/*
+ * A count of cores or CPUs (cores: N, cpus: N in a selector mapping): a decimal number from 1
+ * to CPUSET_MAX_CPUS. unit names what is counted ("cores"); hint, if not NULL, is added to the
+ * message when the value is not a number. Returns 1 and *ret, 0 when an error was reported,
+ * -ENOMEM.
+ */
+static int parse_count(
+        Loader *l, const Node *n, const char *what, const char *unit, const char *hint, unsigned *ret) {
+        unsigned long long v;
+        const char *s = NULL;
+        char expected[64];
+        size_t len;
+        int r;
+
+        snprintf(expected, sizeof expected, "a number of %s such as 8", unit);
+        r = node_string(l, n, what, expected, &s);
+        if (r <= 0)
+                return r;
+
+        len = strlen(s);
+        if (len > 0 && strspn(s, "0123456789") == len) {
+                errno = 0;
+                v = strtoull(s, NULL, 10);
+                if (errno != 0 || v > CPUSET_MAX_CPUS)
+                        r = node_error(
+                                l, n, "%s: %s is more %s than affinityd can handle (at most %u)", what,
+                                esc(l, s), unit, CPUSET_MAX_CPUS);
+                else if (v == 0)
+                        r = node_error(l, n, "%s: must be at least 1", what);
+                else {
+                        *ret = (unsigned)v;
+                        return 1;
+                }
+        } else if (len > 1 && s[0] == '-' && strspn(s + 1, "0123456789") == len - 1)
+                r = node_error(l, n, "%s: must be at least 1", what);
+        else
+                r = node_error(
+                        l, n, "%s: expected %s, got \"%s\"%s", what, expected, esc(l, s), hint ? hint : "");
+        return r < 0 ? r : 0;
+}
+
+static int parse_selector_cores(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        int r;
+
+        r = parse_count(l, value, "cores", "cores", NULL, &s->n_cores);
+        return r < 0 ? r : 0;
+}
+
+static int parse_selector_cpus(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        int r;
+
+        r = parse_count(
+                l, value, "cpus", "CPUs",
+                " (inside a selector mapping cpus: is a count; to name the CPUs, write the cpu-list as "
+                "the value of cpus: itself, e.g. cpus: \"0-3\")",
+                &s->n_cpus);
+        return r < 0 ? r : 0;
+}
+
+#define IFNAME_MAX 15U /* IFNAMSIZ - 1 */
+
+/* n hex digits at s, 1 ≤ n ≤ max, into *ret; the count of digits read, 0 if not that. */
+static size_t parse_hex_field(const char *s, size_t max, unsigned *ret) {
+        size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+        if (n == 0 || n > max)
+                return 0;
+        *ret = (unsigned)strtoul(s, NULL, 16);
+        return n;
+}
+
+/*
+ * A PCI address as sysfs writes it, "0000:3b:00.0" (DOMAIN:BUS:DEVICE.FUNCTION, hex), or
+ * without the domain ("3b:00.0", domain 0), into the canonical form in ret (at least 13 bytes).
+ * Returns true if s is one.
+ */
+static bool pci_address_normalize(const char *s, char *ret, size_t size) {
+        unsigned domain = 0, bus, device, function;
+        size_t k;
+
+        if (strchr(s, ':') != strrchr(s, ':')) { /* two colons: a domain first */
+                k = parse_hex_field(s, 8, &domain);
+                if (k == 0 || s[k] != ':')
+                        return false;
+                s += k + 1;
+        }
+        k = parse_hex_field(s, 2, &bus);
+        if (k == 0 || s[k] != ':')
+                return false;
+        s += k + 1;
+        k = parse_hex_field(s, 2, &device);
+        if (k == 0 || s[k] != '.' || device > 0x1f)
+                return false;
+        s += k + 1;
+        if (!(s[0] >= '0' && s[0] <= '7') || s[1] != '\0')
+                return false;
+        function = (unsigned)(s[0] - '0');
+        snprintf(ret, size, "%04x:%02x:%02x.%x", domain, bus, device, function);
+        return true;
+}
+
+/*
+ * near: a network interface name (as the kernel allows them: 1 to 15 bytes, no "/", ":" or
+ * white space, not "." or "..") or a PCI address, stored in its canonical sysfs form. Only the
+ * syntax is checked: whether the device exists is the plan's business.
+ */
+static int parse_selector_near(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        const char *v = NULL;
+        char pci[32];
+        size_t bad;
+        int r;
+
+        r = node_string(
+                l, value, "near",
+                "a network interface name such as eth0 or a PCI address such as 0000:3b:00.0", &v);
+        if (r <= 0)
+                return r;
+
+        if (strchr(v, ':')) {
+                if (!pci_address_normalize(v, pci, sizeof pci))
+                        return node_error(
+                                l, value,
+                                "near: \"%s\" is not a PCI address (expected DOMAIN:BUS:DEVICE.FUNCTION in "
+                                "hex, "
+                                "e.g. \"0000:3b:00.0\"; network interface names contain no \":\")",
+                                esc(l, v));
+                return free_and_strdup(&s->near, pci);
+        }
+
+        if (isempty(v))
+                return node_error(l, value, "near: must not be empty");
+        bad = strcspn(v, "/ \t\n\r\f\v");
+        if (v[bad] != '\0') {
+                unsigned char c = (unsigned char)v[bad];
+
+                if (c == '/')
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                "near: \"%s\" is not a network interface name (they contain no \"/\"; a PCI "
+                                "address is written like \"0000:3b:00.0\")",
+                                esc(l, v));
+                else
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                "near: \"%s\" is not a network interface name (they contain no white space)",
+                                esc(l, v));
+                return r < 0 ? r : 0;
+        }
+        if (has_control_chars(v))
+                return node_error(l, value, "near: \"%s\" contains control characters", esc(l, v));
+        if (streq(v, ".") || streq(v, ".."))
+                return node_error(l, value, "near: \"%s\" is not a network interface name", v);
+        if (strlen(v) > IFNAME_MAX)
+                return node_error(
+                        l, value,
+                        "near: \"%s\" is %zu characters long, but network interface names have at most %u",
+                        esc(l, v), strlen(v), IFNAME_MAX);
+        return free_and_strdup(&s->near, v);
+}
+
+/* The keys of a selector mapping. */
+static const KeySpec selector_keys[] = {
+        {"nodes", parse_selector_nodes},         {"packages", parse_selector_packages},
+        {"near", parse_selector_near},           {"kind", parse_selector_kind},
+        {"reserved", parse_selector_reserved},   {"cores", parse_selector_cores},
+        {"cpus", parse_selector_cpus},           {"smt", parse_selector_smt},
+        {"exclusive", parse_selector_exclusive},
+};
+
+/* The key node named name in mapping n (the first, if repeated), or NULL. */
+static const Node *mapping_key(const Node *n, const char *name) {
+        for (size_t i = 0; i + 1 < n->n_children; i += 2)
+                if (n->children[i]->kind == NODE_SCALAR && streq(n->children[i]->value, name))
+                        return n->children[i];
+        return NULL;
+}
+
+/* Combinations of selector keys that can't work, reported at the later key. Returns 0 or -ENOMEM. */
+static int check_selector(Loader *l, const Node *mapping, const CpuSelector *s) {
+        const Node *cores = NULL, *cpus = NULL;
+
+        if (s->n_cores > 0 && s->n_cpus > 0) {
+                cores = mapping_key(mapping, "cores");
+                cpus = mapping_key(mapping, "cpus");
+                assert(cores && cpus);
+                return node_error(
+                        l,
+                        cores->line > cpus->line ||
+                                        (cores->line == cpus->line && cores->column > cpus->column)
+                                ? cores
+                                : cpus,
+                        "cores: and cpus: can't be used together: cores: N takes N whole cores, cpus: N "
+                        "takes "
+                        "N CPUs (one per core before any SMT sibling)");
+        }
+        return 0;
+}
 
 /* cpus: a literal cpu-list scalar or a selector mapping; the CpuSelector is at spec->offset. */
 static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -884,6 +1209,11 @@ static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Nod
         case NODE_SCALAR:
                 if (node_is_null(value))
                         break;
+                if (streq(value->value, "spread"))
+                        return node_error(
+                                l, value,
+                                "cpus: \"spread\" is only valid in a thread rule (threads: - name: … cpus: "
+                                "spread gives each matching thread its own CPU of the policy's set)");
                 r = parse_cpu_list_node(l, value, "cpus", "CPU", &s->literal);
                 if (r > 0)
                         s->kind = CPU_SELECTOR_LITERAL;
@@ -891,7 +1221,9 @@ static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Nod
         case NODE_MAPPING:
                 s->kind = CPU_SELECTOR_MAPPING;
                 r = parse_mapping(l, value, "cpus", selector_keys, ELEMENTSOF(selector_keys), s);
-                return r < 0 ? r : 0;
+                if (r < 0)
+                        return r;
+                return check_selector(l, value, s);
         case NODE_SEQUENCE:
                 return node_error(
                         l, value,
@@ -901,7 +1233,19 @@ static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Nod
         }
         return type_error(
                 l, value, "cpus",
-                "a cpu-list such as \"2-5\" or a selector mapping (nodes:, packages:, reserved:)");
+                "a cpu-list such as \"2-5\" or a selector mapping (nodes:, packages:, near:, cores:, …)");
+}
+
+/* A thread rule's cpus: also "spread", each matching thread its own CPU of the policy's set. */
+static int parse_thread_cpus(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = (CpuSelector *)((uint8_t *)obj + spec->offset);
+
+        if (value->kind == NODE_SCALAR && streq(value->value, "spread")) {
+                s->location = node_location(l, value);
+                s->kind = CPU_SELECTOR_SPREAD;
+                return 0;
+        }
+        return parse_cpus(l, spec, key, value, obj);
 }
 
 /* ---- threads: --------------------------------------------------------------------------- */
@@ -925,7 +1269,7 @@ static int parse_thread_name(Loader *l, const KeySpec *spec, const Node *key, co
 /* Add a per-thread key here (scheduler: …). */
 static const KeySpec thread_keys[] = {
         {"name", parse_thread_name, .required = true},
-        {"cpus", parse_cpus, offsetof(ThreadRule, cpus)},
+        {"cpus", parse_thread_cpus, offsetof(ThreadRule, cpus)},
 };
 
 static int parse_threads(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -1146,6 +1490,9 @@ static const char *misplaced_key_hint(const char *what, const char *key) {
                 return "it belongs to the policy, one level up, not under match:";
         if (streq(what, "the top level") && spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
                 return "policies are entries of a policies: list";
+        if ((streq(what, "thread rule") || streq(what, "policy") || streq(what, "cpus")) &&
+            streq(key, "spread"))
+                return "write cpus: spread in a thread rule";
         return NULL;
 }
 

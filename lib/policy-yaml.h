@@ -17,6 +17,15 @@
  * comm: yes is the program "yes"); an empty value (or ~, null) is "nothing", accepted only
  * where a list may be empty (policies:, threads:). Nesting deeper than 64 levels and files
  * larger than 16 MiB are rejected. Only diagnostics name the problems: lib/ never logs them.
+ *
+ * Selector mappings (cpus: {…}, docs/policy-format.md): nodes:/packages: are cpu-lists; near:
+ * a network interface name (syntax only: 1-15 bytes, no "/", ":" or white space) or a PCI
+ * address, stored canonically as sysfs writes it ("3b:00.0" becomes "0000:3b:00.0"); cores:
+ * and cpus: (inside the mapping, a count, not a cpu-list) are numbers from 1 to
+ * CPUSET_MAX_CPUS and exclude each other; smt: one-per-core|all; kind: performance|efficiency;
+ * reserved: avoid|allow|only; exclusive: true|false. A thread rule's cpus: may also be the
+ * word spread (CPU_SELECTOR_SPREAD); anywhere else "spread" is an error. Whether a selector
+ * can be satisfied on a machine is the plan's business (plan.h), never the loader's.
  */
 
 #include "policy.h"

@@ -5,14 +5,24 @@
  * policy, or the reserve for affinityd.yaml). The files are found by listing the directory,
  * so a new example is checked without touching this test; the count guards against the
  * listing silently finding nothing.
+ *
+ * The topology scenarios (gateway, tokio-spread, numa-db, latency-exclusive) are also planned
+ * against every corpus topology: where the topology has what they need they resolve, with the
+ * properties they promise (8 whole cores near eth0 without SMT siblings, one PU per core
+ * spread over the workers, disjoint exclusive cores); where it hasn't, they are pending with
+ * a reason rather than placed somewhere wrong.
  */
 
 #include <check.h>
 #include <dirent.h>
 
+#include "plan.h"
 #include "policy-yaml.h"
+#include "topology.h"
 
-#define EXAMPLES_MIN 8U /* six matchers, threads, affinityd.yaml (the demo is a config dir) */
+/* six matchers, threads, the selector, four issue-4 scenarios, affinityd.yaml (the demo is a
+ * config dir) */
+#define EXAMPLES_MIN 13U
 
 static char **examples = NULL; /* full paths, sorted */
 
@@ -154,6 +164,361 @@ START_TEST(test_demo_policy) {
 }
 END_TEST
 
+/* ---- the issue-4 scenarios, planned against the corpus topologies ------------------------- */
+
+/*
+ * What each scenario example needs, and each corpus topology by hand (tests/corpus/topologies/
+ * INDEX.md): gateway.yaml and numa-db.yaml need eth0, and gateway.yaml 8 cores on its node
+ * besides the reserve; tokio-spread.yaml and latency-exclusive.yaml need only a few cores.
+ * eth0_node is the NUMA node eth0 is attached to (-1: no eth0 there).
+ */
+typedef enum Expect {
+        RESOLVES,
+        PENDING,
+} Expect;
+
+static const struct {
+        const char *topology;
+        int eth0_node;
+        Expect gateway, numa_db, tokio, latency;
+} scenario_expectations[] = {
+        /* eth0 on node 0, which has only 6 cores: 8 can't be had there. */
+        {"24em64t-2n6c2t-pci.xml", 0, PENDING, RESOLVES, RESOLVES, RESOLVES},
+        /* eth0 on node 1: 8 cores, exactly what the gateway wants. */
+        {"32em64t-2n8c2t-pci-wholeio.xml", 1, RESOLVES, RESOLVES, RESOLVES, RESOLVES},
+        /* eth0 on node 0 of 4, 24 cores per node, no SMT. */
+        {"96em64t-4n4d3ca2co-pci.xml", 0, RESOLVES, RESOLVES, RESOLVES, RESOLVES},
+        /* No network device at all in these. */
+        {"16amd64-8n2c-cpusets.xml", -1, PENDING, PENDING, RESOLVES, RESOLVES},
+        {"AMD-17h-Zen-2xEpyc-7451.xml", -1, PENDING, PENDING, RESOLVES, RESOLVES},
+        {"Intel-RaptorLake-Corei7-1370P.xml", -1, PENDING, PENDING, RESOLVES, RESOLVES},
+        /* Network devices, but none named eth0. */
+        {"coral-lassen.xml", -1, PENDING, PENDING, RESOLVES, RESOLVES},
+        {"topo.knl05_v2_4.xml", -1, PENDING, PENDING, RESOLVES, RESOLVES},
+};
+
+/* One example with the examples' affinityd.yaml (reserve: "0"), planned against one topology. */
+typedef struct Planned {
+        char *topology_path;
+        Config *config;
+        Topology *topology;
+        Plan *plan;
+} Planned;
+
+static void planned_done(Planned *x) {
+        x->plan = plan_free(x->plan);
+        x->topology = topology_free(x->topology);
+        x->config = config_free(x->config);
+        x->topology_path = mfree(x->topology_path);
+}
+
+static const char *corpus_dir(void) {
+        const char *dir = getenv("AFFINITYD_CORPUS");
+
+        ck_assert_msg(dir && *dir, "AFFINITYD_CORPUS is not set (run through meson test)");
+        return dir;
+}
+
+static void planned_load(Planned *x, const char *example, const char *topology) {
+        _cleanup_free_ char *settings = NULL, *file = NULL;
+        _cleanup_(diagnostics_done) Diagnostics d = {};
+        int r;
+
+        *x = (Planned){};
+        ck_assert_int_ge(asprintf(&settings, "%s/policy-examples/affinityd.yaml", source_root()), 0);
+        ck_assert_int_ge(asprintf(&file, "%s/policy-examples/%s", source_root(), example), 0);
+        ck_assert_int_ge(asprintf(&x->topology_path, "%s/topologies/%s", corpus_dir(), topology), 0);
+
+        r = config_load_paths((char *[]){settings, file, NULL}, &x->config, &d);
+        if (r != 0 || d.n_items > 0)
+                fail_with_diagnostics(file, r, &d);
+        ck_assert_int_eq(topology_load_xml(x->topology_path, &x->topology), 0);
+        ck_assert_int_eq(plan_new(x->config, x->topology, &x->plan), 0);
+        ck_assert_uint_eq(x->plan->n_policies, x->config->n_policies);
+}
+
+static const PolicyPlan *planned_policy(const Planned *x, const char *name) {
+        const PolicyPlan *pp = plan_find_policy(x->plan, name);
+
+        ck_assert_msg(pp, "%s: no policy \"%s\" in the plan", x->topology_path, name);
+        return pp;
+}
+
+/* Asserts the policy's pending state is as expected; a pending one must say why. */
+static void assert_expectation(const Planned *x, const PolicyPlan *pp, Expect e) {
+        if (e == RESOLVES) {
+                ck_assert_msg(
+                        !pp->pending_reason, "%s: policy \"%s\" is pending: %s", x->topology_path,
+                        pp->policy->name, pp->pending_reason);
+                ck_assert(pp->has_cpus);
+                ck_assert(!cpuset_is_empty(&pp->cpus));
+        } else {
+                ck_assert_msg(
+                        pp->pending_reason, "%s: policy \"%s\" resolved to %s, expected it pending",
+                        x->topology_path, pp->policy->name, cpuset_to_string(&pp->cpus));
+                ck_assert_msg(pp->pending_reason[0] != '\0', "empty pending reason");
+                ck_assert(!pp->has_cpus && cpuset_is_empty(&pp->cpus));
+                ck_assert_ptr_nonnull(pp->pending_location); /* where in the file */
+        }
+}
+
+/* The CPUs a selector may ever use on t: online, allowed, not reserved. */
+static void usable_cpus(const Planned *x, CpuSet *ret) {
+        ck_assert_int_eq(cpuset_copy(ret, topology_allowed_cpus(x->topology)), 0);
+        cpuset_and(ret, topology_online_cpus(x->topology));
+        cpuset_andnot(ret, &x->plan->reserve);
+}
+
+/* Distinct cores under the CPUs of s (each CPU must be on a known core). */
+static unsigned cores_of(const Planned *x, const CpuSet *s) {
+        _cleanup_cpuset_ CpuSet cores = CPUSET_NULL;
+
+        CPUSET_FOREACH (cpu, s) {
+                int core = topology_core_of_cpu(x->topology, (unsigned)cpu);
+
+                ck_assert_msg(core >= 0, "CPU %d is on no core", cpu);
+                ck_assert_int_eq(cpuset_add(&cores, (unsigned)core), 0);
+        }
+        return cpuset_count(&cores);
+}
+
+static void assert_within_usable(const Planned *x, const PolicyPlan *pp) {
+        _cleanup_cpuset_ CpuSet usable = CPUSET_NULL;
+
+        usable_cpus(x, &usable);
+        ck_assert_msg(
+                cpuset_is_subset(&pp->cpus, &usable), "%s: policy \"%s\" uses %s, outside the usable %s",
+                x->topology_path, pp->policy->name, cpuset_to_string(&pp->cpus), cpuset_to_string(&usable));
+        ck_assert(!cpuset_intersects(&pp->cpus, &x->plan->reserve));
+}
+
+/* The reserve of the examples is CPU 0, as affinityd.yaml says. */
+static void assert_reserve(const Planned *x) {
+        ck_assert(x->config->has_reserve);
+        ck_assert(cpuset_contains(&x->config->reserve, 0) && cpuset_count(&x->config->reserve) == 1);
+}
+
+START_TEST(test_scenarios_cover_corpus) {
+        /* Every corpus topology has its expectations written down above. */
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t n = 0;
+
+        ck_assert_int_ge(asprintf(&dir, "%s/topologies", corpus_dir()), 0);
+        d = opendir(dir);
+        ck_assert_msg(d, "cannot open %s: %m", dir);
+        for (struct dirent *de; (de = readdir(d));) {
+                size_t len = strlen(de->d_name);
+                bool found = false;
+
+                if (len <= 4 || !streq(de->d_name + len - 4, ".xml"))
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(scenario_expectations); i++)
+                        found = found || streq(scenario_expectations[i].topology, de->d_name);
+                ck_assert_msg(
+                        found, "corpus topology %s has no expectations in test-examples.c", de->d_name);
+                n++;
+        }
+        ck_assert_uint_eq(n, ELEMENTSOF(scenario_expectations));
+}
+END_TEST
+
+START_TEST(test_scenario_gateway) {
+        const char *name = scenario_expectations[_i].topology;
+        _cleanup_(planned_done) Planned x = {};
+        const PolicyPlan *pp;
+
+        planned_load(&x, "gateway.yaml", name);
+        assert_reserve(&x);
+        pp = planned_policy(&x, "gateway");
+        assert_expectation(&x, pp, scenario_expectations[_i].gateway);
+        if (pp->pending_reason) {
+                /* Either there is no eth0 (the reason names it), or too few cores near it. */
+                if (scenario_expectations[_i].eth0_node < 0)
+                        ck_assert_msg(strstr(pp->pending_reason, "eth0"), "reason: %s", pp->pending_reason);
+                else
+                        ck_assert_msg(strstr(pp->pending_reason, "8"), "reason: %s", pp->pending_reason);
+                return;
+        }
+
+        /* 8 physical cores of eth0's node, one PU each: 8 CPUs on 8 distinct cores means no two
+         * SMT siblings. */
+        assert_within_usable(&x, pp);
+        ck_assert_uint_eq(cpuset_count(&pp->cpus), 8);
+        ck_assert_uint_eq(cores_of(&x, &pp->cpus), 8);
+        CPUSET_FOREACH (cpu, &pp->cpus)
+                ck_assert_int_eq(
+                        topology_node_of_cpu(x.topology, (unsigned)cpu),
+                        scenario_expectations[_i].eth0_node);
+        ck_assert_uint_eq(cpuset_count(&pp->nodes), 1);
+        ck_assert(cpuset_contains(&pp->nodes, (unsigned)scenario_expectations[_i].eth0_node));
+}
+END_TEST
+
+START_TEST(test_scenario_numa_db) {
+        const char *name = scenario_expectations[_i].topology;
+        _cleanup_(planned_done) Planned x = {};
+        _cleanup_cpuset_ CpuSet node = CPUSET_NULL, expected = CPUSET_NULL;
+        const PolicyPlan *pp;
+        int eth0_node = scenario_expectations[_i].eth0_node;
+
+        planned_load(&x, "numa-db.yaml", name);
+        pp = planned_policy(&x, "db-near-nic");
+        assert_expectation(&x, pp, scenario_expectations[_i].numa_db);
+        if (pp->pending_reason) {
+                ck_assert_msg(strstr(pp->pending_reason, "eth0"), "reason: %s", pp->pending_reason);
+                return;
+        }
+
+        /* Every usable CPU of eth0's node, and nothing else. */
+        ck_assert_int_ge(eth0_node, 0);
+        ck_assert_int_eq(cpuset_add(&node, (unsigned)eth0_node), 0);
+        ck_assert_int_eq(topology_cpus_of_nodes(x.topology, &node, &expected), 0);
+        {
+                _cleanup_cpuset_ CpuSet usable = CPUSET_NULL;
+
+                usable_cpus(&x, &usable);
+                cpuset_and(&expected, &usable);
+        }
+        ck_assert_msg(
+                cpuset_equal(&pp->cpus, &expected), "%s: db-near-nic got %s, expected %s", name,
+                cpuset_to_string(&pp->cpus), cpuset_to_string(&expected));
+        ck_assert(cpuset_equal(&pp->nodes, &node));
+}
+END_TEST
+
+START_TEST(test_scenario_tokio) {
+        const char *name = scenario_expectations[_i].topology;
+        _cleanup_(planned_done) Planned x = {};
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL;
+        const PolicyPlan *pp;
+        const ThreadPlan *tp;
+
+        planned_load(&x, "tokio-spread.yaml", name);
+        pp = planned_policy(&x, "tokio-service");
+        assert_expectation(&x, pp, scenario_expectations[_i].tokio);
+        if (pp->pending_reason)
+                return;
+
+        /* One PU of each usable core: as many CPUs as cores, none reserved. */
+        assert_within_usable(&x, pp);
+        ck_assert_uint_eq(cpuset_count(&pp->cpus), cores_of(&x, &pp->cpus));
+
+        /* The workers' rule spreads over exactly the policy's set, each CPU once, so the first
+         * workers (as many as there are cores) each get a core of their own. */
+        ck_assert_uint_eq(pp->policy->n_threads, 1);
+        tp = &pp->threads[0];
+        ck_assert(tp->spread);
+        ck_assert(!tp->has_cpus);
+        ck_assert_uint_eq(tp->n_spread_order, cpuset_count(&pp->cpus));
+        for (size_t i = 0; i < tp->n_spread_order; i++) {
+                ck_assert(cpuset_contains(&pp->cpus, tp->spread_order[i]));
+                ck_assert_msg(
+                        !cpuset_contains(&seen, tp->spread_order[i]), "CPU %u twice", tp->spread_order[i]);
+                ck_assert_int_eq(cpuset_add(&seen, tp->spread_order[i]), 0);
+        }
+}
+END_TEST
+
+START_TEST(test_scenario_latency) {
+        static const char *const exclusive[] = {"market-data", "order-gateway", "risk-engine"};
+        static const unsigned cores[] = {2, 2, 1};
+        const char *name = scenario_expectations[_i].topology;
+        _cleanup_(planned_done) Planned x = {};
+        _cleanup_cpuset_ CpuSet all = CPUSET_NULL, usable = CPUSET_NULL;
+        const PolicyPlan *batch;
+
+        planned_load(&x, "latency-exclusive.yaml", name);
+        usable_cpus(&x, &usable);
+
+        for (size_t i = 0; i < ELEMENTSOF(exclusive); i++) {
+                const PolicyPlan *pp = planned_policy(&x, exclusive[i]);
+
+                assert_expectation(&x, pp, scenario_expectations[_i].latency);
+                if (pp->pending_reason)
+                        return;
+                ck_assert(pp->policy->cpus.exclusive);
+                assert_within_usable(&x, pp);
+
+                /* N whole cores: every usable PU of each core the set touches. */
+                ck_assert_uint_eq(cores_of(&x, &pp->cpus), cores[i]);
+                CPUSET_FOREACH (cpu, &pp->cpus) {
+                        _cleanup_cpuset_ CpuSet siblings = CPUSET_NULL;
+
+                        ck_assert_int_eq(topology_core_siblings(x.topology, (unsigned)cpu, &siblings), 0);
+                        cpuset_and(&siblings, &usable);
+                        ck_assert_msg(
+                                cpuset_is_subset(&siblings, &pp->cpus),
+                                "%s: %s has CPU %d but not all of %s", name, exclusive[i], cpu,
+                                cpuset_to_string(&siblings));
+                }
+
+                /* Disjoint from every earlier exclusive set. */
+                ck_assert_msg(
+                        !cpuset_intersects(&pp->cpus, &all), "%s: %s (%s) overlaps an earlier exclusive set",
+                        name, exclusive[i], cpuset_to_string(&pp->cpus));
+                ck_assert_int_eq(cpuset_or(&all, &pp->cpus), 0);
+        }
+
+        /* The rest goes to the non-exclusive policy: everything usable the others don't hold. */
+        batch = planned_policy(&x, "batch-work");
+        assert_expectation(&x, batch, scenario_expectations[_i].latency);
+        ck_assert(!cpuset_intersects(&batch->cpus, &all));
+        ck_assert_int_eq(cpuset_or(&all, &batch->cpus), 0);
+        ck_assert_msg(
+                cpuset_equal(&all, &usable), "%s: the four policies cover %s, not all of %s", name,
+                cpuset_to_string(&all), cpuset_to_string(&usable));
+}
+END_TEST
+
+START_TEST(test_examples_together_planned) {
+        /* Every example at once, in file order, on the 2-socket machine with eth0 on node 1: an
+         * exclusive set is withheld from every later selector, and the scenarios resolve. */
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_(diagnostics_done) Diagnostics d = {};
+        _cleanup_free_ char *xml = NULL;
+        _cleanup_cpuset_ CpuSet held = CPUSET_NULL;
+        static const char *const scenario_policies[] = {
+                "gateway", "db-near-nic", "tokio-service", "market-data", "order-gateway", "risk-engine",
+        };
+        int r;
+
+        ck_assert_int_ge(asprintf(&xml, "%s/topologies/32em64t-2n8c2t-pci-wholeio.xml", corpus_dir()), 0);
+        r = config_load_paths(examples, &c, &d);
+        if (r != 0 || d.n_items > 0)
+                fail_with_diagnostics("policy-examples/*.yaml", r, &d);
+        ck_assert_int_eq(topology_load_xml(xml, &t), 0);
+        ck_assert_int_eq(plan_new(c, t, &plan), 0);
+
+        for (size_t i = 0; i < plan->n_policies; i++) {
+                const PolicyPlan *pp = &plan->policies[i];
+
+                if (pp->pending_reason || !pp->has_cpus)
+                        continue;
+                if (pp->policy->cpus.kind == CPU_SELECTOR_MAPPING)
+                        ck_assert_msg(
+                                !cpuset_intersects(&pp->cpus, &held),
+                                "policy \"%s\" (%s) got CPUs held by an earlier exclusive policy (%s)",
+                                pp->policy->name, cpuset_to_string(&pp->cpus), cpuset_to_string(&held));
+                if (pp->policy->cpus.exclusive) {
+                        ck_assert(!cpuset_is_empty(&pp->exclusive_cpus));
+                        ck_assert(cpuset_is_subset(&pp->exclusive_cpus, &pp->cpus));
+                        ck_assert_int_eq(cpuset_or(&held, &pp->exclusive_cpus), 0);
+                }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(scenario_policies); i++) {
+                const PolicyPlan *pp = plan_find_policy(plan, scenario_policies[i]);
+
+                ck_assert_ptr_nonnull(pp);
+                ck_assert_msg(
+                        !pp->pending_reason, "policy \"%s\" is pending: %s", scenario_policies[i],
+                        pp->pending_reason);
+        }
+}
+END_TEST
+
 static Suite *examples_suite(void) {
         Suite *s = suite_create("examples");
         TCase *tc = tcase_create("examples");
@@ -162,6 +527,16 @@ static Suite *examples_suite(void) {
         tcase_add_test(tc, test_every_example_validates);
         tcase_add_test(tc, test_examples_together);
         tcase_add_test(tc, test_demo_policy);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("scenarios");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_scenarios_cover_corpus);
+        tcase_add_loop_test(tc, test_scenario_gateway, 0, ELEMENTSOF(scenario_expectations));
+        tcase_add_loop_test(tc, test_scenario_numa_db, 0, ELEMENTSOF(scenario_expectations));
+        tcase_add_loop_test(tc, test_scenario_tokio, 0, ELEMENTSOF(scenario_expectations));
+        tcase_add_loop_test(tc, test_scenario_latency, 0, ELEMENTSOF(scenario_expectations));
+        tcase_add_test(tc, test_examples_together_planned);
         suite_add_tcase(s, tc);
         return s;
 }

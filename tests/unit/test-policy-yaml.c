@@ -698,6 +698,300 @@ START_TEST(test_diagnostics_format) {
 }
 END_TEST
 
+/* ---- selectors: near, cores, cpus, smt, kind, exclusive, spread ----------------------------- */
+
+static const char selector_text[] =
+        "policies:\n"                                                                 /* 1 */
+        "  - name: gw\n"                                                              /* 2 */
+        "    match: {comm: gw}\n"                                                     /* 3 */
+        "    cpus:\n"                                                                 /* 4 */
+        "      near: eth0\n"                                                          /* 5 */
+        "      cores: 8\n"                                                            /* 6 */
+        "      smt: one-per-core\n"                                                   /* 7 */
+        "      exclusive: true\n"                                                     /* 8 */
+        "      reserved: allow\n"                                                     /* 9 */
+        "  - name: tokio\n"                                                           /* 10 */
+        "    match: {comm: tokio}\n"                                                  /* 11 */
+        "    cpus: {packages: \"0\", cpus: 4, kind: performance, exclusive: false}\n" /* 12 */
+        "    threads:\n"                                                              /* 13 */
+        "      - name: \"tokio-runtime-w*\"\n"                                        /* 14 */
+        "        cpus: spread\n"                                                      /* 15 */
+        "      - name: blocking\n"                                                    /* 16 */
+        "        cpus: {nodes: 1, cpus: \"2\", smt: all}\n"                           /* 17 */
+        "      - name: \"io*\"\n"                                                     /* 18 */
+        "        cpus: '0-1'\n"                                                       /* 19 */
+        "  - name: db\n"                                                              /* 20 */
+        "    match: {comm: db}\n"                                                     /* 21 */
+        "    cpus: {near: \"3B:00.1\", kind: efficiency}\n"                           /* 22 */
+        "  - name: plain\n"                                                           /* 23 */
+        "    match: {comm: plain}\n"                                                  /* 24 */
+        "    cpus: {nodes: 0}\n";                                                     /* 25 */
+
+START_TEST(test_selector_model) {
+        const Policy *gw, *tokio, *db, *plain;
+
+        ck_assert_int_eq(parse(selector_text), 0);
+        if (diag.n_items > 0)
+                dump_diagnostics(&diag);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_uint_eq(config->n_policies, 4);
+
+        gw = config_find_policy(config, "gw");
+        ck_assert_ptr_nonnull(gw);
+        ck_assert_int_eq(gw->cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert_uint_eq(gw->cpus.location.line, 5);
+        ck_assert_uint_eq(gw->cpus.location.column, 7);
+        ck_assert_str_eq(gw->cpus.near, "eth0");
+        ck_assert_uint_eq(gw->cpus.n_cores, 8);
+        ck_assert_uint_eq(gw->cpus.n_cpus, 0);
+        ck_assert_int_eq(gw->cpus.smt, SMT_ONE_PER_CORE);
+        ck_assert(gw->cpus.exclusive);
+        ck_assert_int_eq(gw->cpus.reserved, RESERVED_ALLOW);
+        ck_assert_int_eq(gw->cpus.cpu_kind, CPU_KIND_ANY);
+        ck_assert(!gw->cpus.has_nodes && !gw->cpus.has_packages);
+
+        tokio = config_find_policy(config, "tokio");
+        ck_assert_ptr_nonnull(tokio);
+        ck_assert_int_eq(tokio->cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert(tokio->cpus.has_packages);
+        ck_assert(set_is(&tokio->cpus.packages, "0"));
+        ck_assert_uint_eq(tokio->cpus.n_cpus, 4);
+        ck_assert_uint_eq(tokio->cpus.n_cores, 0);
+        ck_assert_int_eq(tokio->cpus.cpu_kind, CPU_KIND_PERFORMANCE);
+        ck_assert(!tokio->cpus.exclusive);
+        ck_assert_ptr_null(tokio->cpus.near);
+        ck_assert_uint_eq(tokio->n_threads, 3);
+        ck_assert_str_eq(tokio->threads[0].name, "tokio-runtime-w*");
+        ck_assert_int_eq(tokio->threads[0].cpus.kind, CPU_SELECTOR_SPREAD);
+        ck_assert_uint_eq(tokio->threads[0].cpus.location.line, 15);
+        ck_assert_uint_eq(tokio->threads[0].cpus.location.column, 15);
+        ck_assert_int_eq(tokio->threads[1].cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert(set_is(&tokio->threads[1].cpus.nodes, "1"));
+        ck_assert_uint_eq(tokio->threads[1].cpus.n_cpus, 2); /* a quoted count is a count too */
+        ck_assert_int_eq(tokio->threads[1].cpus.smt, SMT_ALL);
+        ck_assert_int_eq(tokio->threads[2].cpus.kind, CPU_SELECTOR_LITERAL);
+        ck_assert(set_is(&tokio->threads[2].cpus.literal, "0-1"));
+
+        db = config_find_policy(config, "db");
+        ck_assert_ptr_nonnull(db);
+        ck_assert_str_eq(db->cpus.near, "0000:3b:00.1"); /* canonical, as sysfs writes it */
+        ck_assert_int_eq(db->cpus.cpu_kind, CPU_KIND_EFFICIENCY);
+
+        /* Every new key has its default when not given. */
+        plain = config_find_policy(config, "plain");
+        ck_assert_ptr_nonnull(plain);
+        ck_assert_ptr_null(plain->cpus.near);
+        ck_assert_uint_eq(plain->cpus.n_cores, 0);
+        ck_assert_uint_eq(plain->cpus.n_cpus, 0);
+        ck_assert_int_eq(plain->cpus.smt, SMT_ALL);
+        ck_assert_int_eq(plain->cpus.cpu_kind, CPU_KIND_ANY);
+        ck_assert(!plain->cpus.exclusive);
+        ck_assert_int_eq(plain->cpus.reserved, RESERVED_AVOID);
+}
+END_TEST
+
+/* The policy prefix of the one-line selector cases: line 4 is "    cpus: {…}", its first key at
+ * column 12. */
+#define P "policies:\n  - name: a\n    match: {comm: x}\n"
+
+START_TEST(test_selector_values) {
+        static const struct {
+                const char *near;
+                const char *stored;
+        } near_ok[] = {
+                {"eth0", "eth0"},
+                {"enp59s0f0np0", "enp59s0f0np0"},
+                {"123456789012345", "123456789012345"}, /* 15: the longest name */
+                {"0000:3b:00.0", "0000:3b:00.0"},
+                {"0000:AF:1f.7", "0000:af:1f.7"},
+                {"3b:00.0", "0000:3b:00.0"},
+                {"10000:01:00.0", "10000:01:00.0"}, /* VMD domains are wider than 4 digits */
+                {"mlx5_0", "mlx5_0"},
+        };
+        static const struct {
+                const char *value;
+                SmtMode smt;
+        } smt_ok[] = {{"all", SMT_ALL}, {"one-per-core", SMT_ONE_PER_CORE}};
+        static const char *const count_ok[] = {"1", "8", "\"16\"", "8192", "007"};
+        static const unsigned count_value[] = {1, 8, 16, 8192, 7};
+
+        for (size_t i = 0; i < ELEMENTSOF(near_ok); i++) {
+                _cleanup_free_ char *text = NULL;
+
+                ck_assert_int_ge(asprintf(&text, P "    cpus: {near: \"%s\"}\n", near_ok[i].near), 0);
+                ck_assert_int_eq(parse(text), 0);
+                ck_assert_uint_eq(diag.n_items, 0);
+                ck_assert_str_eq(config->policies[0].cpus.near, near_ok[i].stored);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(smt_ok); i++) {
+                _cleanup_free_ char *text = NULL;
+
+                ck_assert_int_ge(asprintf(&text, P "    cpus: {cores: 2, smt: %s}\n", smt_ok[i].value), 0);
+                ck_assert_int_eq(parse(text), 0);
+                ck_assert_int_eq(config->policies[0].cpus.smt, smt_ok[i].smt);
+                ck_assert_uint_eq(config->policies[0].cpus.n_cores, 2);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(count_ok); i++) {
+                _cleanup_free_ char *a = NULL, *b = NULL;
+
+                ck_assert_int_ge(asprintf(&a, P "    cpus: {cores: %s}\n", count_ok[i]), 0);
+                ck_assert_int_eq(parse(a), 0);
+                ck_assert_uint_eq(config->policies[0].cpus.n_cores, count_value[i]);
+                ck_assert_int_ge(asprintf(&b, P "    cpus: {cpus: %s}\n", count_ok[i]), 0);
+                ck_assert_int_eq(parse(b), 0);
+                ck_assert_uint_eq(config->policies[0].cpus.n_cpus, count_value[i]);
+                ck_assert_uint_eq(config->policies[0].cpus.n_cores, 0);
+        }
+        ck_assert_int_eq(parse(P "    cpus: {exclusive: false, cores: 1}\n"), 0);
+        ck_assert(!config->policies[0].cpus.exclusive);
+        ck_assert_int_eq(parse(P "    cpus: {exclusive: True}\n"), 0);
+        ck_assert(config->policies[0].cpus.exclusive);
+        /* Counts are counts of the selector: at the policy level cpus: 4 stays the cpu-list "4". */
+        ck_assert_int_eq(parse(P "    cpus: 4\n"), 0);
+        ck_assert_int_eq(config->policies[0].cpus.kind, CPU_SELECTOR_LITERAL);
+        ck_assert(set_is(&config->policies[0].cpus.literal, "4"));
+        ck_assert_uint_eq(config->policies[0].cpus.n_cpus, 0);
+}
+END_TEST
+
+START_TEST(test_selector_errors) {
+        /* cores: and cpus: counts. */
+        check_one_error(P "    cpus: {cores: 0}\n", 4, 19, "cores: must be at least 1");
+        check_one_error(P "    cpus: {cores: \"0\"}\n", 4, 19, "cores: must be at least 1");
+        check_one_error(P "    cpus: {cores: -2}\n", 4, 19, "cores: must be at least 1");
+        check_one_error(
+                P "    cpus: {cores: eight}\n", 4, 19,
+                "cores: expected a number of cores such as 8, got \"eight\"");
+        check_one_error(P "    cpus: {cores: 2.5}\n", 4, 19, "cores: expected a number of cores such as 8");
+        check_one_error(P "    cpus: {cores: 0x10}\n", 4, 19, "cores: expected a number of cores");
+        check_one_error(
+                P "    cpus: {cores: 8193}\n", 4, 19,
+                "cores: 8193 is more cores than affinityd can handle (at most 8192)");
+        check_one_error(
+                P "    cpus: {cores: 99999999999999999999999}\n", 4, 19, "is more cores than affinityd");
+        check_one_error(
+                P "    cpus: {cores: [8]}\n", 4, 19,
+                "cores: expected a number of cores such as 8, got a list");
+        check_one_error(
+                P "    cpus: {cores: }\n", 4, 19,
+                "cores: expected a number of cores such as 8, got an empty value");
+        check_one_error(P "    cpus: {cpus: 0}\n", 4, 18, "cpus: must be at least 1");
+        check_one_error(
+                P "    cpus: {cpus: \"0-3\"}\n", 4, 18,
+                "cpus: expected a number of CPUs such as 8, got \"0-3\" (inside a selector mapping cpus: is "
+                "a count");
+
+        /* cores: and cpus: exclude each other: the later key is named, in either order and form. */
+        check_one_error(
+                P "    cpus: {cores: 2, cpus: 4}\n", 4, 22, "cores: and cpus: can't be used together");
+        check_one_error(
+                P "    cpus:\n      cpus: 4\n      nodes: 0\n      cores: 2\n", 7, 7,
+                "can't be used together");
+        /* Only one error when one of the two is already wrong. */
+        check_one_error(P "    cpus: {cores: 0, cpus: 4}\n", 4, 19, "cores: must be at least 1");
+        check_one_error(
+                P "    threads:\n      - name: t\n        cpus: {cores: 1, cpus: 1}\n", 6, 26,
+                "cores: and cpus: can't be used together");
+
+        /* smt: and kind:, with suggestions. */
+        check_one_error(
+                P "    cpus: {smt: maybe}\n", 4, 17,
+                "smt: invalid value \"maybe\" (expected one-per-core: never two SMT siblings of one core, "
+                "or "
+                "all: every SMT sibling may be used)");
+        check_one_error(
+                P "    cpus: {smt: one-per-cor}\n", 4, 17,
+                "smt: invalid value \"one-per-cor\" (did you mean \"one-per-core\"?)");
+        check_one_error(
+                P "    cpus: {smt: off}\n", 4, 17,
+                "smt: invalid value \"off\" (did you mean \"one-per-core\"?)");
+        check_one_error(P "    cpus: {smt: yes}\n", 4, 17, "(did you mean \"all\"?)");
+        check_one_error(
+                P "    cpus: {smt: [all]}\n", 4, 17, "smt: expected one of one-per-core, all, got a list");
+        check_one_error(
+                P "    cpus: {kind: efficient}\n", 4, 18,
+                "kind: invalid value \"efficient\" (did you mean \"efficiency\"?)");
+        check_one_error(P "    cpus: {kind: P-core}\n", 4, 18, "(did you mean \"performance\"?)");
+        check_one_error(
+                P "    cpus: {kind: turbo}\n", 4, 18,
+                "kind: invalid value \"turbo\" (expected performance (P-cores) or efficiency (E-cores))");
+
+        /* exclusive: is a boolean, written true or false. */
+        check_one_error(
+                P "    cpus: {exclusive: yes}\n", 4, 23, "exclusive: expected true or false, got \"yes\"");
+        check_one_error(
+                P "    cpus: {exclusive: 1}\n", 4, 23, "exclusive: expected true or false, got \"1\"");
+        check_one_error(
+                P "    cpus: {exclusive: }\n", 4, 23,
+                "exclusive: expected true or false, got an empty value");
+
+        /* near: syntax only; the column points at the offending character where it can. */
+        check_one_error(
+                P "    cpus: {near: eth0/1}\n", 4, 22,
+                "near: \"eth0/1\" is not a network interface name (they contain no \"/\"");
+        check_one_error(
+                P "    cpus: {near: \"eth 0\"}\n", 4, 22,
+                "near: \"eth 0\" is not a network interface name (they contain no white space)");
+        check_one_error(
+                P "    cpus: {near: averyveryverylongname}\n", 4, 18,
+                "near: \"averyveryverylongname\" is 21 characters long, but network interface names have at "
+                "most 15");
+        check_one_error(
+                P "    cpus: {near: \"0000:3b:00\"}\n", 4, 18, "near: \"0000:3b:00\" is not a PCI address");
+        check_one_error(
+                P "    cpus: {near: \"0000:3b:20.0\"}\n", 4, 18, "is not a PCI address"); /* device > 1f */
+        check_one_error(
+                P "    cpus: {near: \"0000:3b:00.8\"}\n", 4, 18, "is not a PCI address"); /* function > 7 */
+        check_one_error(P "    cpus: {near: \"0000:3g:00.0\"}\n", 4, 18, "is not a PCI address");
+        check_one_error(P "    cpus: {near: \"\"}\n", 4, 18, "near: must not be empty");
+        check_one_error(P "    cpus: {near: ..}\n", 4, 18, "near: \"..\" is not a network interface name");
+        check_one_error(
+                P "    cpus: {near: [eth0, eth1]}\n", 4, 18, "near: expected a network interface name");
+
+        /* spread belongs to thread rules. */
+        check_one_error(P "    cpus: spread\n", 4, 11, "cpus: \"spread\" is only valid in a thread rule");
+        check_one_error(
+                P "    threads:\n      - name: t\n        spread: true\n", 6, 9,
+                "unknown key \"spread\" in thread rule (write cpus: spread in a thread rule)");
+        check_one_error(
+                P "    cpus: {spread: true}\n", 4, 12,
+                "unknown key \"spread\" in cpus (write cpus: spread in a thread rule)");
+        check_one_error(
+                P "    threads:\n      - name: t\n        cpus: [spread]\n", 6, 15,
+                "cpus: expected a cpu-list or a selector mapping, got a list");
+        check_one_error(
+                P "    threads:\n      - name: t\n        cpus: {cores: 0}\n", 6, 23,
+                "cores: must be at least 1");
+
+        /* Did you mean, for the new keys; and where they belong. */
+        check_one_error(
+                P "    cpus: {core: 8}\n", 4, 12, "unknown key \"core\" in cpus (did you mean \"cores\"?)");
+        check_one_error(P "    cpus: {exclusiv: true}\n", 4, 12, "(did you mean \"exclusive\"?)");
+        check_one_error(P "    cpus: {neer: eth0}\n", 4, 12, "(did you mean \"near\"?)");
+        check_one_error(P "    cpus: {kinds: performance}\n", 4, 12, "(did you mean \"kind\"?)");
+        check_one_error(P "    cpus: {smp: all}\n", 4, 12, "(did you mean \"smt\"?)");
+        check_one_error(P "    cpus: {cpu: 2}\n", 4, 12, "(did you mean \"cpus\"?)");
+        check_one_error(
+                P "    cpus: {frobnicate: 1}\n", 4, 12,
+                "unknown key \"frobnicate\" in cpus (expected one of: nodes, packages, near, kind, "
+                "reserved, "
+                "cores, cpus, smt, exclusive)");
+        check_one_error(
+                P "    cores: 8\n", 4, 5, "unknown key \"cores\" in policy (selector keys go under cpus:)");
+        check_one_error(P "    near: eth0\n", 4, 5, "selector keys go under cpus:");
+        check_one_error(P "    cpus: {cores: 1, cores: 2}\n", 4, 22, "duplicate key \"cores\" in cpus");
+
+        /* Every error of a selector is reported, each at its place. */
+        ck_assert_int_eq(parse(P "    cpus:\n      cores: 0\n      smt: maybe\n      near: a/b\n"), -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 3);
+        assert_error(5, 14, "cores: must be at least 1");
+        assert_error(6, 12, "smt: invalid value \"maybe\"");
+        assert_error(7, 14, "near: \"a/b\" is not a network interface name");
+}
+END_TEST
+
+#undef P
+
 /* ---- files and drop-ins ------------------------------------------------------------------- */
 
 static char *tmp_path(const char *rel) {
@@ -1169,6 +1463,17 @@ START_TEST(test_mutations) {
                         parse_robust(copy, len);
                 }
         free(copy);
+
+        len = strlen(selector_text);
+        copy = malloc(len);
+        ck_assert_ptr_nonnull(copy);
+        for (size_t i = 0; i < len; i++)
+                for (size_t k = 0; k < sizeof replacements - 1; k++) {
+                        memcpy(copy, selector_text, len);
+                        copy[i] = replacements[k];
+                        parse_robust(copy, len);
+                }
+        free(copy);
 }
 END_TEST
 
@@ -1196,6 +1501,13 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_one_line_messages);
         tcase_add_test(tc, test_errors_collected);
         tcase_add_test(tc, test_diagnostics_format);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("selectors");
+        tcase_add_checked_fixture(tc, NULL, teardown);
+        tcase_add_test(tc, test_selector_model);
+        tcase_add_test(tc, test_selector_values);
+        tcase_add_test(tc, test_selector_errors);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("files");
