@@ -1099,6 +1099,33 @@ static int narrow_kind(
         return explain_set(res, prefix, cpus);
 }
 
+/* *ret := the online PUs of every core that has a CPU in cpus, minus the reserve. */
+static int hold_whole_cores(const PlanContext *ctx, const CpuSet *cpus, CpuSet *ret) {
+        _cleanup_cpuset_ CpuSet held = CPUSET_NULL, siblings = CPUSET_NULL;
+        int r;
+
+        CPUSET_FOREACH (cpu, cpus) {
+                r = topology_core_siblings(ctx->topology, (unsigned)cpu, &siblings);
+                if (r == -ENOENT) /* no core information: the PU alone */
+                        r = cpuset_add(&siblings, (unsigned)cpu);
+                if (r < 0)
+                        return r;
+                r = cpuset_or(&held, &siblings);
+                if (r < 0)
+                        return r;
+                cpuset_clear(&siblings);
+        }
+        cpuset_and(&held, topology_online_cpus(ctx->topology));
+        cpuset_andnot(&held, ctx->reserve);
+        r = cpuset_or(&held, cpus); /* what was chosen is held whatever the above removed */
+        if (r < 0)
+                return r;
+        cpuset_done(ret);
+        *ret = held;
+        held = CPUSET_NULL;
+        return 0;
+}
+
 /* Drops the CPUs earlier exclusive policies hold from *cpus. */
 static int remove_held(
         const PlanContext *ctx, const char *what, CpuSet *cpus, Resolution *res, char **ret_reason) {
@@ -1317,11 +1344,16 @@ static int resolve_mapping(
         if (r < 0)
                 return r;
 
-        /* 7. Exclusive: the chosen set is withheld from every later selector. */
+        /*
+         * 7. Exclusive: the chosen cores are withheld from every later selector — whole cores,
+         * SMT siblings included (except reserved ones), even when smt: one-per-core uses one
+         * PU of each: a later policy on the siblings would share the cores' execution units,
+         * which is what exclusive cores exist to prevent.
+         */
         if (s->exclusive) {
-                r = cpuset_copy(&res->held, &cpus);
+                r = hold_whole_cores(ctx, &cpus, &res->held);
                 if (r >= 0)
-                        r = explain_set(res, "exclusive: withheld from later selectors", &res->held);
+                        r = explain_set(res, "exclusive: cores withheld from later selectors", &res->held);
                 if (r < 0)
                         return r;
         }

@@ -862,10 +862,13 @@ START_TEST(test_hand_epyc) {
          */
         pol = config_add(c, "tokio", SEL(.cores = 4));
         policy_add_thread(pol, "tokio-runtime-w*", sel_spread());
-        /* db: 3 cores, one PU each, exclusive: fits one L3; the first with 3 free cores is L3 #2. */
+        /*
+         * db: 3 cores, one PU each, exclusive: fits one L3; the first with 3 free cores is L3 #2.
+         * It holds those cores whole (6-8 and their siblings 54-56), though it uses one PU of each.
+         */
         config_add(c, "db", SEL(.cores = 3, .smt = SMT_ONE_PER_CORE, .exclusive = true));
         /*
-         * cache: 2 whole cores, exclusive. L3 #2's cores are no longer whole (db holds 6-8);
+         * cache: 2 whole cores, exclusive. L3 #2's cores are all held by db;
          * L3 #1 holds 2 and L3 #3 3: the one with the most free cores wins: 9-10 and 57-58.
          */
         config_add(c, "cache", SEL(.cores = 2, .exclusive = true));
@@ -890,10 +893,10 @@ START_TEST(test_hand_epyc) {
         assert_explains(p, "tokio", "packed into L3 #2 (6-8,54-56), L3 #3 (9-11,57-59) of NUMA node 1");
         assert_spread(p, "tokio", 0, "6,7,8,9,54,55,56,57");
         assert_cpus(p, "db", "6-8");
-        assert_set(&plan_find_policy(p, "db")->exclusive_cpus, "6-8");
+        assert_set(&plan_find_policy(p, "db")->exclusive_cpus, "6-8,54-56");
         assert_cpus(p, "cache", "9-10,57-58");
-        assert_cpus(p, "node1", "11,54-56,59");
-        assert_explains(p, "node1", "held by exclusive policy \"db\": 6-8");
+        assert_cpus(p, "node1", "11,59");
+        assert_explains(p, "node1", "held by exclusive policy \"db\": 6-8,54-56");
         assert_explains(p, "node1", "held by exclusive policy \"cache\": 9-10,57-58");
         assert_pending(
                 p, "big",
@@ -1525,8 +1528,23 @@ START_TEST(test_corpus_selectors) {
                                 }
                         }
                         if (s->n_cpus > 0) {
+                                _cleanup_cpuset_ CpuSet kpool = CPUSET_NULL, kind = CPUSET_NULL;
+
+                                /* One PU per core whenever the candidates (of the kind asked
+                                 * for) have enough cores. */
+                                ck_assert_int_eq(cpuset_copy(&kpool, &pool), 0);
+                                if (s->cpu_kind != CPU_KIND_ANY && n_kinds > 1) {
+                                        ck_assert_int_eq(
+                                                topology_cpu_kind(
+                                                        t,
+                                                        s->cpu_kind == CPU_KIND_PERFORMANCE ? n_kinds - 1
+                                                                                            : 0,
+                                                        &kind, NULL),
+                                                0);
+                                        cpuset_and(&kpool, &kind);
+                                }
                                 ck_assert_uint_eq(cpuset_count(&pp->cpus), s->n_cpus);
-                                if (cores_touched(t, &pool) >= s->n_cpus)
+                                if (cores_touched(t, &kpool) >= s->n_cpus)
                                         assert_one_per_core(t, &pp->cpus, what);
                         }
                         if (s->cpu_kind == CPU_KIND_PERFORMANCE && n_kinds > 1) {
@@ -1563,9 +1581,19 @@ START_TEST(test_corpus_selectors) {
                                         assert_spread_order(
                                                 t, &pp->threads[k], pp->has_cpus ? &pp->cpus : &pool, what);
 
-                        /* Exclusive: disjoint from what was held before, and held from now on. */
+                        /* Exclusive: disjoint from what was held before, and held from now on:
+                         * the chosen CPUs and the other online, unreserved PUs of their cores. */
                         if (s->exclusive) {
-                                ck_assert(cpuset_equal(&pp->exclusive_cpus, &pp->cpus));
+                                _cleanup_cpuset_ CpuSet whole = CPUSET_NULL, sib = CPUSET_NULL;
+
+                                CPUSET_FOREACH (cpu, &pp->cpus) {
+                                        ck_assert_int_eq(topology_core_siblings(t, (unsigned)cpu, &sib), 0);
+                                        ck_assert_int_eq(cpuset_or(&whole, &sib), 0);
+                                }
+                                cpuset_and(&whole, topology_online_cpus(t));
+                                cpuset_andnot(&whole, &p->reserve);
+                                ck_assert_int_eq(cpuset_or(&whole, &pp->cpus), 0);
+                                ck_assert(cpuset_equal(&pp->exclusive_cpus, &whole));
                                 ck_assert(!cpuset_intersects(&pp->exclusive_cpus, &held));
                                 ck_assert_int_eq(cpuset_or(&held, &pp->exclusive_cpus), 0);
                         } else
