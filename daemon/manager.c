@@ -112,12 +112,65 @@ static int tree_collect(const void *root, size_t n, void ***ret, size_t *ret_n) 
         return 0;
 }
 
+/* Frees a CpuSet allocated on its own (NULL is fine); returns NULL. */
+static CpuSet *cpuset_free(CpuSet *s) {
+        if (s)
+                cpuset_done(s);
+        return mfree(s);
+}
+
+/* *slot := NULL if value equals common (the common case, stored nowhere), else a heap copy of
+ * value. Returns 0 or -ENOMEM (*slot untouched). */
+static int cpuset_store_if_differs(CpuSet **slot, const CpuSet *value, const CpuSet *common) {
+        _cleanup_free_ CpuSet *n = NULL;
+        int r;
+
+        if (cpuset_equal(value, common)) {
+                *slot = cpuset_free(*slot);
+                return 0;
+        }
+        if (*slot)
+                return cpuset_copy(*slot, value);
+        n = calloc(1, sizeof(CpuSet));
+        if (!n)
+                return -ENOMEM;
+        r = cpuset_copy(n, value);
+        if (r < 0)
+                return r;
+        *slot = TAKE_PTR(n);
+        return 0;
+}
+
+/* The thread's original mask (meaningful when has_original). */
+static const CpuSet *thread_original(const TrackedProcess *p, const TrackedThread *t) {
+        return t->original ?: &p->original;
+}
+
+/* What the kernel kept of the thread's mask (meaningful when has_applied). */
+static const CpuSet *thread_effective(const TrackedThread *t) {
+        return t->effective ?: &t->applied;
+}
+
+/* Records what was applied to t and what the kernel made of it. Returns 0 or -ENOMEM. */
+static int thread_set_applied(TrackedThread *t, const CpuSet *applied, const CpuSet *effective) {
+        int r;
+
+        r = cpuset_copy(&t->applied, applied);
+        if (r < 0)
+                return r;
+        r = cpuset_store_if_differs(&t->effective, effective, &t->applied);
+        if (r < 0)
+                return r;
+        t->has_applied = true;
+        return 0;
+}
+
 static TrackedThread *tracked_thread_free(TrackedThread *t) {
         if (!t)
                 return NULL;
-        cpuset_done(&t->original);
+        cpuset_free(t->original);
         cpuset_done(&t->applied);
-        cpuset_done(&t->effective);
+        cpuset_free(t->effective);
         return mfree(t);
 }
 
@@ -210,7 +263,7 @@ int tracked_process_cpus(const TrackedProcess *p, CpuSet *ret) {
         for (size_t i = 0; i < n; i++) {
                 const TrackedThread *t = threads[i];
                 if (t->has_applied) {
-                        r = cpuset_or(&u, &t->effective);
+                        r = cpuset_or(&u, thread_effective(t));
                         if (r < 0)
                                 return r;
                 }
@@ -396,7 +449,7 @@ static void effective_search_action(const void *nodep, VISIT which, void *userda
         MaskSearch *s = userdata;
 
         if ((which == postorder || which == leaf) && !s->found && t->has_applied)
-                s->found = cpuset_equal(&t->effective, s->mask);
+                s->found = cpuset_equal(thread_effective(t), s->mask);
 }
 
 /*
@@ -429,19 +482,18 @@ static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const Cpu
 
         if (t->has_original)
                 return 0;
-        if (p->has_original && mask_is_ours(ctx->manager, p, current))
-                r = cpuset_copy(&t->original, &p->original);
-        else
-                r = cpuset_copy(&t->original, current);
-        if (r < 0)
-                return r;
-        t->has_original = true;
         if (!p->has_original) {
-                r = cpuset_copy(&p->original, &t->original);
+                /* The first original seen is the process's, and the default of its threads. */
+                r = cpuset_copy(&p->original, current);
                 if (r < 0)
                         return r;
                 p->has_original = true;
+        } else if (!mask_is_ours(ctx->manager, p, current)) {
+                r = cpuset_store_if_differs(&t->original, current, &p->original);
+                if (r < 0)
+                        return r;
         }
+        t->has_original = true;
         return 0;
 }
 
@@ -497,26 +549,14 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                         ctx->n_failed++;
                         return 0;
                 }
-                if (cpuset_equal(&current, target)) {
-                        r = cpuset_copy(&t->applied, target);
-                        if (r < 0)
-                                return r;
-                        r = cpuset_copy(&t->effective, &current);
-                        if (r < 0)
-                                return r;
-                        t->has_applied = true;
-                        return 0;
-                }
+                if (cpuset_equal(&current, target))
+                        return thread_set_applied(t, target, &current);
         }
 
         if (m->dry_run) {
-                r = cpuset_copy(&t->applied, target);
+                r = thread_set_applied(t, target, target);
                 if (r < 0)
                         return r;
-                r = cpuset_copy(&t->effective, target);
-                if (r < 0)
-                        return r;
-                t->has_applied = true;
                 ctx->n_set++;
                 return 0;
         }
@@ -530,17 +570,13 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                 return 0;
         }
 
-        r = cpuset_copy(&t->applied, target);
+        r = thread_set_applied(t, target, &effective);
         if (r < 0)
                 return r;
-        cpuset_done(&t->effective);
-        t->effective = effective;
-        effective = CPUSET_NULL;
-        t->has_applied = true;
         ctx->n_set++;
 
-        if (!cpuset_equal(&t->effective, target))
-                report_narrowing(m, p, tid, target, &t->effective);
+        if (!cpuset_equal(&effective, target))
+                report_narrowing(m, p, tid, target, &effective);
         return 0;
 
 gone:
@@ -567,9 +603,16 @@ static void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
  * Places every thread of p under its policy (threads created meanwhile included). On
  * completion counts p as placed (once). If the process is gone: counts it as vanished if its
  * placement had never completed, removes it, and returns -ESRCH (p is freed). timestamp_ns is
- * the event's kernel timestamp for the latency histogram, 0 for scans.
+ * the event's kernel timestamp for the latency histogram, 0 for scans. n_threads: the
+ * num_threads of a /proc/PID/stat read just before, 0 if unknown.
+ *
+ * With the proc connector, a thread created after the threads are listed is announced by its
+ * FORK event, handled after this (on_fork_thread()): one pass over /proc/PID/task is enough,
+ * and none for a process that had one thread (the leader, as after every exec). Only /proc
+ * polling needs the passes that catch threads created meanwhile. See docs/performance.md.
  */
-static int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns) {
+static int place_process(
+        Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads) {
         PlaceContext ctx = {
                 .manager = m,
                 .process = p,
@@ -578,7 +621,14 @@ static int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t tim
         int r;
 
         p->generation++;
-        r = procfs_foreach_thread(NULL, p->pid, place_thread_visitor, &ctx);
+        if (m->discovery != MANAGER_DISCOVERY_NETLINK)
+                r = procfs_foreach_thread(NULL, p->pid, place_thread_visitor, &ctx);
+        else if (n_threads == 1) {
+                r = place_thread(&ctx, p->pid);
+                if (r >= 0)
+                        r = 1;
+        } else
+                r = procfs_foreach_thread_once(NULL, p->pid, place_thread_visitor, &ctx);
         if (r == -ESRCH || r == 0) {
                 log_debug("%s[%d] exited while being placed", p->comm, (int)p->pid);
                 if (!p->placed)
@@ -629,7 +679,7 @@ static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
         int r;
 
         if (t && t->has_applied && t->has_original)
-                original = &t->original;
+                original = thread_original(p, t);
         else if (!t && p->has_original)
                 original = &p->original; /* appeared unseen: its mask came from a placed thread */
         else
@@ -683,23 +733,15 @@ static void manager_forget_gone(Manager *m, TrackedProcess *p) {
  * True if the process whose /proc/PID/stat is st has exited: its leader is a zombie (or dead)
  * and no other thread is left. sched_setaffinity(2) succeeds on a zombie, so without this an
  * exited process would count as placed. A leader that called pthread_exit() is a zombie too
- * while the other threads live on: that process is alive. Costs a /proc/PID/task listing, only
- * for a zombie.
+ * while the other threads live on: that process is alive. The stat line says both: a zombie
+ * leader counts itself in num_threads until it is reaped, and every other thread leaves the
+ * count when it exits (before its EXIT event is sent), so num_threads > 1 means some other
+ * thread lives. No /proc/PID/task listing needed.
  */
 static bool process_is_dead(pid_t pid, const ProcfsStat *st) {
-        _cleanup_free_ pid_t *tids = NULL;
-        size_t n = 0;
-        int r;
-
         if (st->state != 'Z' && st->state != 'X' && st->state != 'x')
                 return false;
-        r = procfs_list_tids(NULL, pid, &tids, &n);
-        if (r < 0)
-                return r == -ESRCH;
-        for (size_t i = 0; i < n; i++)
-                if (tids[i] != pid)
-                        return false;
-        return true;
+        return st->n_threads <= 1;
 }
 
 /* True if glob has no fnmatch(3) special character: it names one comm literally. */
@@ -745,14 +787,21 @@ static int match_process_explicit(const Plan *plan, ProcessFacts *f) {
 
 /*
  * The policy pid matches (explicit_only: match_process_explicit()), reading only the facts the
- * policies need. When it matched and ret_comm is non-NULL, its comm goes there ("" if it could
- * not be read). Returns a policy index, -ENOENT, -ESRCH (gone), -ENOMEM.
+ * policies need; st, if not NULL, is its /proc/PID/stat read just before, whose comm is used
+ * instead of reading /proc/PID/comm again. When it matched and ret_comm is non-NULL, its comm
+ * goes there ("" if it could not be read). Returns a policy index, -ENOENT, -ESRCH (gone),
+ * -ENOMEM.
  */
-static int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]) {
+static int manager_match_pid_stat(
+        Manager *m, pid_t pid, bool explicit_only, const ProcfsStat *st, char ret_comm[16]) {
         ProcessFacts facts;
         int k;
 
         process_facts_init(&facts, NULL, pid);
+        if (st) {
+                memcpy(facts.comm, st->comm, sizeof(facts.comm));
+                facts.loaded |= FACT_COMM;
+        }
         k = explicit_only ? match_process_explicit(m->plan, &facts) : match_process(m->plan, &facts);
         if (k >= 0 && ret_comm) {
                 if (process_facts_load(&facts, FACT_COMM) >= 0 && (facts.loaded & FACT_COMM))
@@ -764,10 +813,15 @@ static int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret
         return k;
 }
 
-/* Starts tracking pid under policy and places it. Counts it as matched. comm may be NULL or "". */
+static int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]) {
+        return manager_match_pid_stat(m, pid, explicit_only, NULL, ret_comm);
+}
+
+/* Starts tracking pid under policy and places it. Counts it as matched. comm may be NULL or "".
+ * n_threads as for place_process(). */
 static int manager_track_new(
         Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, bool explicit_only,
-        uint64_t timestamp_ns) {
+        uint64_t timestamp_ns, unsigned n_threads) {
         TrackedProcess *p;
         int r;
 
@@ -780,7 +834,7 @@ static int manager_track_new(
                 (void)procfs_read_comm(NULL, pid, 0, p->comm);
         p->explicit_only = explicit_only;
         m->counters.processes_matched++;
-        return place_process(m, p, false, timestamp_ns);
+        return place_process(m, p, false, timestamp_ns, n_threads);
 }
 
 /*
@@ -884,7 +938,7 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
          * is that thread's original. */
         forker = tracked_process_find_thread(parent, ev->parent_pid);
         if (forker && forker->has_original)
-                r = cpuset_copy(&p->original, &forker->original);
+                r = cpuset_copy(&p->original, thread_original(parent, forker));
         else if (parent->has_original)
                 r = cpuset_copy(&p->original, &parent->original);
         else
@@ -896,7 +950,7 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         log_debug(
                 "%s[%d] forked %s[%d]: tracked under policy %s", parent->comm, (int)parent->pid, p->comm,
                 (int)p->pid, manager_process_policy_name(m, p));
-        r = place_process(m, p, false, ev->timestamp_ns);
+        r = place_process(m, p, false, ev->timestamp_ns, st.n_threads);
         return r == -ESRCH ? 0 : r;
 }
 
@@ -994,7 +1048,8 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
                 return 0;
         }
         if (!p) {
-                r = manager_track_new(m, pid, st.starttime, (size_t)k, comm, explicit_only, timestamp_ns);
+                r = manager_track_new(
+                        m, pid, st.starttime, (size_t)k, comm, explicit_only, timestamp_ns, st.n_threads);
                 return r == -ENOMEM ? r : 0;
         }
 
@@ -1016,7 +1071,7 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
         }
         /* After exec the thread entry left may describe the old leader, not the exec'ing thread:
          * write it again. Otherwise only threads whose target changed are written. */
-        r = place_process(m, p, exec, timestamp_ns);
+        r = place_process(m, p, exec, timestamp_ns, st.n_threads);
         return r == -ENOMEM ? r : 0;
 }
 
@@ -1286,7 +1341,7 @@ static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
         log_debug(
                 "%s[%d] is a child of %s[%d] that has not exec'd: tracked under policy %s", p->comm,
                 (int)p->pid, parent->comm, (int)parent->pid, manager_process_policy_name(m, p));
-        r = place_process(m, p, false, 0);
+        r = place_process(m, p, false, 0, st->n_threads);
         return r == -ENOMEM ? r : 1;
 }
 
@@ -1374,7 +1429,7 @@ static int manager_rescan(Manager *m) {
                 }
                 p->policy = (size_t)p->rescan_policy;
                 (void)procfs_read_comm(NULL, p->pid, 0, p->comm); /* an exec may have been missed */
-                (void)place_process(m, p, false, 0);
+                (void)place_process(m, p, false, 0, 0);
         }
 
         /* Processes not tracked: one read of /proc/PID/stat each gives identity, parent,
@@ -1404,10 +1459,11 @@ static int manager_rescan(Manager *m) {
                 char comm[16] = "";
                 int k;
 
-                k = manager_match_pid(m, c->pid, explicit_only, comm);
+                k = manager_match_pid_stat(m, c->pid, explicit_only, &c->stat, comm);
                 if (k >= 0)
                         r = manager_track_new(
-                                m, c->pid, c->stat.starttime, (size_t)k, comm, explicit_only, 0);
+                                m, c->pid, c->stat.starttime, (size_t)k, comm, explicit_only, 0,
+                                c->stat.n_threads);
                 else if (k == -ENOENT && !explicit_only)
                         r = manager_adopt_child(m, c->pid, &c->stat);
                 else
@@ -1840,6 +1896,17 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         sigset_t mask;
         int r;
+
+        /*
+         * hwloc dlopen()s every plugin it finds when the first topology is created, before our
+         * component blacklist (lib/topology.c) applies: the OpenCL, GL (X11, xcb) and PCI
+         * (libpciaccess) ones, and the libxml2 XML reader (libxml2, ICU, libstdc++). The daemon
+         * uses none of them — I/O devices come from the core Linux backend, XML topologies
+         * are read by hwloc's built-in parser — and they cost 2.8 MiB of RSS for as long as
+         * the topology lives (docs/performance.md). hwloc reads this once, at its first
+         * topology; an administrator's own setting wins.
+         */
+        (void)setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_pci,hwloc_xml_libxml", 0);
 
         m = calloc(1, sizeof(Manager));
         if (!m)

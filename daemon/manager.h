@@ -62,15 +62,21 @@ typedef struct ManagerOptions {
         uint64_t poll_interval_usec; /* /proc rescan period when the proc connector fails; 0 = 1 s */
 } ManagerOptions;
 
-/* One thread of a tracked process, keyed by tid in TrackedProcess.threads (tsearch(3)). */
+/*
+ * One thread of a tracked process, keyed by tid in TrackedProcess.threads (tsearch(3)). Only
+ * what differs from the common case is stored apart (docs/performance.md): nearly every thread
+ * had its process's original mask, and the kernel kept what was asked for.
+ */
 typedef struct TrackedThread {
         pid_t tid;           /* first: the tsearch key */
         unsigned generation; /* placement pass that last saw the thread (for pruning) */
         bool has_original;
         bool has_applied;
-        CpuSet original;  /* its affinity before the daemon first touched it */
-        CpuSet applied;   /* what the daemon last asked for */
-        CpuSet effective; /* what the kernel reported back (applied ∩ cpuset ∩ online) */
+        CpuSet applied;    /* what the daemon last asked for */
+        CpuSet *original;  /* its affinity before the daemon first touched it, when that is not the
+                            * process's original (TrackedProcess.original); NULL: it is */
+        CpuSet *effective; /* what the kernel reported back (applied ∩ cpuset ∩ online), when
+                            * that is not applied; NULL: it is */
 } TrackedThread;
 
 /* TrackedProcess.policy of a process whose policy a reload removed (or made pending): it has

@@ -6,6 +6,11 @@
  * cpu_set_t), and their cpu-list and hex-mask text forms. The grammar is in docs/cpu-lists.md.
  * Parsers work on a fixed CPUSET_MAX_CPUS-bit bitmap on the stack and copy it out only on
  * success, so *ret is never left half-written.
+ *
+ * Storage: up to CPUSET_INLINE_WORDS words live in the CpuSet itself (no allocation: the daemon
+ * keeps a few sets per tracked thread, and machines up to 256 CPUs are the common case); wider
+ * sets move to the heap. Inline words beyond n_words are always zero, so growing within the
+ * inline words only raises n_words.
  */
 
 #include <assert.h>
@@ -25,6 +30,20 @@
 
 _Static_assert(CPUSET_MAX_CPUS % 64 == 0, "CPUSET_MAX_CPUS must be a multiple of 64");
 _Static_assert(CPUSET_MAX_CPUS == 8192, "update the \"number too large\" message");
+
+/* ---- storage ---- */
+
+static bool set_is_inline(const CpuSet *s) {
+        return s->n_words <= CPUSET_INLINE_WORDS;
+}
+
+static unsigned long *set_words(CpuSet *s) {
+        return set_is_inline(s) ? s->w.inl : s->w.heap;
+}
+
+static const unsigned long *set_cwords(const CpuSet *s) {
+        return set_is_inline(s) ? s->w.inl : s->w.heap;
+}
 
 /* ---- bitmap helpers, word at a time ---- */
 
@@ -91,29 +110,42 @@ static int cpuset_grow(CpuSet *s, size_t n_words) {
 
         if (s->n_words >= n_words)
                 return 0;
-        p = realloc(s->bits, n_words * sizeof(unsigned long));
-        if (!p)
-                return -ENOMEM;
+        if (n_words <= CPUSET_INLINE_WORDS) {
+                s->n_words = n_words; /* the inline words beyond the old width are zero */
+                return 0;
+        }
+        if (set_is_inline(s)) {
+                p = malloc(n_words * sizeof(unsigned long));
+                if (!p)
+                        return -ENOMEM;
+                memcpy(p, s->w.inl, s->n_words * sizeof(unsigned long));
+        } else {
+                p = realloc(s->w.heap, n_words * sizeof(unsigned long));
+                if (!p)
+                        return -ENOMEM;
+        }
         memset(p + s->n_words, 0, (n_words - s->n_words) * sizeof(unsigned long));
-        s->bits = p;
+        s->w.heap = p;
         s->n_words = n_words;
         return 0;
 }
 
-/* Replaces the contents of *ret by the first n_words of bits (trailing zero words dropped). */
+/* Replaces the contents of *ret by the first n_words of bits (trailing zero words dropped).
+ * bits may point into *ret. */
 static int cpuset_assign(CpuSet *ret, const unsigned long *bits, size_t n_words) {
-        unsigned long *p = NULL;
+        CpuSet n = CPUSET_NULL;
 
         n_words = words_used(bits, n_words);
-        if (n_words > 0) {
-                p = malloc(n_words * sizeof(unsigned long));
-                if (!p)
+        if (n_words > CPUSET_INLINE_WORDS) {
+                n.w.heap = malloc(n_words * sizeof(unsigned long));
+                if (!n.w.heap)
                         return -ENOMEM;
-                memcpy(p, bits, n_words * sizeof(unsigned long));
-        }
-        free(ret->bits);
-        ret->bits = p;
-        ret->n_words = n_words;
+                memcpy(n.w.heap, bits, n_words * sizeof(unsigned long));
+        } else if (n_words > 0)
+                memcpy(n.w.inl, bits, n_words * sizeof(unsigned long));
+        n.n_words = n_words;
+        cpuset_done(ret);
+        *ret = n;
         return 0;
 }
 
@@ -122,8 +154,9 @@ static int cpuset_assign(CpuSet *ret, const unsigned long *bits, size_t n_words)
 void cpuset_done(CpuSet *s) {
         if (!s)
                 return;
-        s->bits = mfree(s->bits);
-        s->n_words = 0;
+        if (!set_is_inline(s))
+                free(s->w.heap);
+        *s = CPUSET_NULL;
 }
 
 int cpuset_add(CpuSet *s, unsigned cpu) {
@@ -135,7 +168,7 @@ int cpuset_add(CpuSet *s, unsigned cpu) {
         r = cpuset_grow(s, cpu / BITS_PER_WORD + 1);
         if (r < 0)
                 return r;
-        s->bits[cpu / BITS_PER_WORD] |= 1UL << (cpu % BITS_PER_WORD);
+        set_words(s)[cpu / BITS_PER_WORD] |= 1UL << (cpu % BITS_PER_WORD);
         return 0;
 }
 
@@ -150,57 +183,61 @@ int cpuset_add_range(CpuSet *s, unsigned first, unsigned last) {
         r = cpuset_grow(s, last / BITS_PER_WORD + 1);
         if (r < 0)
                 return r;
-        bits_set_range(s->bits, first, last);
+        bits_set_range(set_words(s), first, last);
         return 0;
 }
 
 void cpuset_remove(CpuSet *s, unsigned cpu) {
         assert(s);
         if (cpu / BITS_PER_WORD < s->n_words)
-                s->bits[cpu / BITS_PER_WORD] &= ~(1UL << (cpu % BITS_PER_WORD));
+                set_words(s)[cpu / BITS_PER_WORD] &= ~(1UL << (cpu % BITS_PER_WORD));
 }
 
 void cpuset_clear(CpuSet *s) {
         assert(s);
         if (s->n_words > 0)
-                memset(s->bits, 0, s->n_words * sizeof(unsigned long));
+                memset(set_words(s), 0, s->n_words * sizeof(unsigned long));
 }
 
 bool cpuset_contains(const CpuSet *s, unsigned cpu) {
         assert(s);
         return cpu / BITS_PER_WORD < s->n_words &&
-                (s->bits[cpu / BITS_PER_WORD] >> (cpu % BITS_PER_WORD)) & 1;
+                (set_cwords(s)[cpu / BITS_PER_WORD] >> (cpu % BITS_PER_WORD)) & 1;
 }
 
 unsigned cpuset_count(const CpuSet *s) {
+        const unsigned long *w;
         unsigned n = 0;
 
         assert(s);
+        w = set_cwords(s);
         for (size_t i = 0; i < s->n_words; i++)
-                n += (unsigned)__builtin_popcountl(s->bits[i]);
+                n += (unsigned)__builtin_popcountl(w[i]);
         return n;
 }
 
 bool cpuset_is_empty(const CpuSet *s) {
         assert(s);
-        return words_used(s->bits, s->n_words) == 0;
+        return words_used(set_cwords(s), s->n_words) == 0;
 }
 
 int cpuset_last(const CpuSet *s) {
+        const unsigned long *w;
         size_t n;
 
         assert(s);
-        n = words_used(s->bits, s->n_words);
+        w = set_cwords(s);
+        n = words_used(w, s->n_words);
         if (n == 0)
                 return -1;
-        return (int)((n - 1) * BITS_PER_WORD + BITS_PER_WORD - 1 - (size_t)__builtin_clzl(s->bits[n - 1]));
+        return (int)((n - 1) * BITS_PER_WORD + BITS_PER_WORD - 1 - (size_t)__builtin_clzl(w[n - 1]));
 }
 
 int cpuset_next(const CpuSet *s, int prev) {
         size_t i;
 
         assert(s);
-        i = bits_next_set(s->bits, s->n_words, prev < 0 ? 0 : (size_t)prev + 1);
+        i = bits_next_set(set_cwords(s), s->n_words, prev < 0 ? 0 : (size_t)prev + 1);
         return i == SIZE_MAX ? -1 : (int)i;
 }
 
@@ -211,32 +248,45 @@ int cpuset_copy(CpuSet *dst, const CpuSet *src) {
         assert(src);
         if (dst == src)
                 return 0;
-        return cpuset_assign(dst, src->bits, src->n_words);
+        return cpuset_assign(dst, set_cwords(src), src->n_words);
 }
 
 int cpuset_or(CpuSet *s, const CpuSet *o) {
+        unsigned long *sw;
+        const unsigned long *ow;
         size_t n;
         int r;
 
         assert(s);
         assert(o);
-        n = words_used(o->bits, o->n_words);
+        if (s == o)
+                return 0;
+        n = words_used(set_cwords(o), o->n_words);
         r = cpuset_grow(s, n);
         if (r < 0)
                 return r;
+        sw = set_words(s);
+        ow = set_cwords(o);
         for (size_t i = 0; i < n; i++)
-                s->bits[i] |= o->bits[i];
+                sw[i] |= ow[i];
         return 0;
 }
 
 void cpuset_and(CpuSet *s, const CpuSet *o) {
+        unsigned long *sw;
+        const unsigned long *ow;
+
         assert(s);
         assert(o);
+        sw = set_words(s);
+        ow = set_cwords(o);
         for (size_t i = 0; i < s->n_words; i++)
-                s->bits[i] &= i < o->n_words ? o->bits[i] : 0;
+                sw[i] &= i < o->n_words ? ow[i] : 0;
 }
 
 void cpuset_andnot(CpuSet *s, const CpuSet *o) {
+        unsigned long *sw;
+        const unsigned long *ow;
         size_t n;
 
         assert(s);
@@ -246,37 +296,49 @@ void cpuset_andnot(CpuSet *s, const CpuSet *o) {
                 cpuset_clear(s);
                 return;
         }
+        sw = set_words(s);
+        ow = set_cwords(o);
         for (size_t i = 0; i < n; i++)
-                s->bits[i] &= ~o->bits[i];
+                sw[i] &= ~ow[i];
 }
 
 bool cpuset_equal(const CpuSet *a, const CpuSet *b) {
+        const unsigned long *aw, *bw;
         size_t na, nb;
 
         assert(a);
         assert(b);
-        na = words_used(a->bits, a->n_words);
-        nb = words_used(b->bits, b->n_words);
-        return na == nb && (na == 0 || memcmp(a->bits, b->bits, na * sizeof(unsigned long)) == 0);
+        aw = set_cwords(a);
+        bw = set_cwords(b);
+        na = words_used(aw, a->n_words);
+        nb = words_used(bw, b->n_words);
+        return na == nb && (na == 0 || memcmp(aw, bw, na * sizeof(unsigned long)) == 0);
 }
 
 bool cpuset_is_subset(const CpuSet *a, const CpuSet *b) {
+        const unsigned long *aw, *bw;
+
         assert(a);
         assert(b);
+        aw = set_cwords(a);
+        bw = set_cwords(b);
         for (size_t i = 0; i < a->n_words; i++)
-                if (a->bits[i] & ~(i < b->n_words ? b->bits[i] : 0))
+                if (aw[i] & ~(i < b->n_words ? bw[i] : 0))
                         return false;
         return true;
 }
 
 bool cpuset_intersects(const CpuSet *a, const CpuSet *b) {
+        const unsigned long *aw, *bw;
         size_t n;
 
         assert(a);
         assert(b);
+        aw = set_cwords(a);
+        bw = set_cwords(b);
         n = MIN(a->n_words, b->n_words);
         for (size_t i = 0; i < n; i++)
-                if (a->bits[i] & b->bits[i])
+                if (aw[i] & bw[i])
                         return true;
         return false;
 }
@@ -547,8 +609,7 @@ static int parse_finish(
         return ret ? cpuset_assign(ret, bits, MAX_WORDS) : 0;
 }
 
-int cpuset_parse_list_full(
-        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason) {
+int cpuset_parse_list_full(const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason) {
         unsigned long bits[MAX_WORDS] = {};
         ParseError e = {};
 
@@ -556,8 +617,7 @@ int cpuset_parse_list_full(
         return parse_finish(parse_list(s, bits, &e), &e, bits, ret, error_offset, error_reason);
 }
 
-int cpuset_parse_mask_full(
-        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason) {
+int cpuset_parse_mask_full(const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason) {
         unsigned long bits[MAX_WORDS] = {};
         ParseError e = {};
 
@@ -599,6 +659,7 @@ static size_t decimal_width(size_t v) {
 }
 
 int cpuset_format_list(const CpuSet *s, char **ret) {
+        const unsigned long *sw;
         size_t n, runs = 0, pos = 0;
         unsigned long carry = 0;
         char *buf, *p;
@@ -607,9 +668,10 @@ int cpuset_format_list(const CpuSet *s, char **ret) {
         assert(ret);
 
         /* A run starts at every set bit whose lower neighbour is clear. */
-        n = words_used(s->bits, s->n_words);
+        sw = set_cwords(s);
+        n = words_used(sw, s->n_words);
         for (size_t i = 0; i < n; i++) {
-                unsigned long w = s->bits[i];
+                unsigned long w = sw[i];
 
                 runs += (size_t)__builtin_popcountl(w & ~((w << 1) | carry));
                 carry = w >> (BITS_PER_WORD - 1);
@@ -619,8 +681,8 @@ int cpuset_format_list(const CpuSet *s, char **ret) {
         if (!buf)
                 return -ENOMEM;
         p = buf;
-        while ((pos = bits_next_set(s->bits, n, pos)) != SIZE_MAX) {
-                size_t end = bits_next_clear(s->bits, n, pos);
+        while ((pos = bits_next_set(sw, n, pos)) != SIZE_MAX) {
+                size_t end = bits_next_clear(sw, n, pos);
 
                 if (p != buf)
                         *p++ = ',';
@@ -642,7 +704,7 @@ static uint32_t cpuset_word32(const CpuSet *s, size_t k) {
 
         if (bit / BITS_PER_WORD >= s->n_words)
                 return 0;
-        return (uint32_t)(s->bits[bit / BITS_PER_WORD] >> (bit % BITS_PER_WORD));
+        return (uint32_t)(set_cwords(s)[bit / BITS_PER_WORD] >> (bit % BITS_PER_WORD));
 }
 
 int cpuset_format_mask(const CpuSet *s, unsigned nbits, char **ret) {
@@ -699,9 +761,9 @@ int cpuset_to_cpu_set(const CpuSet *s, cpu_set_t **ret, size_t *ret_size) {
         size = CPU_ALLOC_SIZE(n_cpus);
         CPU_ZERO_S(size, c);
         /* cpu_set_t is an array of unsigned long with the same bit layout as ours. */
-        n_bytes = MIN(size, words_used(s->bits, s->n_words) * sizeof(unsigned long));
+        n_bytes = MIN(size, words_used(set_cwords(s), s->n_words) * sizeof(unsigned long));
         if (n_bytes > 0)
-                memcpy(c, s->bits, n_bytes);
+                memcpy(c, set_cwords(s), n_bytes);
 
         *ret = c;
         *ret_size = size;

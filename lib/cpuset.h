@@ -19,14 +19,26 @@
 /* Largest CPU number (exclusive) a set may hold; the kernel's NR_CPUS maximum is 8192. */
 #define CPUSET_MAX_CPUS 8192U
 
+/* Words of a set kept inside the CpuSet itself: CPUs 0..255 (64-bit) need no heap allocation. */
+#define CPUSET_INLINE_WORDS 4U
+
+/*
+ * A set of CPU (or NUMA node) numbers. Treat as opaque and use the functions below. An all-zero
+ * CpuSet (CPUSET_NULL, {}, calloc()) is the empty set. A CpuSet may be moved by plain struct
+ * assignment (it holds no pointer into itself); a copy made that way must not outlive the
+ * original's cpuset_done(), and only one of the two may be cpuset_done()d: use cpuset_copy().
+ */
 typedef struct CpuSet {
-        unsigned long *bits; /* NULL for the empty set */
-        size_t n_words;      /* words allocated in bits */
+        size_t n_words; /* width in words; <= CPUSET_INLINE_WORDS: the words are in w.inl */
+        union {
+                unsigned long inl[CPUSET_INLINE_WORDS]; /* words beyond n_words are zero */
+                unsigned long *heap;                    /* n_words > CPUSET_INLINE_WORDS */
+        } w;
 } CpuSet;
 
-#define CPUSET_NULL ((CpuSet){ .bits = NULL, .n_words = 0 })
+#define CPUSET_NULL ((CpuSet){.n_words = 0})
 
-/* Frees the storage; the set is empty afterwards and may be reused. */
+/* Frees the storage (if any was allocated); the set is empty afterwards and may be reused. */
 void cpuset_done(CpuSet *s);
 static inline void cpuset_donep(CpuSet *s) {
         cpuset_done(s);
@@ -90,10 +102,8 @@ int cpuset_parse_mask(const char *s, CpuSet *ret, size_t *error_offset);
  * its start" with COLUMN = their column + *error_offset. ret may be NULL to only validate.
  * Both out parameters for the error (either may be NULL) are written only on error.
  */
-int cpuset_parse_list_full(
-        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason);
-int cpuset_parse_mask_full(
-        const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason);
+int cpuset_parse_list_full(const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason);
+int cpuset_parse_mask_full(const char *s, CpuSet *ret, size_t *error_offset, const char **error_reason);
 
 /*
  * Formats the set as a canonical cpu-list ("0-3,8", "" for the empty set) in a newly

@@ -3,7 +3,9 @@
  * Readers of /proc under a configurable root (procfs.h). They run on the event path, thousands
  * of times per second under an exec storm, so each file is opened once and read with a single
  * read(2) into a stack buffer when it fits (procfs returns a whole seq_file, and regular files
- * of a fixture tree, in one read when the buffer is large enough); no stdio.
+ * of a fixture tree, in one read when the buffer is large enough); no stdio. Directories of
+ * threads are read with getdents64(2) into stack buffers (no DIR: opendir() costs an fstat(2)
+ * and a 32 KiB allocation), see docs/performance.md.
  */
 
 #include <dirent.h>
@@ -36,22 +38,51 @@ static int gone_errno(int e) {
 }
 
 /* Writes ROOT/proc/PID[/task/TID][/FILE] into buf. */
+/* Appends the n bytes of s at buf[*k] if they fit below size (keeping room for the NUL). */
+static bool path_append(char *buf, size_t size, size_t *k, const char *s, size_t n) {
+        if (n >= size - *k)
+                return false;
+        memcpy(buf + *k, s, n);
+        *k += n;
+        return true;
+}
+
+/* Appends the decimal form of v (> 0). */
+static bool path_append_number(char *buf, size_t size, size_t *k, pid_t v) {
+        char tmp[3 * sizeof(pid_t)];
+        size_t n = sizeof(tmp);
+
+        do {
+                tmp[--n] = (char)('0' + v % 10);
+                v /= 10;
+        } while (v > 0);
+        return path_append(buf, size, k, tmp + n, sizeof(tmp) - n);
+}
+
+/*
+ * Writes ROOT/proc/PID[/task/TID][/FILE] into buf. By hand rather than with snprintf(): this
+ * runs several times per process event, and snprintf()'s format interpretation was a fifth of
+ * the daemon's instructions per exec (docs/performance.md).
+ */
 static int proc_path(char *buf, size_t size, const char *root, pid_t pid, pid_t tid, const char *file) {
-        int n;
+        const char *prefix = root_prefix(root);
+        size_t k = 0;
+        bool ok;
 
         if (pid <= 0 || tid < 0)
                 return -EINVAL;
-
-        if (tid > 0)
-                n = snprintf(
-                        buf, size, "%s/proc/%d/task/%d%s%s", root_prefix(root), (int)pid, (int)tid,
-                        file ? "/" : "", file ?: "");
-        else
-                n = snprintf(
-                        buf, size, "%s/proc/%d%s%s", root_prefix(root), (int)pid, file ? "/" : "",
-                        file ?: "");
-        if (n < 0 || (size_t)n >= size)
+        if (size == 0)
                 return -ENAMETOOLONG;
+
+        ok = path_append(buf, size, &k, prefix, strlen(prefix)) && path_append(buf, size, &k, "/proc/", 6) &&
+                path_append_number(buf, size, &k, pid);
+        if (ok && tid > 0)
+                ok = path_append(buf, size, &k, "/task/", 6) && path_append_number(buf, size, &k, tid);
+        if (ok && file)
+                ok = path_append(buf, size, &k, "/", 1) && path_append(buf, size, &k, file, strlen(file));
+        if (!ok)
+                return -ENAMETOOLONG;
+        buf[k] = '\0';
         return 0;
 }
 
@@ -59,10 +90,12 @@ static int proc_path(char *buf, size_t size, const char *root, pid_t pid, pid_t 
  * Reads the whole file at path, NUL-terminated. The first read(2) goes into buf (size bytes);
  * if it comes back short, that was the whole file. A file that fills buf is read on into a
  * heap buffer, handed to the caller in *ret_heap (NULL otherwise). *ret points to buf or to
- * *ret_heap. Errors on a /proc/PID file map ENOENT/ESRCH to -ESRCH.
+ * *ret_heap. A file of max bytes or more is -EFBIG, or with truncate cut to its first max - 1
+ * bytes. Errors on a /proc/PID file map ENOENT/ESRCH to -ESRCH.
  */
-static int read_file(
-        const char *path, char *buf, size_t size, char **ret_heap, char **ret, size_t *ret_len) {
+static int read_file_max(
+        const char *path, char *buf, size_t size, size_t max, bool truncate, char **ret_heap, char **ret,
+        size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *heap = NULL;
         char *p = buf;
@@ -91,9 +124,12 @@ static int read_file(
                 }
 
                 /* Buffer full: continue into a larger heap buffer. */
-                if (cap >= PROCFS_FILE_MAX)
+                if (cap >= max) {
+                        if (truncate)
+                                break;
                         return -EFBIG;
-                size_t ncap = cap * 2;
+                }
+                size_t ncap = MIN(cap * 2, max);
                 char *t = realloc(heap, ncap);
                 if (!t)
                         return -ENOMEM;
@@ -109,6 +145,11 @@ static int read_file(
         if (ret_len)
                 *ret_len = len;
         return 0;
+}
+
+static int read_file(
+        const char *path, char *buf, size_t size, char **ret_heap, char **ret, size_t *ret_len) {
+        return read_file_max(path, buf, size, PROCFS_FILE_MAX, false, ret_heap, ret, ret_len);
 }
 
 /* Parses the decimal number in [s, s + n) (digits only). Returns 0 or -EBADMSG. */
@@ -140,13 +181,17 @@ static int parse_pid(const char *s, pid_t *ret) {
 
 static int parse_stat(const char *s, ProcfsStat *ret) {
         ProcfsStat st = {};
-        const char *p;
+        const char *p, *c;
         unsigned field = 3;
 
-        /* The comm (field 2) is in parentheses and may itself hold ") (": skip to the last ')'. */
+        /* The comm (field 2) is in parentheses and may itself hold ") (": it ends at the last ')'. */
+        c = strchr(s, '(');
         p = strrchr(s, ')');
-        if (!p)
+        if (!c || !p || p < c)
                 return -EBADMSG;
+        /* As procfs_read_comm(): up to a newline (prctl() allows one), at most 15 bytes. */
+        memcpy(st.comm, c + 1, MIN((size_t)(p - c - 1), sizeof(st.comm) - 1));
+        st.comm[strcspn(st.comm, "\n")] = '\0';
         p++;
 
         while (field <= 22) {
@@ -178,6 +223,11 @@ static int parse_stat(const char *s, ProcfsStat *ret) {
                         if (parse_u64(tok, n, &v) < 0 || v > UINT_MAX)
                                 return -EBADMSG;
                         st.flags = (unsigned)v;
+                        break;
+                case 20:
+                        if (parse_u64(tok, n, &v) < 0 || v > UINT_MAX)
+                                return -EBADMSG;
+                        st.n_threads = (unsigned)v;
                         break;
                 case 22:
                         if (parse_u64(tok, n, &v) < 0)
@@ -299,7 +349,7 @@ int procfs_read_cmdline(const char *root, pid_t pid, char **ret) {
         r = proc_path(path, sizeof(path), root, pid, 0, "cmdline");
         if (r < 0)
                 return r;
-        r = read_file(path, buf, sizeof(buf), &heap, &s, &len);
+        r = read_file_max(path, buf, sizeof(buf), PROCFS_CMDLINE_MAX + 1, true, &heap, &s, &len);
         if (r < 0)
                 return r;
 
@@ -543,137 +593,237 @@ static int pid_cmp(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
-/* Every numeric entry of the open directory d, ascending. Returns 0 or -errno. */
-static int read_numeric_dir(DIR *d, pid_t **ret, size_t *ret_n) {
-        _cleanup_free_ pid_t *a = NULL;
-        size_t n = 0, cap = 0;
+/*
+ * A growable array of PIDs that starts in caller-provided storage (usually on the stack), so the
+ * common case of a few threads allocates nothing.
+ */
+typedef struct PidArray {
+        pid_t *a;
+        size_t n, cap;
+        pid_t *fixed; /* the initial storage: not to be freed */
+} PidArray;
 
-        for (;;) {
-                struct dirent *de;
-                pid_t pid;
+#define PID_ARRAY_INIT(storage) ((PidArray){.a = (storage), .cap = ELEMENTSOF(storage), .fixed = (storage)})
 
-                errno = 0;
-                de = readdir(d);
-                if (!de) {
-                        if (errno != 0)
-                                return -errno;
-                        break;
-                }
-                if (parse_pid(de->d_name, &pid) < 0)
-                        continue;
-                if (n == cap) {
-                        size_t ncap = cap ? cap * 2 : 64;
-                        pid_t *t = reallocarray(a, ncap, sizeof(pid_t));
-                        if (!t)
-                                return -ENOMEM;
-                        a = t;
-                        cap = ncap;
-                }
-                a[n++] = pid;
+static void pid_array_done(PidArray *v) {
+        if (v->a != v->fixed)
+                free(v->a);
+        v->a = v->fixed;
+        v->n = 0;
+}
+
+static int pid_array_push(PidArray *v, pid_t pid) {
+        if (v->n == v->cap) {
+                size_t ncap = v->cap ? v->cap * 2 : 64;
+                pid_t *t;
+
+                if (v->a == v->fixed) {
+                        t = malloc(ncap * sizeof(pid_t));
+                        if (t && v->n > 0)
+                                memcpy(t, v->a, v->n * sizeof(pid_t));
+                } else
+                        t = reallocarray(v->a, ncap, sizeof(pid_t));
+                if (!t)
+                        return -ENOMEM;
+                v->a = t;
+                v->cap = ncap;
         }
-
-        if (n > 1)
-                qsort(a, n, sizeof(pid_t), pid_cmp);
-        *ret = TAKE_PTR(a);
-        *ret_n = n;
+        v->a[v->n++] = pid;
         return 0;
 }
 
+/* The array as a newly allocated one (the caller frees). */
+static int pid_array_steal(PidArray *v, pid_t **ret, size_t *ret_n) {
+        pid_t *a = v->a;
+
+        if (a == v->fixed) {
+                a = malloc(MAX(v->n, (size_t)1) * sizeof(pid_t));
+                if (!a)
+                        return -ENOMEM;
+                if (v->n > 0)
+                        memcpy(a, v->fixed, v->n * sizeof(pid_t));
+        }
+        *ret = a;
+        *ret_n = v->n;
+        v->a = v->fixed;
+        v->n = 0;
+        return 0;
+}
+
+/* Every numeric entry of the open directory fd, from its current position on, appended to v
+ * (not sorted). getdents64(2) into a stack buffer. Returns 0 or -errno. */
+static int read_numeric_fd(int fd, PidArray *v) {
+        union {
+                struct dirent64 de; /* alignment */
+                uint8_t bytes[4096];
+        } buf;
+
+        for (;;) {
+                ssize_t n = getdents64(fd, buf.bytes, sizeof(buf.bytes));
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        return 0;
+                for (ssize_t off = 0; off < n;) {
+                        const struct dirent64 *de = (const struct dirent64 *)(buf.bytes + off);
+                        pid_t pid;
+                        int r;
+
+                        off += de->d_reclen;
+                        if (parse_pid(de->d_name, &pid) < 0)
+                                continue;
+                        r = pid_array_push(v, pid);
+                        if (r < 0)
+                                return r;
+                }
+        }
+}
+
+static int open_dir(const char *path) {
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
 int procfs_list_pids(const char *root, pid_t **ret, size_t *ret_n) {
-        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        pid_t storage[1];
+        PidArray v = PID_ARRAY_INIT(storage);
         char path[PATH_MAX];
-        int n;
+        int n, r;
 
         n = snprintf(path, sizeof(path), "%s/proc", root_prefix(root));
         if (n < 0 || (size_t)n >= sizeof(path))
                 return -ENAMETOOLONG;
-        d = opendir(path);
-        if (!d)
-                return -errno;
-        return read_numeric_dir(d, ret, ret_n);
+        fd = open_dir(path);
+        if (fd < 0)
+                return fd;
+        r = read_numeric_fd(fd, &v);
+        if (r >= 0) {
+                if (v.n > 1)
+                        qsort(v.a, v.n, sizeof(pid_t), pid_cmp);
+                r = pid_array_steal(&v, ret, ret_n);
+        }
+        pid_array_done(&v);
+        return r;
 }
 
-static int open_task_dir(const char *root, pid_t pid, DIR **ret) {
+static int open_task_dir(const char *root, pid_t pid) {
         char path[PATH_MAX];
-        DIR *d;
         int r;
 
         r = proc_path(path, sizeof(path), root, pid, 0, "task");
         if (r < 0)
                 return r;
-        d = opendir(path);
-        if (!d)
-                return gone_errno(errno);
-        *ret = d;
-        return 0;
+        r = open_dir(path);
+        return r < 0 ? gone_errno(-r) : r;
 }
 
 int procfs_list_tids(const char *root, pid_t pid, pid_t **ret, size_t *ret_n) {
-        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        pid_t storage[16];
+        PidArray v = PID_ARRAY_INIT(storage);
         int r;
 
-        r = open_task_dir(root, pid, &d);
+        fd = open_task_dir(root, pid);
+        if (fd < 0)
+                return fd;
+        r = read_numeric_fd(fd, &v);
         if (r < 0)
-                return r;
-        r = read_numeric_dir(d, ret, ret_n);
-        if (r < 0)
-                return gone_errno(-r);
-        return 0;
+                r = gone_errno(-r);
+        else {
+                if (v.n > 1)
+                        qsort(v.a, v.n, sizeof(pid_t), pid_cmp);
+                r = pid_array_steal(&v, ret, ret_n);
+        }
+        pid_array_done(&v);
+        return r;
 }
 
-int procfs_foreach_thread(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata) {
-        _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_free_ pid_t *visited = NULL;
-        size_t n_visited = 0;
+static int foreach_thread(
+        const char *root, pid_t pid, bool once, procfs_thread_visitor_t visit, void *userdata) {
+        _cleanup_close_ int fd = -EBADF;
+        pid_t visited_storage[16], tids_storage[16];
+        PidArray visited = PID_ARRAY_INIT(visited_storage), tids = PID_ARRAY_INIT(tids_storage);
         int count = 0, r;
 
-        r = open_task_dir(root, pid, &d);
-        if (r < 0)
-                return r;
+        fd = open_task_dir(root, pid);
+        if (fd < 0)
+                return fd;
 
         for (bool first = true;; first = false) {
-                _cleanup_free_ pid_t *tids = NULL;
-                size_t n_tids = 0, n_new = 0;
+                size_t n_new = 0;
 
-                if (!first)
-                        rewinddir(d);
-                r = read_numeric_dir(d, &tids, &n_tids);
-                if (r < 0)
-                        return gone_errno(-r);
-                if (n_tids == 0)
-                        return -ESRCH; /* no thread left: the process is gone */
+                if (!first && lseek(fd, 0, SEEK_SET) < 0) {
+                        r = gone_errno(errno);
+                        goto finish;
+                }
+                tids.n = 0;
+                r = read_numeric_fd(fd, &tids);
+                if (r < 0) {
+                        r = gone_errno(-r);
+                        goto finish;
+                }
+                if (tids.n == 0) {
+                        r = -ESRCH; /* no thread left: the process is gone */
+                        goto finish;
+                }
+                if (tids.n > 1)
+                        qsort(tids.a, tids.n, sizeof(pid_t), pid_cmp);
 
                 /* Keep only the TIDs not seen in an earlier pass (compacting in place). */
-                for (size_t i = 0; i < n_tids; i++)
-                        if (!visited || !bsearch(&tids[i], visited, n_visited, sizeof(pid_t), pid_cmp))
-                                tids[n_new++] = tids[i];
+                for (size_t i = 0; i < tids.n; i++)
+                        if (visited.n == 0 ||
+                            !bsearch(&tids.a[i], visited.a, visited.n, sizeof(pid_t), pid_cmp))
+                                tids.a[n_new++] = tids.a[i];
                 if (n_new == 0)
                         break;
 
-                /* Record them before calling out, so the sets stay right whatever the visitor does. */
-                pid_t *t = reallocarray(visited, n_visited + n_new, sizeof(pid_t));
-                if (!t)
-                        return -ENOMEM;
-                visited = t;
-                /* Merge the two ascending arrays from the back. */
-                for (size_t i = n_visited, j = n_new, k = n_visited + n_new; j > 0;) {
-                        if (i > 0 && visited[i - 1] > tids[j - 1])
-                                visited[--k] = visited[--i];
-                        else
-                                visited[--k] = tids[--j];
+                /* Record them before calling out, so the sets stay right whatever the visitor does:
+                 * append, then merge the two ascending runs from the back. */
+                {
+                        size_t n_old = visited.n;
+
+                        for (size_t j = 0; j < n_new; j++) {
+                                r = pid_array_push(&visited, 0);
+                                if (r < 0)
+                                        goto finish;
+                        }
+                        for (size_t i = n_old, j = n_new, k = n_old + n_new; j > 0;) {
+                                if (i > 0 && visited.a[i - 1] > tids.a[j - 1])
+                                        visited.a[--k] = visited.a[--i];
+                                else
+                                        visited.a[--k] = tids.a[--j];
+                        }
                 }
-                n_visited += n_new;
 
                 for (size_t i = 0; i < n_new; i++) {
-                        r = visit(pid, tids[i], userdata);
+                        r = visit(pid, tids.a[i], userdata);
                         if (r == -ESRCH)
                                 continue;
                         if (r < 0)
-                                return r;
+                                goto finish;
                         if (count < INT_MAX)
                                 count++;
                 }
+                if (once)
+                        break;
         }
+        r = count;
 
-        return count;
+finish:
+        pid_array_done(&tids);
+        pid_array_done(&visited);
+        return r;
+}
+
+int procfs_foreach_thread(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata) {
+        return foreach_thread(root, pid, false, visit, userdata);
+}
+
+int procfs_foreach_thread_once(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata) {
+        return foreach_thread(root, pid, true, visit, userdata);
 }

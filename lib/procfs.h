@@ -20,9 +20,11 @@ int procfs_read_comm(const char *root, pid_t pid, pid_t tid, char ret[16]);
 
 /* The fields of /proc/PID[/task/TID]/stat the daemon uses (proc(5) numbering). */
 typedef struct ProcfsStat {
+        char comm[16];      /* field 2 without the parentheses, at most 15 bytes (as procfs_read_comm()) */
         char state;         /* field 3: R, S, D, Z, ... */
         pid_t ppid;         /* field 4 */
         unsigned flags;     /* field 9: PF_* flags */
+        unsigned n_threads; /* field 20, num_threads: live threads (a zombie leader counts as one) */
         uint64_t starttime; /* field 22: clock ticks since boot */
 } ProcfsStat;
 
@@ -31,9 +33,9 @@ typedef struct ProcfsStat {
 
 /*
  * Reads /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat with one read(2), parsing the fields
- * after the last ')' so a comm holding ") (" or spaces is safe. Lets a /proc scan get the
- * start time and the kernel-thread flag from one read. Returns 0, -ESRCH, -EBADMSG
- * (unparsable), -errno.
+ * after the last ')' so a comm holding ") (" or spaces is safe (the comm is what lies between
+ * the first '(' and the last ')'). Lets a /proc scan get the comm, the start time and the
+ * kernel-thread flag from one read. Returns 0, -ESRCH, -EBADMSG (unparsable), -errno.
  */
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret);
 
@@ -50,8 +52,13 @@ int procfs_is_kernel_thread(const char *root, pid_t pid);
  * Returns 0, -ESRCH, -EACCES (no ptrace access), -ENOENT (no exe: kernel thread, zombie). */
 int procfs_read_exe(const char *root, pid_t pid, char **ret);
 
-/* /proc/PID/cmdline, NUL separators turned into single spaces, trailing ones dropped,
- * newly allocated ("" for a zombie). Returns 0, -ESRCH, -errno. */
+/* Bytes of /proc/PID/cmdline read at most: longer command lines are cut there (a cmdline:
+ * pattern sees only their first 64 KiB). The kernel produces the file from the process's
+ * memory on every read, and any user can exec a process with megabytes of arguments. */
+#define PROCFS_CMDLINE_MAX (64U * 1024U)
+
+/* /proc/PID/cmdline (at most PROCFS_CMDLINE_MAX bytes of it), NUL separators turned into single
+ * spaces, trailing ones dropped, newly allocated ("" for a zombie). Returns 0, -ESRCH, -errno. */
 int procfs_read_cmdline(const char *root, pid_t pid, char **ret);
 
 /* Effective uid (second field of "Uid:" in /proc/PID/status). Returns 0, -ESRCH, -EBADMSG. */
@@ -94,3 +101,11 @@ int procfs_list_tids(const char *root, pid_t pid, pid_t **ret, size_t *ret_n);
  */
 typedef int (*procfs_thread_visitor_t)(pid_t pid, pid_t tid, void *userdata);
 int procfs_foreach_thread(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata);
+
+/*
+ * Like procfs_foreach_thread(), but one pass over /proc/PID/task only: threads created while
+ * visiting may be missed. For callers that hear of new threads anyway (the proc connector's
+ * fork events), it saves re-reading the directory. Returns the number of threads visited,
+ * -ESRCH if the process is gone, or the visitor's error.
+ */
+int procfs_foreach_thread_once(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata);

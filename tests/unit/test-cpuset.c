@@ -881,8 +881,78 @@ START_TEST(test_basic) {
 
         cpuset_done(&s);
         cpuset_done(&s);
-        ck_assert_ptr_null(s.bits);
         ck_assert_uint_eq(s.n_words, 0);
+        ck_assert(cpuset_is_empty(&s));
+        ck_assert_int_eq(cpuset_last(&s), -1);
+        /* Reusable after cpuset_done(). */
+        ck_assert_int_eq(cpuset_add(&s, 3), 0);
+        ck_assert_uint_eq(cpuset_count(&s), 1);
+}
+END_TEST
+
+/*
+ * Storage: small sets live inside the CpuSet (CPUSET_INLINE_WORDS words), wider ones on the
+ * heap. Every transition keeps the contents: growing out of the inline words, replacing a wide
+ * set by a narrow one and back, copying onto itself, moving by struct assignment, and the
+ * algebra between an inline and a heap set (checked against the reference, bit by bit).
+ */
+START_TEST(test_storage_transitions) {
+        const unsigned inline_cpus = CPUSET_INLINE_WORDS * (unsigned)(sizeof(unsigned long) * 8);
+        const unsigned edges[] = {0, 1, inline_cpus - 1, inline_cpus, inline_cpus + 1, 1000, NCPUS - 1};
+
+        rng_seed(0x5eed0004);
+        for (size_t i = 0; i < ELEMENTSOF(edges); i++)
+                for (size_t j = 0; j < ELEMENTSOF(edges); j++) {
+                        _cleanup_cpuset_ CpuSet a = CPUSET_NULL, b = CPUSET_NULL, moved = CPUSET_NULL;
+                        RefSet ra, rb, rx;
+                        unsigned wa = edges[i] + 1, wb = edges[j] + 1;
+
+                        /* Grown one CPU at a time across the inline boundary. */
+                        ref_random(&ra, wa);
+                        ra.bit[edges[i]] = true;
+                        set_from_ref(&a, &ra, wa);
+                        assert_set_is_ref(&a, &ra, NCPUS, "grown");
+
+                        /* Replaced by a parse of another width (wide -> narrow and back). */
+                        ref_random(&rb, wb);
+                        rb.bit[edges[j]] = true;
+                        {
+                                _cleanup_free_ char *text = ref_format_list(&rb, wb);
+                                ck_assert_int_eq(cpuset_parse_list(text, &a, NULL), 0);
+                                assert_set_is_ref(&a, &rb, NCPUS, "replaced by a parse");
+                        }
+                        set_from_ref(&a, &ra, wa);
+
+                        /* Copies, also onto itself and onto a set of another width. */
+                        set_from_ref(&b, &rb, wb);
+                        ck_assert_int_eq(cpuset_copy(&a, &a), 0);
+                        assert_set_is_ref(&a, &ra, NCPUS, "copied onto itself");
+                        ck_assert_int_eq(cpuset_copy(&b, &a), 0);
+                        assert_set_is_ref(&b, &ra, NCPUS, "copied");
+                        set_from_ref(&b, &rb, wb);
+
+                        /* A move by struct assignment keeps the contents. */
+                        ck_assert_int_eq(cpuset_copy(&moved, &a), 0);
+                        {
+                                CpuSet tmp = moved;
+                                moved = CPUSET_NULL;
+                                assert_set_is_ref(&tmp, &ra, NCPUS, "moved");
+                                moved = tmp;
+                        }
+
+                        /* Algebra between the two widths. */
+                        ck_assert_int_eq(cpuset_or(&a, &b), 0);
+                        for (unsigned k = 0; k < NCPUS; k++)
+                                rx.bit[k] = ra.bit[k] || rb.bit[k];
+                        assert_set_is_ref(&a, &rx, NCPUS, "union");
+                        cpuset_and(&a, &b);
+                        assert_set_is_ref(&a, &rb, NCPUS, "intersection with a subset");
+                        ck_assert(cpuset_equal(&a, &b));
+                        cpuset_andnot(&a, &b);
+                        ck_assert(cpuset_is_empty(&a));
+                        ck_assert(cpuset_equal(&moved, &moved));
+                        assert_set_is_ref(&moved, &ra, NCPUS, "the moved set afterwards");
+                }
 }
 END_TEST
 
@@ -1051,6 +1121,7 @@ static Suite *cpuset_suite(void) {
         TCase *tc = tcase_create("core");
 
         tcase_add_test(tc, test_basic);
+        tcase_add_test(tc, test_storage_transitions);
         tcase_add_test(tc, test_corpus);
         tcase_add_test(tc, test_error_offsets);
         tcase_add_test(tc, test_mask_range);

@@ -142,18 +142,22 @@ START_TEST(test_stat) {
         puts_("proc/5/stat", "5 (short) S 1 5 5 0 -1 0 0 0\n");
         puts_("proc/6/stat", "6 no parentheses S 1 6 6 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 10 0\n");
         puts_("proc/8/stat", "8 (x) S 1 8 8 0 -1 0x40 0 0 0 0 0 0 0 0 20 0 1 0 10 0\n");
+        puts_("proc/7/stat", "7 (t) Z 1 7 7 0 -1 64 0 0 0 0 0 0 0 0 20 0 7 0 10 0\n");
         puts_("proc/9/stat", "");
 
         ck_assert_int_eq(procfs_read_starttime(root, 42, &t), 0);
         ck_assert_uint_eq(t, 987654321ULL);
         ck_assert_int_eq(procfs_read_stat(root, 42, 0, &st), 0);
+        ck_assert_str_eq(st.comm, "evil) (x) R 9 9"); /* up to the last ')', cut to 15 bytes */
         ck_assert_int_eq(st.state, 'S');
         ck_assert_int_eq(st.ppid, 17);
         ck_assert_uint_eq(st.flags, 0x400100);
+        ck_assert_uint_eq(st.n_threads, 1);
         ck_assert_uint_eq(st.starttime, 987654321ULL);
         ck_assert_int_eq(procfs_is_kernel_thread(root, 42), 0);
 
         ck_assert_int_eq(procfs_read_stat(root, 42, 43, &st), 0);
+        ck_assert_str_eq(st.comm, "a b");
         ck_assert_uint_eq(st.starttime, 987654400ULL);
         ck_assert_uint_eq(st.flags, 0x400040);
 
@@ -161,6 +165,13 @@ START_TEST(test_stat) {
         ck_assert_int_eq(procfs_is_kernel_thread(root, 3), 1);
         ck_assert_int_eq(procfs_read_starttime(root, 3, &t), 0);
         ck_assert_uint_eq(t, 1ULL << 40);
+
+        /* A zombie leader whose six other threads live on. */
+        ck_assert_int_eq(procfs_read_stat(root, 7, 0, &st), 0);
+        ck_assert_str_eq(st.comm, "t");
+        ck_assert_int_eq(st.state, 'Z');
+        ck_assert_uint_eq(st.n_threads, 7);
+        ck_assert_uint_eq(st.starttime, 10);
 
         t = 77;
         ck_assert_int_eq(procfs_read_starttime(root, 5, &t), -EBADMSG);
@@ -172,6 +183,18 @@ START_TEST(test_stat) {
         ck_assert_int_eq(procfs_read_starttime(root, 1234, &t), -ESRCH);
         ck_assert_int_eq(procfs_is_kernel_thread(root, 1234), -ESRCH);
         ck_assert_int_eq(procfs_read_stat(root, 42, 44, &st), -ESRCH);
+
+        /* A root whose paths can't fit PATH_MAX: refused, not truncated into another path. */
+        {
+                char long_root[PATH_MAX];
+
+                memset(long_root, 'a', sizeof(long_root) - 12);
+                long_root[0] = '/';
+                long_root[sizeof(long_root) - 12] = '\0';
+                ck_assert_int_eq(procfs_read_stat(long_root, 42, 0, &st), -ENAMETOOLONG);
+                ck_assert_int_eq(procfs_read_stat(long_root, 42, 43, &st), -ENAMETOOLONG);
+                ck_assert_int_eq(procfs_read_stat(root, 42, -1, &st), -EINVAL);
+        }
 }
 END_TEST
 
@@ -237,6 +260,24 @@ START_TEST(test_cmdline) {
 
         ck_assert_int_eq(procfs_read_cmdline(root, 15, &x), -ESRCH);
         ck_assert_str_eq(x, "untouched");
+}
+END_TEST
+
+/* A command line longer than PROCFS_CMDLINE_MAX is cut there, not read whole (nor refused). */
+START_TEST(test_cmdline_cap) {
+        const size_t len = 3 * PROCFS_CMDLINE_MAX + 7;
+        _cleanup_free_ char *huge = malloc(len), *got = NULL;
+
+        ck_assert_ptr_nonnull(huge);
+        for (size_t i = 0; i < len; i++)
+                huge[i] = (i % 100 == 99) ? '\0' : (char)('a' + i % 26);
+        put("proc/16/cmdline", huge, len);
+
+        ck_assert_int_eq(procfs_read_cmdline(root, 16, &got), 0);
+        ck_assert_uint_eq(strlen(got), PROCFS_CMDLINE_MAX);
+        for (size_t i = 0; i < PROCFS_CMDLINE_MAX; i++)
+                if (got[i] != ((i % 100 == 99) ? ' ' : (char)('a' + i % 26)))
+                        ck_abort_msg("byte %zu differs", i);
 }
 END_TEST
 
@@ -534,6 +575,23 @@ START_TEST(test_real_self) {
         ck_assert_uint_eq(t, stat_starttime("/proc/self/stat"));
         ck_assert_uint_gt(t, 0);
         ck_assert_int_eq(procfs_is_kernel_thread(NULL, pid), 0);
+        {
+                ProcfsStat st;
+
+                /* The comm of the stat line is the one /proc/PID/comm shows. */
+                ck_assert_int_eq(procfs_read_stat(NULL, pid, 0, &st), 0);
+                ck_assert_str_eq(st.comm, "a) (b c) S 1 2");
+                ck_assert_uint_eq(st.starttime, t);
+                {
+                        _cleanup_free_ pid_t *tids = NULL;
+                        size_t n = 0;
+
+                        /* num_threads is the number of entries of /proc/PID/task. */
+                        ck_assert_int_eq(procfs_list_tids(NULL, pid, &tids, &n), 0);
+                        ck_assert_uint_eq(st.n_threads, n);
+                        ck_assert_uint_ge(st.n_threads, 1);
+                }
+        }
 
         ck_assert_int_eq(procfs_read_euid(NULL, pid, &uid), 0);
         ck_assert_uint_eq(uid, geteuid());
@@ -605,6 +663,70 @@ START_TEST(test_real_kernel_thread) {
         ck_assert_int_eq(procfs_read_exe(NULL, 2, &exe), -ENOENT);
         ck_assert_ptr_null(exe);
         ck_assert_int_eq(procfs_is_kernel_thread(NULL, 1), 0);
+}
+END_TEST
+
+/* The child of test_real_zombie_leader: its leader leaves with pthread_exit() while a second
+ * thread waits for a byte on fd, then exits. */
+static int zombie_leader_fd = -1;
+
+static void *zombie_leader_worker(void *userdata) {
+        char c;
+
+        (void)!read(zombie_leader_fd, &c, 1);
+        _exit(0); /* not exit(): no leak checker run in this copy of the test process */
+}
+
+/*
+ * What the daemon's liveness check relies on (manager.c, process_is_dead()): a leader that called
+ * pthread_exit() is a zombie ('Z') while its other threads live on, and num_threads still counts
+ * them; once the last other thread has exited, num_threads is 1 (the zombie leader itself) until
+ * the process is reaped.
+ */
+START_TEST(test_real_zombie_leader) {
+        ProcfsStat st = {};
+        pid_t child;
+        int p[2], status;
+
+        ck_assert_int_eq(pipe(p), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                pthread_t t;
+
+                close(p[1]);
+                zombie_leader_fd = p[0];
+                if (pthread_create(&t, NULL, zombie_leader_worker, NULL) != 0)
+                        _exit(1);
+                pthread_exit(NULL);
+        }
+        close(p[0]);
+
+        /* Wait for the leader to be a zombie with the worker alive. */
+        for (unsigned i = 0; i < 10000; i++) {
+                ck_assert_int_eq(procfs_read_stat(NULL, child, 0, &st), 0);
+                if (st.state == 'Z')
+                        break;
+                usleep(1000);
+        }
+        ck_assert_int_eq(st.state, 'Z');
+        ck_assert_uint_eq(st.n_threads, 2);
+
+        /* The worker exits: the zombie leader is all that is left. */
+        ck_assert_int_eq(write(p[1], "x", 1), 1);
+        close(p[1]);
+        for (unsigned i = 0; i < 10000; i++) {
+                ck_assert_int_eq(procfs_read_stat(NULL, child, 0, &st), 0);
+                if (st.n_threads == 1)
+                        break;
+                usleep(1000);
+        }
+        ck_assert_int_eq(st.state, 'Z');
+        ck_assert_uint_eq(st.n_threads, 1);
+
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        ck_assert_int_eq(procfs_read_stat(NULL, child, 0, &st), -ESRCH);
 }
 END_TEST
 
@@ -779,6 +901,7 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_stat);
         tcase_add_test(fx, test_exe);
         tcase_add_test(fx, test_cmdline);
+        tcase_add_test(fx, test_cmdline_cap);
         tcase_add_test(fx, test_status);
         tcase_add_test(fx, test_cgroup);
         tcase_add_test(fx, test_unit_from_cgroup);
@@ -789,6 +912,7 @@ int main(int argc, char **argv) {
         tcase_add_test(real, test_real_self);
         tcase_add_test(real, test_real_kernel_thread);
         tcase_add_test(real, test_real_gone);
+        tcase_add_test(real, test_real_zombie_leader);
         tcase_add_test(real, test_real_foreach_threads);
         tcase_add_test(real, test_real_foreach_threads_created_while_visiting);
         suite_add_tcase(s, real);
