@@ -189,9 +189,9 @@ static int parse_stat(const char *s, ProcfsStat *ret) {
         p = strrchr(s, ')');
         if (!c || !p || p < c)
                 return -EBADMSG;
-        /* As procfs_read_comm(): up to a newline (prctl() allows one), at most 15 bytes. */
+        /* As procfs_read_comm(): the name as it is (prctl() allows any byte but NUL, a newline
+         * included), at most 15 bytes. */
         memcpy(st.comm, c + 1, MIN((size_t)(p - c - 1), sizeof(st.comm) - 1));
-        st.comm[strcspn(st.comm, "\n")] = '\0';
         p++;
 
         while (field <= 22) {
@@ -292,9 +292,12 @@ int procfs_read_comm(const char *root, pid_t pid, pid_t tid, char ret[16]) {
         if (r < 0)
                 return r;
 
-        /* Kernel worker threads show "kworker/0:1-events" here, longer than TASK_COMM_LEN - 1:
+        /* The kernel writes the name and one newline; the name itself may hold a newline
+         * (prctl(PR_SET_NAME) takes any byte but NUL), so only the last one is dropped.
+         * Kernel worker threads show "kworker/0:1-events" here, longer than TASK_COMM_LEN - 1:
          * keep the first 15 characters, as the kernel's own comm. */
-        len = strcspn(s, "\n");
+        if (len > 0 && s[len - 1] == '\n')
+                len--;
         if (len > 15)
                 len = 15;
         memcpy(ret, s, len);

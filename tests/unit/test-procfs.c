@@ -120,6 +120,11 @@ START_TEST(test_comm) {
         ck_assert_str_eq(comm, "kworker/0:1-eve");
         ck_assert_int_eq(procfs_read_comm(root, 7, 0, comm), 0);
         ck_assert_str_eq(comm, "no-newline");
+        /* A name with a newline in it (prctl(PR_SET_NAME) allows one): only the kernel's
+         * trailing newline goes. */
+        puts_("proc/9/comm", "xq-nl\nline2\n");
+        ck_assert_int_eq(procfs_read_comm(root, 9, 0, comm), 0);
+        ck_assert_str_eq(comm, "xq-nl\nline2");
 
         /* Gone: the process, the thread. Untouched output on failure. */
         strcpy(comm, "keep");
@@ -165,6 +170,11 @@ START_TEST(test_stat) {
         ck_assert_int_eq(procfs_is_kernel_thread(root, 3), 1);
         ck_assert_int_eq(procfs_read_starttime(root, 3, &t), 0);
         ck_assert_uint_eq(t, 1ULL << 40);
+
+        /* A name with a newline in it, raw in stat as in comm. */
+        puts_("proc/11/stat", "11 (xq-nl\nline2) S 1 11 11 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 10 0\n");
+        ck_assert_int_eq(procfs_read_stat(root, 11, 0, &st), 0);
+        ck_assert_str_eq(st.comm, "xq-nl\nline2");
 
         /* A zombie leader whose six other threads live on. */
         ck_assert_int_eq(procfs_read_stat(root, 7, 0, &st), 0);
