@@ -33,6 +33,8 @@
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
 /* A rescan after lost events waits until the socket's queue is read, but not longer than this. */
 #define RESCAN_DELAY_MAX_USEC (100 * USEC_PER_MSEC)
+/* A re-plan after a CPU change waits this long for the rest of a burst. */
+#define HOTPLUG_DEBOUNCE_USEC (100 * USEC_PER_MSEC)
 
 static const char *const state_table[_MANAGER_STATE_MAX] = {
         [MANAGER_STARTING] = "starting",
@@ -206,7 +208,23 @@ static int tracked_process_add_thread(TrackedProcess *p, pid_t tid, TrackedThrea
         return 0;
 }
 
+/* Gives back tid's spread slot, if it holds one. */
+static void process_spread_release(TrackedProcess *p, pid_t tid) {
+        if (p->spread)
+                (void)spread_slots_release(&p->spread->slots, tid);
+}
+
+static ProcessSpread *process_spread_free(ProcessSpread *s) {
+        if (!s)
+                return NULL;
+        spread_slots_done(&s->slots);
+        cpuset_done(&s->handed);
+        return mfree(s);
+}
+
+/* Forgets thread t of p; its spread slot, if any, is free for the next spread thread. */
 static void tracked_process_remove_thread(TrackedProcess *p, TrackedThread *t) {
+        process_spread_release(p, t->tid);
         if (tdelete(t, &p->threads, pid_compare))
                 p->n_threads--;
         tracked_thread_free(t);
@@ -244,6 +262,7 @@ static TrackedProcess *tracked_process_free(TrackedProcess *p) {
                 return NULL;
         tdestroy(p->threads, tracked_thread_free_void);
         cpuset_done(&p->original);
+        process_spread_free(p->spread);
         return mfree(p);
 }
 
@@ -373,19 +392,104 @@ typedef struct PlaceContext {
         unsigned n_failed;  /* threads the kernel refused */
 } PlaceContext;
 
-/* The CPUs thread_comm should get under p's policy, or NULL when the policy sets none (or p has
- * no policy in force). */
-static const CpuSet *thread_target(Manager *m, const TrackedProcess *p, const char *thread_comm) {
-        const PolicyPlan *pp = process_plan(m, p);
+/* The spread order of pp's spread rules (every spread rule of a policy spreads over the same
+ * set, in the same order), or NULL with *ret_n = 0 when it has none (or pp is NULL or pending). */
+static const unsigned *policy_spread_order(const PolicyPlan *pp, size_t *ret_n) {
+        for (size_t i = 0; pp && pp->threads && i < pp->policy->n_threads; i++)
+                if (pp->threads[i].spread && pp->threads[i].n_spread_order > 0) {
+                        *ret_n = pp->threads[i].n_spread_order;
+                        return pp->threads[i].spread_order;
+                }
+        *ret_n = 0;
+        return NULL;
+}
 
-        if (!pp)
-                return NULL;
+/*
+ * The CPUs thread tid, named thread_comm, should get under p's policy: *ret points at them (into
+ * the plan, or at buf), or is NULL when the policy sets none, or p has no policy in force or a
+ * pending one (a process a CPU change made pending is left as it is, spread slots included). A
+ * thread that matches a spread rule takes a spread slot (or keeps the one it holds) and gets the
+ * slot's CPU; any other thread gives back the slot it may hold, and gets its rule's CPUs, or the
+ * policy's set without the CPUs handed to spread threads (DESIGN.md "Threads"). Returns 0 or
+ * -ENOMEM.
+ */
+static int thread_target(
+        Manager *m, TrackedProcess *p, pid_t tid, const char *thread_comm, CpuSet *buf, const CpuSet **ret) {
+        const PolicyPlan *pp = process_plan(m, p);
+        const ThreadPlan *tp = NULL;
+        const unsigned *order;
+        size_t n_order;
+        int r;
+
+        *ret = NULL;
+        if (!pp || pp->pending_reason)
+                return 0;
         if (pp->policy->n_threads > 0) {
                 int k = match_thread(pp->policy, thread_comm);
-                if (k >= 0 && pp->threads[k].has_cpus)
-                        return &pp->threads[k].cpus;
+                if (k >= 0)
+                        tp = &pp->threads[k];
         }
-        return pp->has_cpus ? &pp->cpus : NULL;
+
+        if (tp && tp->spread && tp->n_spread_order > 0) {
+                if (!p->spread) {
+                        p->spread = calloc(1, sizeof(ProcessSpread));
+                        if (!p->spread)
+                                return -ENOMEM;
+                }
+                r = spread_slots_acquire(&p->spread->slots, tid);
+                if (r < 0)
+                        return r;
+                r = spread_cpu_of_slot(tp->spread_order, tp->n_spread_order, (size_t)r);
+                cpuset_clear(buf);
+                r = cpuset_add(buf, (unsigned)r);
+                if (r < 0)
+                        return r;
+                *ret = buf;
+                return 0;
+        }
+
+        process_spread_release(p, tid);
+        if (tp && tp->has_cpus) {
+                *ret = &tp->cpus;
+                return 0;
+        }
+        if (!pp->has_cpus)
+                return 0;
+        if (!p->spread || spread_slots_n_held(&p->spread->slots) == 0 ||
+            !(order = policy_spread_order(pp, &n_order))) {
+                *ret = &pp->cpus;
+                return 0;
+        }
+        r = spread_rest_cpus(&pp->cpus, &p->spread->slots, order, n_order, buf);
+        if (r < 0)
+                return r;
+        *ret = buf;
+        return 0;
+}
+
+/*
+ * Whether the CPUs handed to p's spread threads changed since its other threads were last
+ * placed; records the new ones. Returns 1 (changed: the other threads need placing again), 0,
+ * or -ENOMEM.
+ */
+static int process_spread_update(Manager *m, TrackedProcess *p) {
+        _cleanup_cpuset_ CpuSet handed = CPUSET_NULL;
+        const unsigned *order;
+        size_t n_order;
+        int r;
+
+        if (!p->spread)
+                return 0;
+        order = policy_spread_order(process_plan(m, p), &n_order);
+        r = spread_slots_cpus(&p->spread->slots, order, n_order, &handed);
+        if (r < 0)
+                return r;
+        if (cpuset_equal(&handed, &p->spread->handed))
+                return 0;
+        cpuset_done(&p->spread->handed);
+        p->spread->handed = handed;
+        handed = CPUSET_NULL;
+        return 1;
 }
 
 static void report_failure(
@@ -499,7 +603,7 @@ static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const Cpu
 
 /* Places one thread. Returns 0 (placed, refused, or nothing to do), -ESRCH (gone), -ENOMEM. */
 static int place_thread(PlaceContext *ctx, pid_t tid) {
-        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL;
+        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL, target_buf = CPUSET_NULL;
         Manager *m = ctx->manager;
         TrackedProcess *p = ctx->process;
         const PolicyPlan *pp = process_plan(m, p);
@@ -517,7 +621,6 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                                 r, "Failed to read comm of %s[%d] thread %d, using the policy's set: %m",
                                 p->comm, (int)p->pid, (int)tid);
         }
-        target = thread_target(m, p, comm);
 
         t = tracked_process_find_thread(p, tid);
         if (!t) {
@@ -527,6 +630,10 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
         }
         t->generation = p->generation;
         ctx->n_threads++;
+
+        r = thread_target(m, p, tid, comm, &target_buf, &target);
+        if (r < 0)
+                return r;
 
         if (!target)
                 return 0;
@@ -618,9 +725,12 @@ static int place_process(
                 .process = p,
                 .force = force,
         };
+        unsigned n_passes = 0;
         int r;
 
+again:
         p->generation++;
+        ctx.n_threads = 0;
         if (m->discovery != MANAGER_DISCOVERY_NETLINK)
                 r = procfs_foreach_thread(NULL, p->pid, place_thread_visitor, &ctx);
         else if (n_threads == 1) {
@@ -641,9 +751,24 @@ static int place_process(
                         r, "Failed to place %s[%d] (policy %s): %m", p->comm, (int)p->pid,
                         manager_process_policy_name(m, p));
 
+        (void)tracked_process_remove_threads_if(p, thread_not_seen);
+
+        /* Spread slots taken or given back in this pass change what the threads no rule matches
+         * get: one more pass writes those (the others are in place already). Bounded: a pass
+         * that follows one takes no new slot, unless threads appeared meanwhile. */
+        r = process_spread_update(m, p);
+        if (r < 0)
+                return log_warning_errno(
+                        r, "Failed to place %s[%d] (policy %s): %m", p->comm, (int)p->pid,
+                        manager_process_policy_name(m, p));
+        if (r > 0 && ++n_passes < 3) {
+                ctx.force = false;
+                n_threads = 0;
+                goto again;
+        }
+
         if (ctx.n_set > 0)
                 manager_record_latency(m, timestamp_ns);
-        (void)tracked_process_remove_threads_if(p, thread_not_seen);
 
         if (!p->placed) {
                 p->placed = true;
@@ -669,6 +794,20 @@ static int place_process(
                         ctx.n_threads, strna(text), manager_process_policy_name(m, p));
         }
         return 0;
+}
+
+/*
+ * After one thread of p took or gave back a spread slot outside place_process() (a new thread,
+ * a rename, an exit): places p's other threads again if the CPUs handed to spread threads
+ * changed. Returns 0, -ESRCH (p is gone and was freed), or -ENOMEM.
+ */
+static int process_spread_settle(Manager *m, TrackedProcess *p) {
+        int r = process_spread_update(m, p);
+
+        if (r <= 0)
+                return r;
+        /* Writes only the threads whose target changed. */
+        return place_process(m, p, false, 0, 0);
 }
 
 static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
@@ -905,6 +1044,8 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
                 return 0;
         if (!process_plan(m, parent))
                 return 0; /* its policy went away in a reload: the rescan decides for both */
+        if (process_plan(m, parent)->pending_reason)
+                return 0; /* kept as it is while a CPU change left its policy pending */
 
         r = procfs_read_stat(NULL, ev->pid, 0, &st);
         if (r < 0 && r != -ESRCH) {
@@ -979,7 +1120,8 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
         log_debug(
                 "New thread %d of %s[%d] %s (policy %s)", (int)ev->pid, p->comm, (int)p->pid,
                 ctx.n_set > 0 ? "placed" : "already in place", process_policy_label(m, p));
-        return 0;
+        r = process_spread_settle(m, p); /* it may have taken a spread slot */
+        return r == -ESRCH ? 0 : r;
 }
 
 /*
@@ -1098,7 +1240,8 @@ static int manager_reevaluate_thread(Manager *m, TrackedProcess *p, pid_t tid, u
                         "Thread %d of %s[%d] renamed: placed by its thread rule", (int)tid, p->comm,
                         (int)p->pid);
         }
-        return 0;
+        r = process_spread_settle(m, p); /* it may have taken or given back a spread slot */
+        return r == -ESRCH ? 0 : r;
 }
 
 static int on_comm(Manager *m, const ProcEvent *ev) {
@@ -1130,16 +1273,21 @@ static int on_uid(Manager *m, const ProcEvent *ev) {
 static int on_exit_event(Manager *m, const ProcEvent *ev) {
         TrackedProcess *p = manager_find_process(m, ev->tgid);
         TrackedThread *t;
+        int r;
 
         if (!p)
                 return 0;
         if (ev->pid != ev->tgid) {
                 t = tracked_process_find_thread(p, ev->pid);
                 if (t)
-                        tracked_process_remove_thread(p, t);
-                if (p->leader_exited)
+                        tracked_process_remove_thread(p, t); /* frees its spread slot */
+                if (p->leader_exited) {
                         manager_check_process_gone(m, p);
-                return 0;
+                        return 0;
+                }
+                /* A spread slot given back: the threads no rule matches may get its CPU again. */
+                r = process_spread_settle(m, p);
+                return r == -ESRCH ? 0 : r;
         }
         /* Also fires when the leader calls pthread_exit() and other threads live on. */
         p->leader_exited = true;
@@ -1310,7 +1458,7 @@ static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
 
         parent = manager_find_process(m, st->ppid);
         if (!parent || parent->explicit_only || !process_plan(m, parent) ||
-            parent->starttime > st->starttime)
+            process_plan(m, parent)->pending_reason || parent->starttime > st->starttime)
                 return 0;
 
         r = procfs_read_exe(NULL, pid, &exe);
@@ -1378,6 +1526,12 @@ static int manager_rescan(Manager *m) {
                         list[i] = NULL;
                         continue;
                 }
+                if (process_plan(m, p) && process_plan(m, p)->pending_reason) {
+                        /* Kept as it is by a CPU change that made its policy pending
+                         * (manager_replan_topology()), until the policy resolves again. */
+                        p->rescan_policy = (int)p->policy;
+                        continue;
+                }
                 p->rescan_policy = p->forked ? -EAGAIN /* decided below */
                                              : manager_match_pid(m, p->pid, p->explicit_only, NULL);
         }
@@ -1429,7 +1583,7 @@ static int manager_rescan(Manager *m) {
                 }
                 p->policy = (size_t)p->rescan_policy;
                 (void)procfs_read_comm(NULL, p->pid, 0, p->comm); /* an exec may have been missed */
-                (void)place_process(m, p, false, 0, 0);
+                (void)place_process(m, p, m->force_placement, 0, 0);
         }
 
         /* Processes not tracked: one read of /proc/PID/stat each gives identity, parent,
@@ -1564,6 +1718,7 @@ static int manager_load_topology(Manager *m, Topology **ret) {
 typedef struct RemapContext {
         const Plan *old_plan;
         const Plan *new_plan;
+        bool keep_pending;
 } RemapContext;
 
 static void remap_action(const void *nodep, VISIT which, void *userdata) {
@@ -1573,20 +1728,29 @@ static void remap_action(const void *nodep, VISIT which, void *userdata) {
 
         if (which != postorder && which != leaf)
                 return;
-        if (p->policy < c->old_plan->n_policies && c->old_plan->policies[p->policy].policy)
-                k = plan_find_active(c->new_plan, c->old_plan->policies[p->policy].policy->name);
+        if (p->policy < c->old_plan->n_policies && c->old_plan->policies[p->policy].policy) {
+                const char *name = c->old_plan->policies[p->policy].policy->name;
+                const PolicyPlan *pp;
+
+                k = plan_find_active(c->new_plan, name);
+                if (k < 0 && c->keep_pending && (pp = plan_find_policy(c->new_plan, name)))
+                        k = (int)(pp - c->new_plan->policies);
+        }
         p->policy = k >= 0 ? (size_t)k : POLICY_NONE;
 }
 
 /*
- * After a reload installed new_plan: points every tracked process at the policy of the same
- * name in it, or at POLICY_NONE when that policy is gone or pending (the rescan that follows
- * re-matches it, or restores and forgets it). Allocates nothing and cannot fail, so no index
- * into the old configuration survives it, whatever the rescan does after. old_plan (and the
- * configuration it borrows from) must still be alive.
+ * After a reload (or a CPU change) installed new_plan: points every tracked process at the
+ * policy of the same name in it, or at POLICY_NONE when that policy is gone or pending (the
+ * rescan that follows re-matches it, or restores and forgets it). With keep_pending (a CPU
+ * change), a process whose policy became pending stays under it, and the rescan leaves it as
+ * it is. Allocates nothing and cannot fail, so no index into the old configuration survives
+ * it, whatever the rescan does after. old_plan (and the configuration it borrows from) must
+ * still be alive.
  */
-static void manager_remap_policies(Manager *m, const Plan *old_plan, const Plan *new_plan) {
-        RemapContext c = {.old_plan = old_plan, .new_plan = new_plan};
+static void manager_remap_policies(
+        Manager *m, const Plan *old_plan, const Plan *new_plan, bool keep_pending) {
+        RemapContext c = {.old_plan = old_plan, .new_plan = new_plan, .keep_pending = keep_pending};
         twalk_r(m->processes, remap_action, &c);
 }
 
@@ -1674,7 +1838,7 @@ int manager_reload(Manager *m, char **ret_error) {
 
         /* Tracked processes still hold indexes into old_config: remap them while it is alive, in
          * a step that can't fail, before anything else can. */
-        manager_remap_policies(m, old_plan, m->plan);
+        manager_remap_policies(m, old_plan, m->plan, false);
         plan_free(old_plan);
         config_free(old_config);
         (void)manager_rescan(m);
@@ -1688,6 +1852,164 @@ int manager_reload(Manager *m, char **ret_error) {
                 m->config->n_policies, plan_n_pending(m->plan), strv_length(m->config->files),
                 m->n_processes);
         return 0;
+}
+
+/* ---- CPU hotplug ---- */
+
+/* Names of the pending policies of plan, ", "-separated, newly allocated ("" when none); NULL on
+ * OOM. */
+static char *plan_pending_names(const Plan *plan) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        bool first = true;
+
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < plan->n_policies; i++)
+                if (plan->policies[i].pending_reason) {
+                        fprintf(f, "%s%s", first ? "" : ", ", plan->policies[i].policy->name);
+                        first = false;
+                }
+        if (fclose(f) < 0)
+                return mfree(text);
+        return text;
+}
+
+/*
+ * The online CPUs changed: reloads the live topology, re-plans the configuration in force
+ * against it, swaps the plan in as a reload does (manager_remap_policies(), keeping the
+ * processes of policies that became pending as they are), and re-places every tracked process,
+ * writing every thread: when a CPU goes offline the kernel moves the threads that had only
+ * offline CPUs elsewhere by itself, and when it comes back nothing gives them their CPUs back
+ * but this. Pending policies are retried: one that resolves again is matched and placed by the
+ * rescan. Targets come from the plan, which holds online CPUs only, so no empty mask is ever
+ * written (and the kernel refuses a mask with no online CPU). One info line per re-plan.
+ */
+static int manager_replan_topology(Manager *m) {
+        _cleanup_(topology_freep) Topology *topology = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ char *online = NULL, *pending = NULL;
+        Plan *old_plan;
+        int r;
+
+        if (!m->config)
+                return 0;
+        r = topology_load_live(&topology);
+        if (r < 0)
+                return log_warning_errno(
+                        r,
+                        "Failed to reload the topology after a CPU change, keeping the previous plan: %m");
+        r = plan_new(m->config, topology, &plan);
+        if (r < 0)
+                return log_warning_errno(
+                        r, "Failed to re-plan after a CPU change, keeping the previous plan: %m");
+
+        old_plan = m->plan;
+        r = manager_install(m, m->config, plan);
+        if (r < 0)
+                return log_warning_errno(
+                        r, "Failed to re-plan after a CPU change, keeping the previous plan: %m");
+        TAKE_PTR(plan);
+        /* The same configuration: only the resolution changed. The old plan borrows the old
+         * topology: free it first. */
+        manager_remap_policies(m, old_plan, m->plan, true);
+        plan_free(old_plan);
+        topology_free(m->topology);
+        m->topology = TAKE_PTR(topology);
+
+        online = cpuset_to_string(topology_online_cpus(m->topology));
+        pending = plan_pending_names(m->plan);
+        log_info(
+                "CPUs changed (online now: %s): re-planned %zu policies, %zu pending%s%s%s; re-placing "
+                "%" PRIu32 " processes",
+                strna(online), m->plan->n_policies, plan_n_pending(m->plan), pending && *pending ? " (" : "",
+                pending && *pending ? pending : "", pending && *pending ? ")" : "", m->n_processes);
+        if (log_level_enabled(LOG_DEBUG))
+                log_plan(m, m->plan);
+
+        m->force_placement = true;
+        r = manager_rescan(m);
+        m->force_placement = false;
+        manager_notify(m, NULL);
+        return r;
+}
+
+static int on_hotplug_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void)manager_replan_topology(m);
+        return 0;
+}
+
+/* Re-plans HOTPLUG_DEBOUNCE_USEC from now, so that a burst of CPU changes costs one re-plan;
+ * changes during that time join the pending re-plan (it reads the state when it runs). */
+static void manager_schedule_replan(Manager *m) {
+        int enabled = SD_EVENT_OFF, r;
+
+        if (m->hotplug_source && sd_event_source_get_enabled(m->hotplug_source, &enabled) >= 0 &&
+            enabled != SD_EVENT_OFF)
+                return;
+        if (!m->hotplug_source) {
+                r = sd_event_add_time_relative(
+                        m->event, &m->hotplug_source, CLOCK_MONOTONIC, HOTPLUG_DEBOUNCE_USEC,
+                        10 * USEC_PER_MSEC, on_hotplug_timer, m);
+                if (r >= 0)
+                        (void)sd_event_source_set_description(m->hotplug_source, "cpu-hotplug-replan");
+        } else {
+                r = sd_event_source_set_time_relative(m->hotplug_source, HOTPLUG_DEBOUNCE_USEC);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->hotplug_source, SD_EVENT_ONESHOT);
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Failed to arm the re-plan timer, re-planning now: %m");
+                (void)manager_replan_topology(m);
+        }
+}
+
+static int on_cpu_uevent(UeventMonitor *monitor, const Uevent *ev, void *userdata) {
+        Manager *m = userdata;
+        int cpu = uevent_cpu_number(ev);
+
+        if (cpu < 0 ||
+            !(streq(ev->action, "online") || streq(ev->action, "offline") || streq(ev->action, "add") ||
+              streq(ev->action, "remove")))
+                return 0;
+        log_debug("CPU %d: %s", cpu, ev->action);
+        manager_schedule_replan(m);
+        return 0;
+}
+
+static void on_uevent_lost(UeventMonitor *monitor, int error, void *userdata) {
+        Manager *m = userdata;
+
+        if (ratelimit_below(&m->uevent_ratelimit, NULL))
+                log_warning_errno(
+                        error,
+                        "Kernel uevents may have been lost (%m), re-reading the topology in case CPUs "
+                        "changed");
+        manager_schedule_replan(m);
+}
+
+/*
+ * Listens for CPU hotplug on the kernel's uevent socket (live topology only). Not fatal: without
+ * it the daemon works on, but re-plans only on reload.
+ */
+static void manager_start_uevents(Manager *m) {
+        int r;
+
+        if (m->topology_path)
+                return;
+        r = uevent_monitor_new(m->event, &m->uevent_monitor);
+        if (r >= 0)
+                r = uevent_monitor_subscribe(
+                        m->uevent_monitor, "cpu", on_cpu_uevent, on_uevent_lost, m, &m->cpu_subscription);
+        if (r < 0) {
+                m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
+                m->cpu_subscription = NULL;
+                log_warning_errno(
+                        r, "Cannot receive kernel uevents: %m. CPU hotplug will be noticed only on reload.");
+        }
 }
 
 /* ---- event sources ---- */
@@ -1920,6 +2242,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m->failure_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 10};
         m->event_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 5};
         m->monitor_ratelimit = (RateLimit){.interval_usec = 60 * USEC_PER_SEC, .burst = 1};
+        m->uevent_ratelimit = (RateLimit){.interval_usec = 60 * USEC_PER_SEC, .burst = 3};
         latency_reset(&m->latency);
         if ((o->config_dir && !(m->config_dir = strdup(o->config_dir))) ||
             (o->topology_path && !(m->topology_path = strdup(o->topology_path))) ||
@@ -1968,6 +2291,9 @@ Manager *manager_free(Manager *m) {
         m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
         m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->monitor = proc_monitor_free(m->monitor);
+        m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
+        m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
+        m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);
         m->bus = sd_bus_flush_close_unref(m->bus);
 
@@ -2004,6 +2330,9 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to load the configuration: %m");
 
+        /* CPU changes from here on re-plan: none is missed between the topology load and the
+         * subscription. */
+        manager_start_uevents(m);
         r = manager_load_topology(m, &m->topology);
         if (r < 0)
                 return log_error_errno(

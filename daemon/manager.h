@@ -12,6 +12,16 @@
  * then scan /proc; place on exec; track children a managed process forks without exec;
  * place new threads; re-match on comm and uid changes; forget a process only when no thread
  * of it is left; rescan on lost events and on reload.
+ *
+ * Threads matching a `cpus: spread` rule hold a spread slot of their process (lib/spread.h):
+ * one CPU each, released when the thread exits or stops matching; the process's other threads
+ * get the policy's set without the CPUs handed out, and are written again when that changes.
+ *
+ * CPU hotplug (kernel uevents, daemon/uevent-monitor.h) re-plans the configuration in force
+ * against the new topology, ~100 ms after the last change of a burst, and re-places every
+ * tracked process, writing every thread again (the kernel moved threads off an offline CPU by
+ * itself). A policy that a hotplug makes pending keeps its processes as they are, tracked but
+ * untouched, until it resolves again (a reload, by contrast, restores them).
  */
 
 #include <stdbool.h>
@@ -27,7 +37,9 @@
 #include "plan.h"
 #include "policy.h"
 #include "proc-monitor.h"
+#include "spread.h"
 #include "topology.h"
+#include "uevent-monitor.h"
 
 typedef enum ManagerState {
         MANAGER_STARTING,
@@ -83,6 +95,12 @@ typedef struct TrackedThread {
  * none until the rescan re-matches or restores it. */
 #define POLICY_NONE SIZE_MAX
 
+/* The spread slots of a process whose threads match a `cpus: spread` rule. */
+typedef struct ProcessSpread {
+        SpreadSlots slots; /* owners: the TIDs of its spread threads */
+        CpuSet handed;     /* the CPUs the slots stood for when its other threads were last placed */
+} ProcessSpread;
+
 /* A process that matched an active policy (or was forked by one), keyed by pid. */
 typedef struct TrackedProcess {
         pid_t pid;          /* first: the tsearch key */
@@ -100,8 +118,9 @@ typedef struct TrackedProcess {
         CpuSet original; /* first original seen: the default for threads created later */
         void *threads;   /* tsearch(3) root of TrackedThread */
         unsigned n_threads;
-        unsigned generation; /* placement pass counter (threads not seen in a pass are dropped) */
-        int rescan_policy;   /* scratch for manager_rescan(): the policy decided, or -errno */
+        unsigned generation;   /* placement pass counter (threads not seen in a pass are dropped) */
+        int rescan_policy;     /* scratch for manager_rescan(): the policy decided, or -errno */
+        ProcessSpread *spread; /* NULL until one of its threads takes a spread slot */
 } TrackedProcess;
 
 typedef struct ManagerCounters {
@@ -124,9 +143,12 @@ typedef struct Manager {
         sd_event_source *summary_source;      /* armed only while a placement summary is due */
         sd_event_source *rescan_source;       /* pending rescan after lost events: once the queue is read */
         sd_event_source *rescan_timer_source; /* ... or RESCAN_DELAY_MAX_USEC later at the latest */
+        sd_event_source *hotplug_source;      /* armed while a re-plan after a CPU change is due */
         sd_bus *bus;
         sd_bus_slot *bus_slot;
         ProcMonitor *monitor;
+        UeventMonitor *uevent_monitor; /* NULL with --topology= or when uevents can't be had */
+        UeventSubscription *cpu_subscription;
 
         /* Options. */
         char *config_dir;
@@ -140,6 +162,7 @@ typedef struct Manager {
         Config *config;
         Topology *topology;
         Plan *plan;
+        bool force_placement;     /* manager_rescan() writes every thread, not only changed targets */
         bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
 
         /* Tracked processes. */
@@ -160,6 +183,7 @@ typedef struct Manager {
         RateLimit lost_ratelimit;
         RateLimit event_ratelimit;   /* failures handling a process event */
         RateLimit monitor_ratelimit; /* proc connector receive errors */
+        RateLimit uevent_ratelimit;  /* lost kernel uevents */
 } Manager;
 
 /*

@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * Topology-aware placement by the real daemon on this machine (issue 4):
+ *  - a spread thread pool: each "wrk-*" thread its own CPU of the policy's set, round robin past
+ *    the end, slots reused as threads exit, and the threads no rule matches kept off the CPUs
+ *    handed to workers;
+ *  - exclusive services, each on CPUs nobody else is given, as ListPolicies shows the plan;
+ *  - policies that can't be resolved here (a node that doesn't exist, an unknown device, more
+ *    cores than there are) pending with the planner's reason on D-Bus;
+ *  - CPU 1 taken offline and back while the daemon runs: every placement re-planned each way,
+ *    no task ever with an empty mask. CPU 1 is brought back online by the test, else by the
+ *    "cpu1-restored" test case that follows (its setup runs in the runner process even when the
+ *    hotplug test died), else by main(), which fails the run if it is not online at the end.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "macro.h"
+
+#define CPU1_ONLINE "/sys/devices/system/cpu/cpu1/online"
+
+/* ---- helpers ---- */
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void expect_line(Child *c, const char *want) {
+        _cleanup_free_ char *line = child_expect_line(c);
+        ck_assert_str_eq(line, want);
+}
+
+/* "start NAME" to integ-pool; returns the new thread's TID. */
+static pid_t pool_start(Child *c, const char *name) {
+        _cleanup_free_ char *line = NULL;
+        int tid = 0;
+
+        child_send(c, "start %s", name);
+        line = child_expect_line(c);
+        ck_assert_msg(sscanf(line, "started %d", &tid) == 1 && tid > 0, "integ-pool said \"%s\"", line);
+        return (pid_t)tid;
+}
+
+static void pool_stop(Child *c, pid_t tid) {
+        char want[64];
+
+        child_send(c, "stop %d", (int)tid);
+        snprintf(want, sizeof want, "stopped %d", (int)tid);
+        expect_line(c, want);
+}
+
+/* Waits until thread tid of pid has Cpus_allowed_list cpus. */
+static void wait_task_cpus(pid_t pid, pid_t tid, const char *cpus) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        _cleanup_free_ char *last = NULL;
+
+        for (;;) {
+                last = mfree(last);
+                last = harness_read_task_cpus(pid, tid);
+                if (last && streq(last, cpus))
+                        return;
+                ck_assert_msg(
+                        now_usec() < deadline, "thread %d of %d: CPUs %s, expected %s after %llu s",
+                        (int)tid, (int)pid, strna(last), cpus, HARNESS_TIMEOUT_USEC / USEC_PER_SEC);
+                usleep(20 * 1000);
+        }
+}
+
+/* Asserts that every thread of pid has a non-empty affinity mask; returns the thread count. */
+static int assert_no_empty_mask(pid_t pid) {
+        _cleanup_free_ TaskInfo *tasks = NULL;
+        int n = harness_read_tasks(pid, &tasks);
+
+        ck_assert_msg(n > 0, "cannot read the threads of %d: %d", (int)pid, n);
+        for (int i = 0; i < n; i++)
+                ck_assert_msg(
+                        tasks[i].cpus[0] != '\0', "thread %d (%s) of %d has an empty affinity mask",
+                        (int)tasks[i].tid, tasks[i].comm, (int)pid);
+        return n;
+}
+
+/* The ListPolicies() entry of name (asserting there is one). Copies into the out strings. */
+static void get_policy(Harness *h, const char *name, char **ret_cpus, char **ret_reason) {
+        PolicyEntry *e = NULL;
+        size_t n = harness_list_policies(h, &e);
+        bool seen = false;
+
+        for (size_t i = 0; i < n; i++)
+                if (streq(e[i].name, name)) {
+                        if (ret_cpus)
+                                *ret_cpus = strdup(e[i].cpus);
+                        if (ret_reason)
+                                *ret_reason = strdup(e[i].pending_reason);
+                        seen = true;
+                }
+        policy_entries_free(e, n);
+        ck_assert_msg(seen, "ListPolicies has no policy %s", name);
+}
+
+/* Waits until ListPolicies() shows policy name with cpus (and pending iff pending). */
+static void wait_policy(Harness *h, const char *name, const char *cpus, bool pending) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+
+        for (;;) {
+                _cleanup_free_ char *c = NULL, *reason = NULL;
+
+                get_policy(h, name, &c, &reason);
+                ck_assert(c && reason);
+                if (streq(c, cpus) && (reason[0] != '\0') == pending)
+                        return;
+                ck_assert_msg(
+                        now_usec() < deadline,
+                        "policy %s: cpus \"%s\", pending reason \"%s\"; expected cpus \"%s\"%s", name, c,
+                        reason, cpus, pending ? " and pending" : ", not pending");
+                usleep(20 * 1000);
+        }
+}
+
+/* The "Pending: REASON" line of `affinityctl plan` for policy name (newly allocated). */
+static char *plan_pending_reason(Harness *h, const char *name) {
+        _cleanup_free_ char *out = NULL, *arg = NULL, *header = NULL;
+        const char *p, *line, *end;
+
+        ck_assert_int_ge(asprintf(&arg, "--config-dir=%s", harness_config_dir(h)), 0);
+        ck_assert_int_eq(harness_run_ctl(h, &out, NULL, "plan", arg, NULL), 0);
+        ck_assert_int_ge(asprintf(&header, "\n%s (", name), 0);
+        p = strstr(out, header);
+        ck_assert_msg(p, "affinityctl plan does not show policy %s:\n%s", name, out);
+        line = strstr(p, "Pending: ");
+        ck_assert_msg(line, "affinityctl plan shows policy %s as not pending:\n%s", name, p);
+        line += strlen("Pending: ");
+        end = strchr(line, '\n');
+        return strndup(line, end ? (size_t)(end - line) : strlen(line));
+}
+
+static Child *spawn_named(Harness *h, const char *helper, const char *name, const char *const *args) {
+        return harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = helper, .name = name, .args = args, .initial_cpus = "0-1", .pipes = true});
+}
+
+/* ---- CPU 1 ---- */
+
+static int write_cpu1_online(const char *value) {
+        _cleanup_close_ int fd = open(CPU1_ONLINE, O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        if (write(fd, value, strlen(value)) < 0)
+                return -errno;
+        return 0;
+}
+
+static char read_cpu1_online(void) {
+        _cleanup_close_ int fd = open(CPU1_ONLINE, O_RDONLY | O_CLOEXEC);
+        char c = '\0';
+
+        if (fd < 0 || read(fd, &c, 1) != 1)
+                return '\0';
+        return c;
+}
+
+/* Brings CPU 1 back online if it is not (no check assertions: usable outside tests). */
+static void restore_cpu1(void) {
+        for (unsigned i = 0; i < 50 && read_cpu1_online() == '0'; i++) {
+                if (write_cpu1_online("1") == 0)
+                        break;
+                usleep(100 * 1000);
+        }
+}
+
+/* ---- tests ---- */
+
+/* Issue test 3, first half: a spread thread pool on two cores. */
+START_TEST(test_spread_pool) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        pid_t a, b, c, d;
+        Child *pool;
+
+        harness_write_policy(
+                h, "50-pool.yaml",
+                "policies:\n"
+                "  - name: pool\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: { cores: 2 }\n"
+                "    threads:\n"
+                "      - name: \"wrk-*\"\n"
+                "        cpus: spread\n",
+                name);
+        harness_start_daemon(h);
+        wait_policy(h, "pool", "0-1", false);
+
+        pool = spawn_named(h, "integ-pool", name, NULL);
+        expect_line(pool, "ready");
+        harness_wait_listed(h, pool->pid, "pool");
+        /* No worker yet: the main thread has the whole set. */
+        harness_assert_process_cpus_now(pool->pid, "0-1", 1);
+
+        /* The first worker takes slot 0 (CPU 0); the main thread keeps off it. */
+        a = pool_start(pool, "wrk-a");
+        wait_task_cpus(pool->pid, a, "0");
+        wait_task_cpus(pool->pid, pool->pid, "1");
+
+        /* The second one slot 1 (CPU 1), on the other core: every CPU handed out, so the main
+         * thread shares the whole set again rather than having none. */
+        b = pool_start(pool, "wrk-b");
+        wait_task_cpus(pool->pid, b, "1");
+        wait_task_cpus(pool->pid, pool->pid, "0-1");
+        wait_task_cpus(pool->pid, a, "0");
+
+        /* A third wraps round robin: slot 2 is CPU 0 again. */
+        c = pool_start(pool, "wrk-c");
+        wait_task_cpus(pool->pid, c, "0");
+
+        /* wrk-a (slot 0) exits: the next worker reuses slot 0, CPU 0 (a fresh slot 3 would be
+         * CPU 1). */
+        pool_stop(pool, a);
+        d = pool_start(pool, "wrk-d");
+        wait_task_cpus(pool->pid, d, "0");
+        wait_task_cpus(pool->pid, b, "1");
+        wait_task_cpus(pool->pid, c, "0");
+
+        /* wrk-b (CPU 1) and wrk-c exit: only CPU 0 is handed out now, and the main thread is
+         * given CPU 1 back to itself. */
+        pool_stop(pool, b);
+        pool_stop(pool, c);
+        wait_task_cpus(pool->pid, pool->pid, "1");
+        wait_task_cpus(pool->pid, d, "0");
+
+        /* A thread no rule names gets the same as the main thread. */
+        {
+                pid_t other = pool_start(pool, "helper");
+                wait_task_cpus(pool->pid, other, "1");
+        }
+        assert_no_empty_mask(pool->pid);
+
+        {
+                ManagerProps p = {};
+
+                harness_get_props(h, &p);
+                ck_assert_uint_eq(p.placement_failures, 0);
+                manager_props_done(&p);
+        }
+        child_close_stdin(pool);
+        ck_assert_int_eq(child_wait(pool), 0);
+}
+END_TEST
+
+/* Issue test 3, second half: two exclusive services, on the CPUs the plan gave each; a third
+ * finds nothing left and is pending with the reason. */
+START_TEST(test_exclusive_services) {
+        Harness *h = harness_new();
+        const char *name_a = harness_unique_name(h), *name_b = harness_unique_name(h),
+                   *name_c = harness_unique_name(h);
+        _cleanup_free_ char *cpus_a = NULL, *cpus_b = NULL, *reason_a = NULL, *reason_b = NULL,
+                            *cpus_c = NULL, *reason_c = NULL, *plan_reason = NULL;
+        ProcessEntry *e = NULL;
+        Child *a, *b, *c;
+        size_t n;
+
+        harness_write_policy(
+                h, "50-exclusive.yaml",
+                "policies:\n"
+                "  - name: excl-a\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: { cpus: 1, exclusive: true }\n"
+                "  - name: excl-b\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: { cpus: 1, exclusive: true }\n"
+                "  - name: excl-c\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: { cpus: 1, exclusive: true }\n",
+                name_a, name_b, name_c);
+        harness_start_daemon(h);
+
+        get_policy(h, "excl-a", &cpus_a, &reason_a);
+        get_policy(h, "excl-b", &cpus_b, &reason_b);
+        get_policy(h, "excl-c", &cpus_c, &reason_c);
+        ck_assert_str_eq(reason_a, "");
+        ck_assert_str_eq(reason_b, "");
+        ck_assert_str_eq(cpus_a, "0");
+        ck_assert_str_eq(cpus_b, "1");
+        ck_assert_str_eq(cpus_c, "");
+        ck_assert_msg(
+                strstr(reason_c, "held by earlier exclusive policies") &&
+                        strstr(reason_c, "\"excl-a\" (0)") && strstr(reason_c, "\"excl-b\" (1)"),
+                "excl-c: pending reason \"%s\"", reason_c);
+        plan_reason = plan_pending_reason(h, "excl-c");
+        ck_assert_str_eq(reason_c, plan_reason);
+
+        a = spawn_named(h, "integ-threads", name_a, ARGS("-n", "2"));
+        b = spawn_named(h, "integ-threads", name_b, ARGS("-n", "2"));
+        c = spawn_named(h, "integ-threads", name_c, ARGS("-n", "1"));
+        for (Child **x = (Child *[]){a, b, c, NULL}; *x; x++) {
+                _cleanup_free_ char *line = child_expect_line(*x);
+                ck_assert(strncmp(line, "ready ", 6) == 0);
+        }
+        harness_wait_process_cpus(h, a->pid, cpus_a, 3);
+        harness_wait_process_cpus(h, b->pid, cpus_b, 3);
+        harness_wait_listed(h, a->pid, "excl-a");
+        harness_wait_listed(h, b->pid, "excl-b");
+
+        /* The pending policy places nothing: its process stays where it started. */
+        harness_barrier(h);
+        n = harness_list_processes(h, &e);
+        ck_assert_msg(!process_entries_find(e, n, c->pid), "the process of pending policy excl-c is listed");
+        process_entries_free(e, n);
+        harness_assert_process_cpus_now(c->pid, "0-1", 2);
+}
+END_TEST
+
+/* Issue test 5, runtime half: machine-dependent failures are pending, with the planner's
+ * reasons on D-Bus; the daemon runs, and the other policies are in force. */
+START_TEST(test_pending_on_bus) {
+        static const struct {
+                const char *name, *cpus_yaml, *needle;
+        } cases[] = {
+                {"bad-node", "{ nodes: \"7\" }", "NUMA node 7 does not exist"},
+                {"bad-near", "{ near: nosuchdev }", "nosuchdev"},
+                {"too-many", "{ cores: 64 }", "wanted 64 cores"},
+        };
+        Harness *h = harness_new();
+        const char *name_ok = harness_unique_name(h), *name_pending = harness_unique_name(h);
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        ProcessEntry *e = NULL;
+        ManagerProps p = {};
+        Child *ok, *pending;
+        size_t n;
+
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "policies:\n");
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                fprintf(f,
+                        "  - name: %s\n"
+                        "    match: { comm: \"%s\" }\n"
+                        "    cpus: %s\n",
+                        cases[i].name, name_pending, cases[i].cpus_yaml);
+        fprintf(f,
+                "  - name: fine\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: \"1\"\n",
+                name_ok);
+        ck_assert_int_eq(fclose(f), 0);
+        harness_write_policy(h, "50-pending.yaml", "%s", text);
+        free(text);
+
+        harness_start_daemon(h);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *cpus = NULL, *reason = NULL, *plan_reason = NULL;
+
+                get_policy(h, cases[i].name, &cpus, &reason);
+                ck_assert_str_eq(cpus, "");
+                ck_assert_msg(
+                        strstr(reason, cases[i].needle), "policy %s: pending reason \"%s\" lacks \"%s\"",
+                        cases[i].name, reason, cases[i].needle);
+                /* The same reason `affinityctl plan` gives offline. */
+                plan_reason = plan_pending_reason(h, cases[i].name);
+                ck_assert_str_eq(reason, plan_reason);
+        }
+        wait_policy(h, "fine", "1", false);
+
+        ok = spawn_named(h, "integ-threads", name_ok, ARGS("-n", "1"));
+        pending = spawn_named(h, "integ-threads", name_pending, ARGS("-n", "1"));
+        expect_line(ok, "ready 1");
+        expect_line(pending, "ready 1");
+        harness_wait_process_cpus(h, ok->pid, "1", 2);
+        harness_barrier(h);
+        n = harness_list_processes(h, &e);
+        ck_assert_msg(!process_entries_find(e, n, pending->pid), "a process of a pending policy is listed");
+        process_entries_free(e, n);
+        harness_assert_process_cpus_now(pending->pid, "0-1", 2);
+
+        harness_get_props(h, &p);
+        ck_assert_str_eq(p.state, "running");
+        ck_assert_str_eq(p.last_reload_error, "");
+        manager_props_done(&p);
+}
+END_TEST
+
+/* Issue test 4: CPU 1 offline and back online while the daemon runs. */
+START_TEST(test_hotplug) {
+        Harness *h = harness_new();
+        const char *name_wide = harness_unique_name(h), *name_pool = harness_unique_name(h),
+                   *name_a = harness_unique_name(h), *name_b = harness_unique_name(h);
+        pid_t wa, wb;
+        Child *wide, *pool, *a, *b;
+        int r;
+
+        ck_assert_msg(read_cpu1_online() == '1', "CPU 1 is not online before the test");
+        harness_write_policy(
+                h, "50-hotplug.yaml",
+                "policies:\n"
+                "  - name: wide\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: \"0-1\"\n"
+                "  - name: pool\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: { nodes: \"0\" }\n"
+                "    threads:\n"
+                "      - name: \"wrk-*\"\n"
+                "        cpus: spread\n"
+                "  - name: excl-a\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: { cpus: 1, exclusive: true }\n"
+                "  - name: excl-b\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: { cpus: 1, exclusive: true }\n",
+                name_wide, name_pool, name_a, name_b);
+        harness_start_daemon(h);
+
+        /* Started on CPU 0 only, so that 0-1 is the daemon's doing. */
+        wide = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name_wide,
+                        .args = ARGS("-n", "2"),
+                        .initial_cpus = "0",
+                        .pipes = true});
+        pool = spawn_named(h, "integ-pool", name_pool, NULL);
+        a = spawn_named(h, "integ-threads", name_a, ARGS("-n", "1"));
+        b = spawn_named(h, "integ-threads", name_b, ARGS("-n", "1"));
+        expect_line(wide, "ready 2");
+        expect_line(pool, "ready");
+        expect_line(a, "ready 1");
+        expect_line(b, "ready 1");
+        wa = pool_start(pool, "wrk-a");
+        wb = pool_start(pool, "wrk-b");
+
+        wait_policy(h, "wide", "0-1", false);
+        wait_policy(h, "pool", "0-1", false);
+        wait_policy(h, "excl-a", "0", false);
+        wait_policy(h, "excl-b", "1", false);
+        harness_wait_process_cpus(h, wide->pid, "0-1", 3);
+        wait_task_cpus(pool->pid, wa, "0");
+        wait_task_cpus(pool->pid, wb, "1");
+        wait_task_cpus(pool->pid, pool->pid, "0-1");
+        harness_wait_process_cpus(h, a->pid, "0", 2);
+        harness_wait_process_cpus(h, b->pid, "1", 2);
+        harness_wait_listed(h, b->pid, "excl-b");
+
+        /* CPU 1 goes offline. */
+        r = write_cpu1_online("0");
+        ck_assert_msg(r == 0, "taking CPU 1 offline: %s", strerror(-r));
+        ck_assert_int_eq(read_cpu1_online(), '0');
+
+        harness_wait_log(h, "CPUs changed (online now: 0)");
+        wait_policy(h, "wide", "0", false);
+        wait_policy(h, "pool", "0", false);
+        wait_policy(h, "excl-a", "0", false);
+        wait_policy(h, "excl-b", "", true);
+        harness_wait_process_cpus(h, wide->pid, "0", 3);
+        wait_task_cpus(pool->pid, wa, "0");
+        wait_task_cpus(pool->pid, wb, "0");
+        wait_task_cpus(pool->pid, pool->pid, "0");
+        harness_wait_process_cpus(h, a->pid, "0", 2);
+        /* The pending policy keeps its process (the kernel moved its threads off CPU 1). */
+        harness_wait_listed(h, b->pid, "excl-b");
+        for (Child **x = (Child *[]){wide, pool, a, b, NULL}; *x; x++)
+                assert_no_empty_mask((*x)->pid);
+
+        /* CPU 1 comes back. */
+        r = write_cpu1_online("1");
+        ck_assert_msg(r == 0, "bringing CPU 1 back online: %s", strerror(-r));
+        ck_assert_int_eq(read_cpu1_online(), '1');
+
+        harness_wait_log(h, "CPUs changed (online now: 0-1)");
+        wait_policy(h, "wide", "0-1", false);
+        wait_policy(h, "pool", "0-1", false);
+        wait_policy(h, "excl-a", "0", false);
+        wait_policy(h, "excl-b", "1", false);
+        harness_wait_process_cpus(h, wide->pid, "0-1", 3);
+        wait_task_cpus(pool->pid, wa, "0");
+        wait_task_cpus(pool->pid, wb, "1");
+        wait_task_cpus(pool->pid, pool->pid, "0-1");
+        harness_wait_process_cpus(h, a->pid, "0", 2);
+        harness_wait_process_cpus(h, b->pid, "1", 2);
+        harness_wait_listed(h, b->pid, "excl-b");
+        for (Child **x = (Child *[]){wide, pool, a, b, NULL}; *x; x++)
+                assert_no_empty_mask((*x)->pid);
+
+        /* Placement works as before: a new worker and a new process. */
+        {
+                pid_t wc = pool_start(pool, "wrk-c");
+                wait_task_cpus(pool->pid, wc, "0");
+        }
+        harness_barrier(h);
+        harness_assert_daemon_alive(h);
+}
+END_TEST
+
+/* Runs in the runner process before the test below: CPU 1 back online whatever happened. */
+static void cpu1_restore_setup(void) {
+        restore_cpu1();
+}
+
+START_TEST(test_cpu1_online) {
+        ck_assert_msg(read_cpu1_online() == '1', "CPU 1 is not online after the hotplug test");
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("integration-topo");
+        TCase *tc;
+        int r;
+
+        harness_add_test(s, test_spread_pool);
+        harness_add_test(s, test_exclusive_services);
+        harness_add_test(s, test_pending_on_bus);
+        harness_add_test(s, test_hotplug);
+
+        tc = tcase_create("cpu1-restored");
+        tcase_add_unchecked_fixture(tc, cpu1_restore_setup, NULL);
+        tcase_add_test(tc, test_cpu1_online);
+        suite_add_tcase(s, tc);
+
+        r = harness_main(s);
+        restore_cpu1();
+        if (read_cpu1_online() == '0') {
+                printf("FAIL: CPU 1 is not online at the end of the run\n");
+                return EXIT_FAILURE;
+        }
+        return r;
+}
