@@ -309,6 +309,7 @@ static int manager_add_process(
                 return -ENOMEM;
         p->pid = pid;
         p->starttime = starttime;
+        p->identity_ns = now_nsec(); /* starttime was read before this */
         p->policy = policy;
         node = tsearch(p, &m->processes, pid_compare);
         if (!node || *node != p) {
@@ -1270,6 +1271,26 @@ static int on_uid(Manager *m, const ProcEvent *ev) {
         return manager_rematch(m, ev->pid, false, ev->timestamp_ns);
 }
 
+/*
+ * True if the EXIT of p's leader, sent at timestamp_ns (the kernel's CLOCK_MONOTONIC), ends p
+ * beyond doubt, so that no /proc/PID/stat read is needed to tell an exit from a leader's
+ * pthread_exit() (docs/performance.md). It does when:
+ *  - the event is about p, not about an earlier process with the same PID whose EXIT is read
+ *    late: that one exited before p started, so before p's identity was read (identity_ns);
+ *  - the thread table is complete: a full placement pass listed p's threads (placed), and
+ *    every thread created since was announced by a FORK event, which its creator sends before
+ *    clone() returns and so before the leader's EXIT when the creator is the leader, or before
+ *    the creator's own EXIT otherwise. Not while a rescan after lost events is pending (a FORK
+ *    may be among them; the rescan lists every tracked process's threads again);
+ *  - and it holds no thread but the leader: every other thread it had is gone.
+ * Otherwise manager_check_process_gone() reads /proc.
+ */
+static bool process_exit_is_final(const Manager *m, TrackedProcess *p, uint64_t timestamp_ns) {
+        if (!p->placed || m->rescan_source || timestamp_ns <= p->identity_ns)
+                return false;
+        return p->n_threads == 0 || (p->n_threads == 1 && tracked_process_find_thread(p, p->pid));
+}
+
 static int on_exit_event(Manager *m, const ProcEvent *ev) {
         TrackedProcess *p = manager_find_process(m, ev->tgid);
         TrackedThread *t;
@@ -1288,6 +1309,11 @@ static int on_exit_event(Manager *m, const ProcEvent *ev) {
                 /* A spread slot given back: the threads no rule matches may get its CPU again. */
                 r = process_spread_settle(m, p);
                 return r == -ESRCH ? 0 : r;
+        }
+        if (process_exit_is_final(m, p, ev->timestamp_ns)) {
+                log_debug("%s[%d] exited", p->comm, (int)p->pid);
+                manager_forget_gone(m, p);
+                return 0;
         }
         /* Also fires when the leader calls pthread_exit() and other threads live on. */
         p->leader_exited = true;

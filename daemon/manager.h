@@ -121,6 +121,8 @@ typedef struct TrackedProcess {
         unsigned generation;   /* placement pass counter (threads not seen in a pass are dropped) */
         int rescan_policy;     /* scratch for manager_rescan(): the policy decided, or -errno */
         ProcessSpread *spread; /* NULL until one of its threads takes a spread slot */
+        uint64_t identity_ns;  /* CLOCK_MONOTONIC ns, taken after starttime was read: an EXIT
+                                * event sent later is not about an earlier process with this PID */
 } TrackedProcess;
 
 typedef struct ManagerCounters {

@@ -278,28 +278,32 @@ static void monitor_deliver_lost(ProcMonitor *m) {
                 monitor_deliver(m, &ev);
 }
 
+/* Makes the first n recvmmsg(2) headers ready for a call again: the kernel writes msg_namelen,
+ * msg_flags and msg_len of each entry that received a datagram, and nothing else. */
+static void monitor_reset_msgs(ProcMonitor *m, unsigned n) {
+        for (unsigned i = 0; i < n; i++) {
+                m->iovs[i] = (struct iovec){.iov_base = m->bufs[i], .iov_len = sizeof(m->bufs[i])};
+                m->msgs[i].msg_hdr = (struct msghdr){
+                        .msg_name = &m->addrs[i],
+                        .msg_namelen = sizeof(m->addrs[i]),
+                        .msg_iov = &m->iovs[i],
+                        .msg_iovlen = 1,
+                };
+                m->msgs[i].msg_len = 0;
+        }
+}
+
 /*
  * Receives and handles whatever is queued, up to max datagrams, vlen (≤ RECV_BATCH) per
  * recvmmsg(2) call. Returns the number of datagrams read, ENOBUFS reports included (>= 0),
- * once the socket is drained (EAGAIN) or max is reached, or -errno on an unexpected receive
- * error.
+ * once the socket is drained (EAGAIN, or a call that returned fewer than vlen) or max is reached, or -errno
+ * on an unexpected receive error.
  */
 static int monitor_receive(ProcMonitor *m, unsigned max, unsigned vlen) {
         unsigned total = 0;
 
         while (total < max) {
                 int k;
-
-                for (size_t i = 0; i < vlen; i++) {
-                        m->iovs[i] = (struct iovec){.iov_base = m->bufs[i], .iov_len = sizeof(m->bufs[i])};
-                        m->msgs[i].msg_hdr = (struct msghdr){
-                                .msg_name = &m->addrs[i],
-                                .msg_namelen = sizeof(m->addrs[i]),
-                                .msg_iov = &m->iovs[i],
-                                .msg_iovlen = 1,
-                        };
-                        m->msgs[i].msg_len = 0;
-                }
 
                 k = recvmmsg(m->fd, m->msgs, vlen, MSG_DONTWAIT, NULL);
                 if (k < 0) {
@@ -343,6 +347,15 @@ static int monitor_receive(ProcMonitor *m, unsigned max, unsigned vlen) {
                                 monitor_deliver_lost(m);
                         }
                 }
+                /* Only the entries that received a datagram were written (one more, to be safe). */
+                monitor_reset_msgs(m, MIN((unsigned)k + 1, vlen));
+
+                /* Fewer than asked: the queue is drained (or an error after the first datagram
+                 * ended the batch, which the kernel keeps for the next call and reports as
+                 * EPOLLERR). The source is level-triggered, so whatever arrives meanwhile wakes
+                 * the loop again: no recvmmsg(2) just to be told EAGAIN. */
+                if ((unsigned)k < vlen)
+                        break;
         }
 
         return (int)total;
@@ -489,6 +502,7 @@ static ProcMonitor *monitor_alloc(proc_monitor_handler_t handler, void *userdata
         m->fd = -EBADF;
         m->handler = handler;
         m->userdata = userdata;
+        monitor_reset_msgs(m, RECV_BATCH);
         return m;
 }
 

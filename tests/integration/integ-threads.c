@@ -18,6 +18,10 @@
  *                 was created                              -> "renamed TID"
  *   setuid UID    change real, effective and saved uid of every thread (setresuid(2))
  *                                                          -> "uid UID"
+ *   leader-exit   start a thread that takes over reading commands, then the main thread (the
+ *                 leader) calls pthread_exit(): the process lives on with a zombie leader
+ *                                                          -> "leader-exited TID" (the new
+ *                 reader's TID; the leader may still be exiting when it is printed)
  *   exit / EOF    exit(0)
  *
  * With -x it exits right after creating its threads, without printing anything: a process
@@ -90,28 +94,19 @@ static void creator_work(Parked *p) {
         printf("\n");
 }
 
-int main(int argc, char *argv[]) {
-        Parked creator = {.work = creator_work};
-        bool have_creator = false;
-        unsigned n = 2;
-        bool exit_at_once = false;
+static void *command_loop(void *userdata);
+
+/* The new command reader of "leader-exit". */
+static void *reader_main(void *userdata) {
+        printf("leader-exited %d\n", (int)syscall(SYS_gettid));
+        return command_loop(userdata);
+}
+
+/* Obeys the commands on stdin until "exit" or EOF, then exits the process. */
+static void *command_loop(void *userdata) {
+        static Parked creator = {.work = creator_work};
+        static bool have_creator = false;
         char line[256];
-
-        for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
-                        n = (unsigned)strtoul(argv[++i], NULL, 10);
-                else if (strcmp(argv[i], "-x") == 0)
-                        exit_at_once = true;
-                /* anything else: a tag for the cmdline matcher, ignored */
-        }
-
-        for (unsigned i = 0; i < n; i++)
-                (void)start_thread(NULL);
-        if (exit_at_once)
-                return EXIT_SUCCESS;
-
-        setvbuf(stdout, NULL, _IOLBF, 0);
-        printf("ready %u\n", n);
 
         while (fgets(line, sizeof line, stdin)) {
                 char arg[64];
@@ -139,15 +134,53 @@ int main(int argc, char *argv[]) {
                 } else if (sscanf(line, "setuid %u", &k) == 1) {
                         if (setresuid(k, k, k) < 0) {
                                 fprintf(stderr, "integ-threads: setresuid(%u): %m\n", k);
-                                return EXIT_FAILURE;
+                                exit(EXIT_FAILURE);
                         }
                         printf("uid %u\n", k);
+                } else if (strcmp(line, "leader-exit") == 0 && getpid() == (pid_t)syscall(SYS_gettid)) {
+                        pthread_attr_t attr;
+                        pthread_t t;
+                        int r;
+
+                        pthread_attr_init(&attr);
+                        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                        r = pthread_create(&t, &attr, reader_main, NULL);
+                        pthread_attr_destroy(&attr);
+                        if (r != 0) {
+                                fprintf(stderr, "integ-threads: pthread_create: %s\n", strerror(r));
+                                exit(EXIT_FAILURE);
+                        }
+                        pthread_exit(NULL);
                 } else if (strcmp(line, "exit") == 0) {
                         break;
                 } else {
                         fprintf(stderr, "integ-threads: bad command \"%s\"\n", line);
-                        return EXIT_FAILURE;
+                        exit(EXIT_FAILURE);
                 }
         }
+        exit(EXIT_SUCCESS);
+}
+
+int main(int argc, char *argv[]) {
+        unsigned n = 2;
+        bool exit_at_once = false;
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+                        n = (unsigned)strtoul(argv[++i], NULL, 10);
+                else if (strcmp(argv[i], "-x") == 0)
+                        exit_at_once = true;
+                /* anything else: a tag for the cmdline matcher, ignored */
+        }
+
+        for (unsigned i = 0; i < n; i++)
+                (void)start_thread(NULL);
+        if (exit_at_once)
+                return EXIT_SUCCESS;
+
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        printf("ready %u\n", n);
+
+        command_loop(NULL);
         return EXIT_SUCCESS;
 }

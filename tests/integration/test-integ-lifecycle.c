@@ -13,6 +13,7 @@
  *    target and by rescans after lost events; a changed policy moves it.
  *  - A reload that removes a policy restores threads created after placement too; one that
  *    shifts the other policies' indexes keeps their processes placed and tracked.
+ *  - A leader's pthread_exit() while another thread lives is no exit of the process.
  */
 
 #include <errno.h>
@@ -492,6 +493,55 @@ START_TEST(test_reload_shifts_policies) {
 }
 END_TEST
 
+/*
+ * A leader that calls pthread_exit() while another thread lives on: its EXIT is no exit of the
+ * process. Placed with one thread (-n 0), its only other thread is the one it creates right
+ * before, which the daemon knows from its FORK event alone. The process stays tracked, a thread
+ * created later from a creator that pinned itself to CPU 0 is placed, and once its last thread
+ * exits it is forgotten.
+ */
+START_TEST(test_leader_pthread_exit) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        char *line;
+        int reader = 0, tid = 0;
+        char before[64], after[64];
+        Child *c;
+
+        write_policy(h, "50-leader.yaml", "leader", name, "1");
+        harness_start_daemon(h);
+        c = spawn(h, name, 0, "0");
+        harness_wait_process_cpus(h, c->pid, "1", 1);
+        harness_wait_listed(h, c->pid, "leader");
+
+        child_send(c, "leader-exit");
+        line = child_expect_line(c);
+        ck_assert_msg(sscanf(line, "leader-exited %d", &reader) == 1, "bad line \"%s\"", line);
+        free(line);
+        wait_state(c->pid, 'Z');
+        harness_barrier(h); /* the leader's EXIT is handled */
+        ck_assert_msg(
+                listed(h, c->pid), "%d forgotten when its leader called pthread_exit() (thread %d lives)",
+                (int)c->pid, reader);
+
+        child_send(c, "creator");
+        free(child_expect_line(c)); /* "creator TID" */
+        child_send(c, "go 1 0");
+        line = child_expect_line(c);
+        ck_assert_msg(
+                sscanf(line, "spawnedpinned %63s %63s %d", before, after, &tid) == 3, "bad line \"%s\"",
+                line);
+        free(line);
+        ck_assert_str_eq(after, "0");
+        harness_wait_process_cpus(h, c->pid, "1", 3); /* zombie leader, reader, new thread */
+
+        child_send(c, "exit");
+        ck_assert_int_eq(child_wait(c), 0);
+        harness_barrier(h);
+        ck_assert_msg(!listed(h, c->pid), "%d still listed after it exited", (int)c->pid);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-lifecycle");
 
@@ -500,5 +550,6 @@ int main(void) {
         harness_add_test(s, test_pinned_thread_left_alone);
         harness_add_test(s, test_restore_threads_created_later);
         harness_add_test(s, test_reload_shifts_policies);
+        harness_add_test(s, test_leader_pthread_exit);
         return harness_main(s);
 }
