@@ -1652,6 +1652,7 @@ static void policy_plan_done(PolicyPlan *pp) {
         free(pp->pending_reason);
         cpuset_done(&pp->cpus);
         cpuset_done(&pp->nodes);
+        cpuset_done(&pp->memory_nodes);
         cpuset_done(&pp->exclusive_cpus);
         strv_free(pp->explanation);
         if (pp->threads)
@@ -1673,6 +1674,7 @@ static void policy_plan_make_pending(PolicyPlan *pp, char *reason, const Locatio
         pp->has_cpus = false;
         cpuset_done(&pp->cpus);
         cpuset_done(&pp->nodes);
+        cpuset_done(&pp->memory_nodes);
         cpuset_done(&pp->exclusive_cpus);
         pp->explanation = strv_free(pp->explanation);
         for (size_t i = 0; i < pp->policy->n_threads; i++) {

@@ -38,6 +38,9 @@ typedef struct PolicyPlan {
         bool has_cpus;        /* false: the policy does not touch CPU affinity */
         CpuSet cpus;          /* resolved CPUs (OS numbers), never empty when has_cpus */
         CpuSet nodes;         /* the NUMA nodes (OS numbers) of cpus */
+        bool has_memory;      /* memory: given and resolved */
+        CpuSet memory_nodes;  /* memory: local → nodes (of cpus); a node list → as written,
+                               * each checked to exist (else pending) */
         /*
          * What this policy withholds from every later selector: the chosen set of its cpus:
          * (and of its thread rules') where exclusive: true. With smt: one-per-core that is one

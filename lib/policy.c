@@ -54,6 +54,7 @@ void policy_done(Policy *p) {
         free(p->name);
         matcher_done(&p->match);
         cpu_selector_done(&p->cpus);
+        cpuset_done(&p->memory.nodes);
         for (size_t i = 0; i < p->n_threads; i++)
                 thread_rule_done(&p->threads[i]);
         free(p->threads);

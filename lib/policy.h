@@ -102,10 +102,45 @@ typedef struct CpuSelector {
         ReservedMode reserved;
 } CpuSelector;
 
+/*
+ * scheduler: per policy and per thread rule (a thread rule's keys override the policy's, key
+ * by key). Every field is optional; has_* says whether it was given. Real-time classes
+ * (fifo, rr) are refused at validation unless affinityd.yaml says allow-realtime: true.
+ */
+typedef struct SchedulerSpec {
+        Location location; /* of the scheduler: value */
+        bool has_policy;
+        int policy; /* SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR */
+        bool has_priority;
+        unsigned priority; /* 1..99, fifo and rr only */
+        bool has_nice;
+        int nice; /* -20..19 */
+        bool has_reset_on_fork;
+        bool reset_on_fork;
+        bool has_io;  /* io: { class: realtime|best-effort|idle, level: 0-7 } */
+        int io_class; /* APPLY_IOPRIO_CLASS_* (lib/apply-sched.h) */
+        unsigned io_level;
+} SchedulerSpec;
+
+/* memory: per policy only (a thread's mempolicy can only be set by the thread itself). */
+typedef enum MemoryNodesKind {
+        MEMORY_NONE,  /* no memory: key */
+        MEMORY_LOCAL, /* nodes: local — the NUMA nodes of the policy's CPUs */
+        MEMORY_NODES, /* nodes: "0-1" */
+} MemoryNodesKind;
+
+typedef struct MemorySpec {
+        Location location; /* of the memory: value */
+        MemoryNodesKind kind;
+        CpuSet nodes; /* MEMORY_NODES */
+        bool migrate; /* move pages already allocated (migrate_pages(2)); default false */
+} MemorySpec;
+
 typedef struct ThreadRule {
         char *name; /* fnmatch(3) glob on /proc/PID/task/TID/comm */
         Location location;
-        CpuSelector cpus; /* kind NONE: the thread gets the policy's set */
+        CpuSelector cpus;        /* kind NONE: the thread gets the policy's set */
+        SchedulerSpec scheduler; /* overrides the policy's, key by key */
 } ThreadRule;
 
 typedef struct Policy {
@@ -114,6 +149,8 @@ typedef struct Policy {
         Location name_location; /* of the name: value (duplicate-name diagnostics) */
         Matcher match;
         CpuSelector cpus;
+        MemorySpec memory;
+        SchedulerSpec scheduler;
         ThreadRule *threads;
         size_t n_threads;
 } Policy;
@@ -124,6 +161,8 @@ typedef struct Config {
         bool has_reserve;
         CpuSet reserve; /* housekeeping CPUs */
         Location reserve_location;
+        bool allow_realtime; /* allow-realtime: fifo/rr may be used by policies */
+        Location allow_realtime_location;
         uint64_t poll_interval_usec; /* poll-interval: /proc scan period without the proc
                                       * connector, µs; 0 = not set (the daemon's default) */
         Policy *policies;            /* in the order rules apply: first match wins */
