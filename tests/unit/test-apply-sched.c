@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "apply-sched.h"
+#include "cgroup-fixture.h"
 #include "cgroup.h"
 #include "cpuset.h"
 #include "macro.h"
@@ -586,52 +587,6 @@ END_TEST
 /* ---- RT_GROUP_SCHED: real time in a child cpu cgroup without runtime ---- */
 
 static pid_t runner_pid; /* names the cgroups this run creates: affinityd-test-PID-... */
-
-/* The mount point of the v1 hierarchy holding controller, from /proc/self/mountinfo, or NULL. */
-static char *v1_mount(const char *controller) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return NULL;
-        while (getline(&line, &cap, f) > 0) {
-                char mnt[PATH_MAX], fstype[64], src[64], opts[1024];
-                const char *sep = strstr(line, " - ");
-
-                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-                    sscanf(sep + 3, "%63s %63s %1023s", fstype, src, opts) != 3 || !streq(fstype, "cgroup"))
-                        continue;
-                for (char *save = NULL, *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save))
-                        if (streq(t, controller))
-                                return strdup(mnt);
-        }
-        return NULL;
-}
-
-static void write_str(const char *dir, const char *file, const char *s) {
-        char path[PATH_MAX * 2];
-        int fd;
-
-        snprintf(path, sizeof(path), "%s/%s", dir, file);
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        ck_assert_msg(fd >= 0, "%s: %m", path);
-        ck_assert_msg(write(fd, s, strlen(s)) == (ssize_t)strlen(s), "%s <- %s: %m", path, s);
-        close(fd);
-}
-
-static long read_long(const char *dir, const char *file) {
-        char path[PATH_MAX * 2], buf[64];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%s", dir, file);
-        f = fopen(path, "re");
-        ck_assert_msg(f != NULL, "%s: %m", path);
-        ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
-        fclose(f);
-        return strtol(buf, NULL, 10);
-}
 
 /* Unchecked teardown (in the runner): whatever a failed test left in the cpu hierarchy goes
  * back to the root cgroup, and the test cgroups are removed. */

@@ -23,6 +23,7 @@
 
 #include "apply-sched.h"
 #include "cgroup.h"
+#include "cgroup-fixture.h"
 #include "cpuset.h"
 #include "macro.h"
 #include "procfs.h"
@@ -326,53 +327,6 @@ START_TEST(test_format_conflict) {
 END_TEST
 
 /* ---- the real cpuset hierarchy ---- */
-
-/* The mount point of the v1 hierarchy holding controller, from /proc/self/mountinfo, or NULL. */
-static char *v1_mount(const char *controller) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return NULL;
-        while (getline(&line, &cap, f) > 0) {
-                char mnt[PATH_MAX], fstype[64], src[64], opts[1024];
-                const char *sep = strstr(line, " - ");
-
-                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-                    sscanf(sep + 3, "%63s %63s %1023s", fstype, src, opts) != 3 || !streq(fstype, "cgroup"))
-                        continue;
-                for (char *save = NULL, *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save))
-                        if (streq(t, controller))
-                                return strdup(mnt);
-        }
-        return NULL;
-}
-
-static void write_str(const char *dir, const char *file, const char *s) {
-        char path[PATH_MAX * 2];
-        int fd;
-
-        snprintf(path, sizeof(path), "%s/%s", dir, file);
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        ck_assert_msg(fd >= 0, "%s: %m", path);
-        ck_assert_msg(write(fd, s, strlen(s)) == (ssize_t)strlen(s), "%s <- %s: %m", path, s);
-        close(fd);
-}
-
-static void read_str(const char *dir, const char *file, char *buf, size_t size) {
-        char path[PATH_MAX * 2];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%s", dir, file);
-        f = fopen(path, "re");
-        ck_assert_msg(f != NULL, "%s: %m", path);
-        if (!fgets(buf, (int)size, f))
-                buf[0] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        fclose(f);
-}
 
 /* A child that waits to be killed, and dies with the test process. */
 static pid_t spawn_sleeper(void) {
