@@ -16,7 +16,9 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "apply-numa.h"
 #include "apply-sched.h"
+#include "cgroup.h"
 #include "log.h"
 #include "manager-bus.h"
 #include "manager.h"
@@ -173,6 +175,7 @@ static TrackedThread *tracked_thread_free(TrackedThread *t) {
         cpuset_free(t->original);
         cpuset_done(&t->applied);
         cpuset_free(t->effective);
+        free(t->sched);
         return mfree(t);
 }
 
@@ -391,7 +394,16 @@ typedef struct PlaceContext {
         unsigned n_threads; /* threads seen */
         unsigned n_set;     /* threads whose affinity was written (or would be, dry run) */
         unsigned n_failed;  /* threads the kernel refused */
+        unsigned n_sched;   /* threads whose scheduling state was written */
+        /* The cpuset of the process, read once per placement pass (place_context_cpuset()). */
+        int cpuset_state; /* 0: not read yet; 1: cpuset_allowed holds it; -errno: none known */
+        CpuSet cpuset_allowed;
+        bool cpuset_conflict; /* the policy's CPUs and the cpuset are disjoint: reported, skipped */
 } PlaceContext;
+
+static void place_context_done(PlaceContext *ctx) {
+        cpuset_done(&ctx->cpuset_allowed);
+}
 
 /* The spread order of pp's spread rules (every spread rule of a policy spreads over the same
  * set, in the same order), or NULL with *ret_n = 0 when it has none (or pp is NULL or pending). */
@@ -602,13 +614,288 @@ static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const Cpu
         return 0;
 }
 
+/* ---- scheduling class, priority, nice and I/O priority (scheduler:) ---- */
+
+/* The SchedulerSpec of thread thread_comm of p: its thread rule's keys over its policy's, key
+ * by key, into *ret. Returns true if any key is given. */
+static bool thread_sched_spec(const PolicyPlan *pp, const char *thread_comm, SchedulerSpec *ret) {
+        const SchedulerSpec *rule = NULL;
+        int k;
+
+        *ret = (SchedulerSpec){};
+        if (!pp || pp->pending_reason)
+                return false;
+        *ret = pp->policy->scheduler;
+        if (pp->policy->n_threads > 0 && (k = match_thread(pp->policy, thread_comm)) >= 0)
+                rule = &pp->policy->threads[k].scheduler;
+        if (rule && rule->has_policy) {
+                ret->has_policy = true;
+                ret->policy = rule->policy;
+        }
+        if (rule && rule->has_priority) {
+                ret->has_priority = true;
+                ret->priority = rule->priority;
+        }
+        if (rule && rule->has_nice) {
+                ret->has_nice = true;
+                ret->nice = rule->nice;
+        }
+        if (rule && rule->has_reset_on_fork) {
+                ret->has_reset_on_fork = true;
+                ret->reset_on_fork = rule->reset_on_fork;
+        }
+        if (rule && rule->has_io) {
+                ret->has_io = true;
+                ret->io_class = rule->io_class;
+                ret->io_level = rule->io_level;
+        }
+        return ret->has_policy || ret->has_priority || ret->has_nice || ret->has_reset_on_fork ||
+                ret->has_io;
+}
+
+static bool sched_is_realtime(int policy) {
+        return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+/* The state a thread whose original is *original gets under spec: the original with the given
+ * keys replaced (a class change drops or supplies the real-time priority). */
+static ThreadSched thread_sched_target(const ThreadSched *original, const SchedulerSpec *spec) {
+        ThreadSched t = *original;
+
+        if (spec->has_policy)
+                t.policy = spec->policy;
+        if (spec->has_priority)
+                t.priority = spec->priority;
+        if (!sched_is_realtime(t.policy))
+                t.priority = 0;
+        else if (t.priority == 0)
+                t.priority = 1;
+        if (spec->has_nice)
+                t.nice = spec->nice;
+        if (spec->has_reset_on_fork)
+                t.reset_on_fork = spec->reset_on_fork;
+        if (spec->has_io) {
+                t.io_class = spec->io_class;
+                t.io_level = spec->io_class == APPLY_IOPRIO_CLASS_IDLE ? 0 : spec->io_level;
+        }
+        return t;
+}
+
+/* "fifo 10, nice 0, io best-effort 4" for messages, into buf. */
+static const char *thread_sched_format(const ThreadSched *s, char *buf, size_t size) {
+        const char *io = apply_ioprio_class_to_string(s->io_class);
+
+        if (sched_is_realtime(s->policy))
+                snprintf(
+                        buf, size, "%s %u, io %s %u", strna(apply_sched_policy_to_string(s->policy)),
+                        s->priority, strna(io), s->io_level);
+        else
+                snprintf(
+                        buf, size, "%s, nice %d, io %s %u", strna(apply_sched_policy_to_string(s->policy)),
+                        s->nice, strna(io), s->io_level);
+        return buf;
+}
+
+/* Counts and reports (rate-limited) a scheduling state s (NULL: unknown) refused for tid;
+ * APPLY_RT_NO_RUNTIME gets its RT_GROUP_SCHED explanation. */
+static void report_sched_failure(
+        Manager *m, const TrackedProcess *p, const char *policy_name, pid_t tid, const ThreadSched *s,
+        int error) {
+        _cleanup_free_ char *why = NULL;
+        unsigned suppressed = 0;
+        char text[96];
+
+        m->counters.placement_failures++;
+        if (!ratelimit_below(&m->failure_ratelimit, &suppressed))
+                return;
+        if (suppressed > 0)
+                log_warning("Suppressed %u placement failure messages", suppressed);
+        if (s)
+                thread_sched_format(s, text, sizeof(text));
+        else
+                snprintf(text, sizeof(text), "%s", "its policy's (its current state is unreadable)");
+        if (error == APPLY_RT_NO_RUNTIME && apply_explain_rt_no_runtime(NULL, tid, &why) >= 0)
+                log_struct(
+                        LOG_WARNING, 0, policy_name, p->pid, p->comm, NULL,
+                        "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): %s, skipping",
+                        p->comm, (int)p->pid, (int)tid, text, strna(policy_name), why);
+        else if (error == APPLY_RT_NO_RUNTIME)
+                log_struct(
+                        LOG_WARNING, 0, policy_name, p->pid, p->comm, NULL,
+                        "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): "
+                        "RT_GROUP_SCHED: "
+                        "its cpu cgroup has no real-time runtime (cpu.rt_runtime_us is 0), skipping",
+                        p->comm, (int)p->pid, (int)tid, text, strna(policy_name));
+        else
+                log_struct(
+                        LOG_WARNING, error, policy_name, p->pid, p->comm, NULL,
+                        "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): %m, skipping",
+                        p->comm, (int)p->pid, (int)tid, text, strna(policy_name));
+}
+
+typedef struct SchedSearch {
+        const ThreadSched *sched;
+        bool found;
+} SchedSearch;
+
+static void sched_search_action(const void *nodep, VISIT which, void *userdata) {
+        const TrackedThread *t = *(void *const *)nodep;
+        SchedSearch *s = userdata;
+
+        if ((which == postorder || which == leaf) && !s->found && t->sched && t->sched->has_applied)
+                s->found = apply_sched_equal(&t->sched->applied, s->sched);
+}
+
+/* Records t's original scheduling state on first touch, as thread_record_original() does for
+ * the affinity: a state the daemon set on another thread of p was inherited from it, and such a
+ * thread gets the process's original. Returns 0 or -ENOMEM. */
+static int thread_record_sched_original(
+        TrackedProcess *p, TrackedThread *t, const ThreadSched *current, const SchedulerSpec *spec) {
+        SchedSearch s = {.sched = current};
+
+        if (t->sched)
+                return 0;
+        t->sched = calloc(1, sizeof(ThreadSchedState));
+        if (!t->sched)
+                return -ENOMEM;
+        if (!p->has_sched_original) {
+                p->sched_original = *current;
+                p->has_sched_original = true;
+        } else {
+                /* A forked child's threads inherit what the daemon set on its parent. */
+                ThreadSched inherited = thread_sched_target(&p->sched_original, spec);
+                s.found = apply_sched_equal(current, &inherited);
+        }
+        twalk_r(p->threads, sched_search_action, &s);
+        t->sched->original = s.found ? p->sched_original : *current;
+        return 0;
+}
+
+/*
+ * Applies the scheduling state of thread tid (t) under p's policy: the thread rule's scheduler
+ * keys over the policy's. Without any key, a thread the daemon changed before (a reload
+ * dropped the keys) gets its original back. Returns 0 (set, refused, or nothing to do),
+ * -ESRCH (gone), -ENOMEM.
+ */
+static int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, const char *thread_comm) {
+        Manager *m = ctx->manager;
+        TrackedProcess *p = ctx->process;
+        SchedulerSpec spec;
+        ThreadSched current, target, effective;
+        bool restore;
+        int r;
+
+        restore = !thread_sched_spec(process_plan(m, p), thread_comm, &spec);
+        if (restore && (!t->sched || !t->sched->has_applied))
+                return 0;
+        if (!t->sched) {
+                r = apply_get_thread_sched(tid, &current);
+                if (r == -ESRCH)
+                        return r;
+                if (r < 0) {
+                        /* Never change what could not be restored. */
+                        report_sched_failure(m, p, process_policy_label(m, p), tid, NULL, r);
+                        ctx->n_failed++;
+                        return 0;
+                }
+                r = thread_record_sched_original(p, t, &current, &spec);
+                if (r < 0)
+                        return r;
+                target = thread_sched_target(&t->sched->original, &spec);
+                if (apply_sched_equal(&current, &target)) {
+                        t->sched->applied = current;
+                        t->sched->has_applied = true;
+                        return 0;
+                }
+        } else
+                target = restore ? t->sched->original : thread_sched_target(&t->sched->original, &spec);
+
+        if (!ctx->force && t->sched->has_applied && apply_sched_equal(&t->sched->applied, &target))
+                goto done;
+        if (m->dry_run) {
+                t->sched->applied = target;
+                t->sched->has_applied = true;
+                ctx->n_sched++;
+                goto done;
+        }
+
+        r = apply_set_thread_sched(NULL, tid, &target, &effective);
+        if (r == -ESRCH)
+                return r;
+        if (r < 0) {
+                report_sched_failure(m, p, process_policy_label(m, p), tid, &target, r);
+                ctx->n_failed++;
+                /* ioprio_set(2) may have failed after the class was set: put the original back. */
+                if (apply_set_thread_sched(NULL, tid, &t->sched->original, NULL) >= 0)
+                        t->sched->has_applied = false;
+                return 0;
+        }
+        t->sched->applied = effective;
+        t->sched->has_applied = true;
+        ctx->n_sched++;
+        if (log_level_enabled(LOG_DEBUG)) {
+                char text[96];
+                log_debug(
+                        "Set the scheduling of %s[%d] thread %d to %s (policy %s)", p->comm, (int)p->pid,
+                        (int)tid, thread_sched_format(&effective, text, sizeof(text)),
+                        process_policy_label(m, p));
+        }
+done:
+        if (restore)
+                t->sched->has_applied = false; /* back to its original: no longer ours */
+        return 0;
+}
+
+/*
+ * The CPUs p's cpuset allows, read once per placement pass (ctx caches it); NULL when none is
+ * known (no cpuset controller, or it could not be read: the kernel narrows by itself then).
+ */
+static const CpuSet *place_context_cpuset(PlaceContext *ctx) {
+        TrackedProcess *p = ctx->process;
+        int r;
+
+        if (ctx->cpuset_state == 0) {
+                r = cgroup_read_cpuset(NULL, p->pid, 0, &ctx->cpuset_allowed, NULL);
+                if (r < 0 && r != -ENODATA)
+                        log_debug_errno(
+                                r, "Failed to read the cpuset of %s[%d], leaving it to the kernel: %m",
+                                p->comm, (int)p->pid);
+                ctx->cpuset_state = r < 0 ? r : 1;
+        }
+        return ctx->cpuset_state > 0 ? &ctx->cpuset_allowed : NULL;
+}
+
+/* The policy's CPUs and p's cpuset are disjoint: one clear error per process and pass. */
+static void report_cpuset_conflict(PlaceContext *ctx, const CpuSet *wanted) {
+        Manager *m = ctx->manager;
+        TrackedProcess *p = ctx->process;
+        _cleanup_free_ char *text = NULL;
+        const char *name = process_policy_label(m, p);
+        int r;
+
+        if (ctx->cpuset_conflict)
+                return;
+        ctx->cpuset_conflict = true;
+        m->counters.placement_failures++;
+        if (!ratelimit_below(&m->failure_ratelimit, NULL))
+                return;
+        r = cgroup_format_cpuset_conflict(name, wanted, p->pid, &ctx->cpuset_allowed, &text);
+        if (r < 0)
+                return (void)log_warning_errno(
+                        r, "Failed to describe the cpuset of %s[%d]: %m", p->comm, (int)p->pid);
+        log_struct(
+                LOG_WARNING, 0, name, p->pid, p->comm, NULL,
+                "Cannot place %s[%d]: %s; its affinity is left as it is", p->comm, (int)p->pid, text);
+}
+
 /* Places one thread. Returns 0 (placed, refused, or nothing to do), -ESRCH (gone), -ENOMEM. */
 static int place_thread(PlaceContext *ctx, pid_t tid) {
-        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL, target_buf = CPUSET_NULL;
+        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL, target_buf = CPUSET_NULL,
+                                allowed_buf = CPUSET_NULL;
         Manager *m = ctx->manager;
         TrackedProcess *p = ctx->process;
         const PolicyPlan *pp = process_plan(m, p);
-        const CpuSet *target;
+        const CpuSet *target, *write, *allowed;
         char comm[16] = "";
         TrackedThread *t;
         int r;
@@ -631,6 +918,12 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
         }
         t->generation = p->generation;
         ctx->n_threads++;
+
+        r = place_thread_sched(ctx, t, tid, comm);
+        if (r == -ESRCH)
+                goto gone;
+        if (r < 0)
+                return r;
 
         r = thread_target(m, p, tid, comm, &target_buf, &target);
         if (r < 0)
@@ -669,11 +962,28 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                 return 0;
         }
 
-        r = apply_set_thread_affinity(tid, target, &effective);
+        /* The task's cpuset: a target it rules out entirely is a clear error, not the kernel's
+         * EINVAL; a part of it is applied (and reported as narrowing, below). */
+        write = target;
+        allowed = place_context_cpuset(ctx);
+        if (allowed && !cpuset_intersects(target, allowed)) {
+                report_cpuset_conflict(ctx, target);
+                ctx->n_failed++;
+                return 0;
+        }
+        if (allowed && !cpuset_is_subset(target, allowed)) {
+                r = cpuset_copy(&allowed_buf, target);
+                if (r < 0)
+                        return r;
+                cpuset_and(&allowed_buf, allowed);
+                write = &allowed_buf;
+        }
+
+        r = apply_set_thread_affinity(tid, write, &effective);
         if (r == -ESRCH)
                 goto gone;
         if (r < 0) {
-                report_failure(m, p, process_policy_label(m, p), tid, target, r);
+                report_failure(m, p, process_policy_label(m, p), tid, write, r);
                 ctx->n_failed++;
                 return 0;
         }
@@ -708,6 +1018,68 @@ static void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
 }
 
 /*
+ * memory: with migrate: moves the pages p has on other nodes to its policy's memory nodes
+ * (migrate_pages(2)), once per plan installed and per exec, and logs what moved, counted from
+ * /proc/PID/numa_maps before and after. A failure is reported and counted, never fatal.
+ */
+static void process_migrate_memory(Manager *m, TrackedProcess *p) {
+        _cleanup_free_ NumaNodePages *before = NULL, *after = NULL;
+        _cleanup_cpuset_ CpuSet from = CPUSET_NULL, off = CPUSET_NULL;
+        _cleanup_free_ char *nodes = NULL;
+        const PolicyPlan *pp = process_plan(m, p);
+        size_t n_before = 0, n_after = 0;
+        NumaNodePages a, b;
+        int r;
+
+        if (!pp || pp->pending_reason || !pp->has_memory || !pp->policy->memory.migrate ||
+            p->memory_generation == m->plan_generation)
+                return;
+        p->memory_generation = m->plan_generation;
+        nodes = cpuset_to_string(&pp->memory_nodes);
+        if (m->dry_run) {
+                log_info(
+                        "Would move the memory of %s[%d] to nodes %s (policy %s)", p->comm, (int)p->pid,
+                        strna(nodes), pp->policy->name);
+                return;
+        }
+
+        /* Every node that holds pages of it (the kernel leaves those already on a target node). */
+        r = apply_numa_read_pages(NULL, p->pid, &before, &n_before);
+        for (size_t i = 0; r >= 0 && i < n_before; i++)
+                if (before[i].pages > 0)
+                        r = cpuset_add(&from, (unsigned)i);
+        if (r >= 0 && cpuset_is_empty(&from))
+                return (void)log_debug("%s[%d] has no memory to move", p->comm, (int)p->pid);
+        if (r >= 0)
+                r = apply_numa_migrate(p->pid, &from, &pp->memory_nodes);
+        if (r == -ESRCH)
+                return;
+        if (r < 0) {
+                m->counters.placement_failures++;
+                log_struct(
+                        LOG_WARNING, r, pp->policy->name, p->pid, p->comm, NULL,
+                        "Failed to move the memory of %s[%d] to nodes %s (policy %s): %m, skipping", p->comm,
+                        (int)p->pid, strna(nodes), pp->policy->name);
+                return;
+        }
+
+        /* What moved is what left the other nodes (the process may allocate meanwhile). */
+        if (cpuset_copy(&off, &from) < 0)
+                return;
+        cpuset_andnot(&off, &pp->memory_nodes);
+        b = apply_numa_sum(before, n_before, &off);
+        if (apply_numa_read_pages(NULL, p->pid, &after, &n_after) < 0)
+                return;
+        a = apply_numa_sum(after, n_after, &off);
+        log_struct(
+                LOG_INFO, 0, pp->policy->name, p->pid, p->comm, NULL,
+                "Moved %" PRIu64 " KiB of %s[%d] to nodes %s (policy %s; %" PRIu64
+                " KiB there now, %d pages could not be moved)",
+                b.kib > a.kib ? b.kib - a.kib : 0, p->comm, (int)p->pid, strna(nodes), pp->policy->name,
+                apply_numa_sum(after, n_after, &pp->memory_nodes).kib, r);
+}
+
+/*
  * Places every thread of p under its policy (threads created meanwhile included). On
  * completion counts p as placed (once). If the process is gone: counts it as vanished if its
  * placement had never completed, removes it, and returns -ESRCH (p is freed). timestamp_ns is
@@ -721,7 +1093,7 @@ static void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
  */
 static int place_process(
         Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads) {
-        PlaceContext ctx = {
+        _cleanup_(place_context_done) PlaceContext ctx = {
                 .manager = m,
                 .process = p,
                 .force = force,
@@ -771,6 +1143,8 @@ again:
         if (ctx.n_set > 0)
                 manager_record_latency(m, timestamp_ns);
 
+        process_migrate_memory(m, p);
+
         if (!p->placed) {
                 p->placed = true;
                 m->counters.processes_placed++;
@@ -815,8 +1189,24 @@ static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
         PlaceContext *ctx = userdata;
         TrackedProcess *p = ctx->process;
         TrackedThread *t = tracked_process_find_thread(p, tid);
+        const ThreadSched *sched = NULL;
         const CpuSet *original;
         int r;
+
+        /* Its scheduling state first: class, priority, nice, reset-on-fork, I/O priority. */
+        if (t && t->sched && t->sched->has_applied)
+                sched = &t->sched->original;
+        else if (!t && p->has_sched_original)
+                sched = &p->sched_original; /* appeared unseen: it inherited a state we set */
+        if (sched && !ctx->manager->dry_run) {
+                r = apply_set_thread_sched(NULL, tid, sched, NULL);
+                if (r == -ESRCH)
+                        return r;
+                if (r < 0)
+                        report_sched_failure(ctx->manager, p, ctx->policy_name, tid, sched, r);
+                else
+                        ctx->n_sched++;
+        }
 
         if (t && t->has_applied && t->has_original)
                 original = thread_original(p, t);
@@ -845,19 +1235,20 @@ static void restore_process(Manager *m, TrackedProcess *p, const char *policy_na
         _cleanup_free_ char *text = NULL;
         int r;
 
-        if (!p->has_original)
+        if (!p->has_original && !p->has_sched_original)
                 return;
         r = procfs_foreach_thread(NULL, p->pid, restore_thread_visitor, &ctx);
         if (r < 0 && r != -ESRCH)
                 log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", p->comm, (int)p->pid);
         if (r < 0 || !log_level_enabled(LOG_DEBUG))
                 return;
-        text = cpuset_to_string(&p->original);
+        text = p->has_original ? cpuset_to_string(&p->original) : strdup("unchanged");
         log_struct(
                 LOG_DEBUG, 0, policy_name, p->pid, p->comm, text,
-                "%s %s[%d] no longer matches policy %s: restored %u threads (original CPUs %s)",
+                "%s %s[%d] no longer matches policy %s: restored %u threads (original CPUs %s), the "
+                "scheduling of %u",
                 m->dry_run ? "Would restore:" : "Restored:", p->comm, (int)p->pid, strna(policy_name),
-                ctx.n_set, strna(text));
+                ctx.n_set, strna(text), ctx.n_sched);
 }
 
 /* ---- process events ---- */
@@ -1088,6 +1479,14 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         if (r == -ENOMEM)
                 return r;
         p->has_original = r >= 0;
+        /* Likewise its scheduling state (unless reset-on-fork reset it: then it is no copy). */
+        if (forker && forker->sched) {
+                p->sched_original = forker->sched->original;
+                p->has_sched_original = true;
+        } else if (parent->has_sched_original) {
+                p->sched_original = parent->sched_original;
+                p->has_sched_original = true;
+        }
 
         log_debug(
                 "%s[%d] forked %s[%d]: tracked under policy %s", parent->comm, (int)parent->pid, p->comm,
@@ -1097,8 +1496,8 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
 }
 
 static int on_fork_thread(Manager *m, const ProcEvent *ev) {
+        _cleanup_(place_context_done) PlaceContext ctx = {};
         TrackedProcess *p;
-        PlaceContext ctx;
         int r;
 
         /* The event's parent fields name the parent process, not the creating thread: find the
@@ -1202,6 +1601,7 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
                 /* A new image: inherited tracking ends, and only the exec'ing thread is left. */
                 p->forked = false;
                 p->leader_exited = false;
+                p->memory_generation = 0;
                 r = tracked_process_remove_threads_if(p, thread_not_leader);
                 if (r < 0)
                         return r;
@@ -1225,7 +1625,7 @@ static int on_exec(Manager *m, const ProcEvent *ev) {
 /* Re-evaluates one thread's rule (a thread renamed itself). */
 static int manager_reevaluate_thread(Manager *m, TrackedProcess *p, pid_t tid, uint64_t timestamp_ns) {
         const PolicyPlan *pp = process_plan(m, p);
-        PlaceContext ctx = {.manager = m, .process = p};
+        _cleanup_(place_context_done) PlaceContext ctx = {.manager = m, .process = p};
         int r;
 
         if (!pp || pp->policy->n_threads == 0)
@@ -1511,6 +1911,10 @@ static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
                         return r;
                 p->has_original = true;
         }
+        if (parent->has_sched_original) {
+                p->sched_original = parent->sched_original;
+                p->has_sched_original = true;
+        }
 
         log_debug(
                 "%s[%d] is a child of %s[%d] that has not exec'd: tracked under policy %s", p->comm,
@@ -1787,6 +2191,7 @@ static int manager_install(Manager *m, Config *config, Plan *plan) {
                 return -ENOMEM;
         free(m->narrowing_reported);
         m->narrowing_reported = flags;
+        m->plan_generation++;
         m->config = config;
         m->plan = plan;
         return 0;

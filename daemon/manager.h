@@ -22,6 +22,12 @@
  * tracked process, writing every thread again (the kernel moved threads off an offline CPU by
  * itself). A policy that a hotplug makes pending keeps its processes as they are, tracked but
  * untouched, until it resolves again (a reload, by contrast, restores them).
+ *
+ * scheduler: keys (the thread rule's over the policy's, key by key) are applied per thread next
+ * to its affinity, its original state recorded at first touch and given back wherever the
+ * affinity is. memory: with migrate moves a process's pages once per plan installed (and per
+ * exec). A target is intersected with the process's cpuset (read once per placement pass):
+ * none of it allowed is a per-process error, the mask left as it is.
  */
 
 #include <stdbool.h>
@@ -31,6 +37,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "apply-sched.h"
 #include "cpuset.h"
 #include "latency.h"
 #include "log.h"
@@ -89,7 +96,16 @@ typedef struct TrackedThread {
                             * process's original (TrackedProcess.original); NULL: it is */
         CpuSet *effective; /* what the kernel reported back (applied ∩ cpuset ∩ online), when
                             * that is not applied; NULL: it is */
+        struct ThreadSchedState *sched; /* NULL until a scheduler: key touched the thread */
 } TrackedThread;
+
+/* The scheduling state of a thread a scheduler: key touched (TrackedThread.sched). */
+typedef struct ThreadSchedState {
+        ThreadSched original; /* before the daemon first touched it (or the process's original,
+                               * for a thread that inherited a state the daemon set) */
+        bool has_applied;
+        ThreadSched applied; /* what the kernel reported back after the last write */
+} ThreadSchedState;
 
 /* TrackedProcess.policy of a process whose policy a reload removed (or made pending): it has
  * none until the rescan re-matches or restores it. */
@@ -116,7 +132,12 @@ typedef struct TrackedProcess {
         bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */
         bool has_original;
         CpuSet original; /* first original seen: the default for threads created later */
-        void *threads;   /* tsearch(3) root of TrackedThread */
+        bool has_sched_original;
+        ThreadSched sched_original; /* first original scheduling state seen: the default for
+                                     * threads created later (they inherit what was set) */
+        unsigned memory_generation; /* Manager.plan_generation of the last page migration, 0: none
+                                     * since the process was tracked or exec'd */
+        void *threads;              /* tsearch(3) root of TrackedThread */
         unsigned n_threads;
         unsigned generation;   /* placement pass counter (threads not seen in a pass are dropped) */
         int rescan_policy;     /* scratch for manager_rescan(): the policy decided, or -errno */
@@ -166,6 +187,7 @@ typedef struct Manager {
         Plan *plan;
         bool force_placement;     /* manager_rescan() writes every thread, not only changed targets */
         bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
+        unsigned plan_generation; /* bumped by every plan installed (memory: migrates again) */
 
         /* Tracked processes. */
         void *processes; /* tsearch(3) root of TrackedProcess */

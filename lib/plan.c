@@ -1672,6 +1672,7 @@ static void policy_plan_make_pending(PolicyPlan *pp, char *reason, const Locatio
         pp->pending_reason = reason;
         pp->pending_location = where;
         pp->has_cpus = false;
+        pp->has_memory = false;
         cpuset_done(&pp->cpus);
         cpuset_done(&pp->nodes);
         cpuset_done(&pp->memory_nodes);
@@ -1722,6 +1723,62 @@ static int resolve_bare(const PlanContext *ctx, CpuSet *ret, char **ret_reason) 
         cpuset_done(ret);
         *ret = res.cpus;
         res.cpus = CPUSET_NULL;
+        return 0;
+}
+
+/*
+ * memory: into pp->memory_nodes: local → the NUMA nodes of the policy's CPUs (every node of the
+ * machine when the policy has no cpus:); a node list → as written, each node checked to exist.
+ * Adds the explanation line "memory: nodes 1" (the word of the key, whatever the count). Returns 0, -ENOMEM,
+ * or -ENOENT with a reason.
+ */
+static int resolve_memory(const PlanContext *ctx, const Policy *p, PolicyPlan *pp, char **ret_reason) {
+        const CpuSet *exist = topology_nodes(ctx->topology);
+        _cleanup_free_ char *l = NULL;
+        int r;
+
+        switch (p->memory.kind) {
+        case MEMORY_NONE:
+                return 0;
+        case MEMORY_LOCAL:
+                r = cpuset_copy(&pp->memory_nodes, pp->has_cpus ? &pp->nodes : exist);
+                if (r < 0)
+                        return r;
+                break;
+        case MEMORY_NODES: {
+                _cleanup_cpuset_ CpuSet missing = CPUSET_NULL;
+
+                r = set_andnot(&missing, &p->memory.nodes, exist);
+                if (r < 0)
+                        return r;
+                if (!cpuset_is_empty(&missing)) {
+                        _cleanup_free_ char *m = set_str(&missing), *e = set_str(exist);
+                        bool one = cpuset_count(&missing) == 1;
+
+                        if (!m || !e)
+                                return -ENOMEM;
+                        return reasonf(
+                                -ENOENT, ret_reason, "memory: NUMA node%s %s %s not exist here (nodes: %s)",
+                                one ? "" : "s", m, one ? "does" : "do", e);
+                }
+                r = cpuset_copy(&pp->memory_nodes, &p->memory.nodes);
+                if (r < 0)
+                        return r;
+                break;
+        }
+        }
+
+        l = set_str(&pp->memory_nodes);
+        if (!l)
+                return -ENOMEM;
+        r = strv_extendf(
+                &pp->explanation, "memory: nodes %s%s", l,
+                p->memory.kind == MEMORY_LOCAL && !pp->has_cpus
+                        ? " (nodes: local without cpus: is every node)"
+                        : "");
+        if (r < 0)
+                return r;
+        pp->has_memory = true;
         return 0;
 }
 
@@ -1861,6 +1918,15 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                 r = topology_nodes_of_cpus(ctx->topology, &pp->cpus, &pp->nodes);
                 if (r < 0)
                         return r;
+        }
+
+        /* memory: after the CPUs, whose nodes nodes: local names. */
+        r = resolve_memory(ctx, p, pp, &reason);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                where = p->memory.location.line > 0 ? &p->memory.location : &p->location;
+                goto pending;
         }
         return 0;
 

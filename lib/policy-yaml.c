@@ -9,7 +9,9 @@
 
 #include <assert.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <regex.h>
+#include <sched.h>
 #include <search.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -19,6 +21,7 @@
 
 #include <yaml.h>
 
+#include "apply-sched.h"
 #include "policy-yaml.h"
 
 #define TASK_COMM_MAX 15U                   /* TASK_COMM_LEN - 1 */
@@ -1248,6 +1251,345 @@ static int parse_thread_cpus(Loader *l, const KeySpec *spec, const Node *key, co
         return parse_cpus(l, spec, key, value, obj);
 }
 
+/* ---- scheduler: and memory: ------------------------------------------------------------- */
+
+/* true / false (and the YAML 1.1 capitalisations) into *ret. Returns 1, 0 when reported, -ENOMEM. */
+static int parse_bool_node(Loader *l, const Node *n, const char *what, bool *ret) {
+        const char *v = NULL;
+        int r;
+
+        r = node_string(l, n, what, "true or false", &v);
+        if (r <= 0)
+                return r;
+        if (streq(v, "true") || streq(v, "True") || streq(v, "TRUE"))
+                *ret = true;
+        else if (streq(v, "false") || streq(v, "False") || streq(v, "FALSE"))
+                *ret = false;
+        else {
+                r = node_error(l, n, "%s: expected true or false, got \"%s\"", what, esc(l, v));
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
+/*
+ * A decimal integer from min to max (a leading "-" allowed when min < 0) into *ret. Returns 1,
+ * 0 when an error was reported, -ENOMEM.
+ */
+static int parse_int_range(Loader *l, const Node *n, const char *what, long min, long max, long *ret) {
+        const char *v = NULL;
+        char expected[64];
+        char *end = NULL;
+        long x;
+        int r;
+
+        snprintf(expected, sizeof expected, "a number from %ld to %ld", min, max);
+        r = node_string(l, n, what, expected, &v);
+        if (r <= 0)
+                return r;
+        errno = 0;
+        x = strtol(v, &end, 10);
+        if (isempty(v) || *end != '\0' || !(v[0] == '-' || (v[0] >= '0' && v[0] <= '9')))
+                r = node_error(l, n, "%s: expected %s, got \"%s\"", what, expected, esc(l, v));
+        else if (errno != 0 || x < min || x > max)
+                r = node_error(l, n, "%s: %s is out of range (%ld to %ld)", what, esc(l, v), min, max);
+        else {
+                *ret = x;
+                return 1;
+        }
+        return r < 0 ? r : 0;
+}
+
+static const char *const sched_policy_names[] = {"other", "batch", "idle", "fifo", "rr"};
+
+/* What people write for the classes (chrt(1) and kernel names). */
+static const ValueHint sched_policy_hints[] = {
+        {"normal", "other"},       {"sched_other", "other"}, {"cfs", "other"},
+        {"sched_normal", "other"}, {"sched_batch", "batch"}, {"sched_idle", "idle"},
+        {"sched_fifo", "fifo"},    {"sched_rr", "rr"},       {"realtime", "fifo"},
+        {"round-robin", "rr"},
+};
+
+static const EnumSpec sched_policy_enum = {
+        sched_policy_names,
+        ELEMENTSOF(sched_policy_names),
+        "other, batch, idle, fifo, rr",
+        "other, batch, idle, fifo or rr",
+        sched_policy_hints,
+        ELEMENTSOF(sched_policy_hints),
+};
+
+static bool sched_policy_is_realtime(int policy) {
+        return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+static int parse_scheduler_policy(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = obj;
+        size_t i = 0;
+        int r, p;
+
+        r = parse_enum_value(l, value, "scheduler: policy", &sched_policy_enum, &i);
+        if (r <= 0)
+                return r;
+        p = apply_sched_policy_from_string(sched_policy_names[i]);
+        if (p < 0)
+                return node_error(
+                        l, value, "scheduler: policy: \"%s\" is not supported here", sched_policy_names[i]);
+        s->policy = p;
+        s->has_policy = true;
+        s->policy_location = node_location(l, value);
+        return 0;
+}
+
+static int parse_scheduler_priority(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = obj;
+        long v = 0;
+        int r;
+
+        r = parse_int_range(l, value, "scheduler: priority", 1, APPLY_SCHED_PRIORITY_MAX, &v);
+        if (r <= 0)
+                return r;
+        s->priority = (unsigned)v;
+        s->has_priority = true;
+        return 0;
+}
+
+static int parse_scheduler_nice(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = obj;
+        long v = 0;
+        int r;
+
+        r = parse_int_range(l, value, "scheduler: nice", -20, 19, &v);
+        if (r <= 0)
+                return r;
+        s->nice = (int)v;
+        s->has_nice = true;
+        return 0;
+}
+
+static int parse_scheduler_reset_on_fork(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = obj;
+        bool b = false;
+        int r;
+
+        r = parse_bool_node(l, value, "scheduler: reset-on-fork", &b);
+        if (r <= 0)
+                return r;
+        s->reset_on_fork = b;
+        s->has_reset_on_fork = true;
+        return 0;
+}
+
+static const char *const io_class_names[] = {"realtime", "best-effort", "idle"};
+
+static const ValueHint io_class_hints[] = {
+        {"rt", "realtime"},
+        {"real-time", "realtime"},
+        {"be", "best-effort"},
+        {"besteffort", "best-effort"},
+        {"best_effort", "best-effort"},
+        {"normal", "best-effort"},
+};
+
+static const EnumSpec io_class_enum = {
+        io_class_names,
+        ELEMENTSOF(io_class_names),
+        "realtime, best-effort, idle",
+        "realtime, best-effort or idle",
+        io_class_hints,
+        ELEMENTSOF(io_class_hints),
+};
+
+static int parse_io_class(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = obj;
+        size_t i = 0;
+        int r, c;
+
+        r = parse_enum_value(l, value, "scheduler: io: class", &io_class_enum, &i);
+        if (r <= 0)
+                return r;
+        c = apply_ioprio_class_from_string(io_class_names[i]);
+        if (c < 0)
+                return node_error(
+                        l, value, "scheduler: io: class: \"%s\" is not supported here", io_class_names[i]);
+        s->io_class = c;
+        s->has_io = true;
+        s->io_location = node_location(l, value);
+        return 0;
+}
+
+static int parse_io_level(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = obj;
+        long v = 0;
+        int r;
+
+        r = parse_int_range(l, value, "scheduler: io: level", 0, 7, &v);
+        if (r <= 0)
+                return r;
+        s->io_level = (unsigned)v;
+        return 0;
+}
+
+static const KeySpec io_keys[] = {
+        {"class", parse_io_class, .required = true},
+        {"level", parse_io_level},
+};
+
+/* The default I/O level within a class: 4, the kernel's level for nice 0. */
+#define IO_LEVEL_DEFAULT 4U
+
+static int parse_scheduler_io(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = obj;
+        const Node *level = NULL;
+        int r;
+
+        if (value->kind == NODE_ALIAS)
+                return 0;
+        if (value->kind != NODE_MAPPING)
+                return type_error(
+                        l, value, "scheduler: io",
+                        "a mapping { class: realtime|best-effort|idle, level: 0-7 }");
+        s->io_level = UINT_MAX;
+        r = parse_mapping(l, value, "scheduler: io", io_keys, ELEMENTSOF(io_keys), s);
+        if (r < 0)
+                return r;
+        level = mapping_key(value, "level");
+        if (s->has_io && s->io_class == APPLY_IOPRIO_CLASS_IDLE && level)
+                return node_error(
+                        l, level,
+                        "scheduler: io: level does not apply to class idle (idle I/O has no levels)");
+        if (s->io_level == UINT_MAX)
+                s->io_level = s->has_io && s->io_class != APPLY_IOPRIO_CLASS_IDLE ? IO_LEVEL_DEFAULT : 0;
+        return 0;
+}
+
+static const KeySpec scheduler_keys[] = {
+        {"policy", parse_scheduler_policy}, {"priority", parse_scheduler_priority},
+        {"nice", parse_scheduler_nice},     {"reset-on-fork", parse_scheduler_reset_on_fork},
+        {"io", parse_scheduler_io},
+};
+
+/* The value node of key name in mapping n (the first, if repeated), or NULL. */
+static const Node *mapping_value(const Node *n, const char *name) {
+        for (size_t i = 0; i + 1 < n->n_children; i += 2)
+                if (n->children[i]->kind == NODE_SCALAR && streq(n->children[i]->value, name))
+                        return n->children[i + 1];
+        return NULL;
+}
+
+/*
+ * Combinations within one scheduler: mapping that can't work: priority without fifo/rr,
+ * fifo/rr without priority, nice with fifo/rr. Returns 0 or -ENOMEM.
+ */
+static int check_scheduler(Loader *l, const Node *mapping, const SchedulerSpec *s) {
+        const Node *n = NULL;
+        int r;
+
+        if (s->has_priority && !(s->has_policy && sched_policy_is_realtime(s->policy))) {
+                n = mapping_value(mapping, "priority");
+                r = node_error(
+                        l, n,
+                        "scheduler: priority is only for the real-time policies fifo and rr (%s); other "
+                        "policies use nice:",
+                        s->has_policy ? "this one is not" : "no policy: given");
+                if (r < 0)
+                        return r;
+        }
+        if (s->has_policy && sched_policy_is_realtime(s->policy) && !mapping_value(mapping, "priority")) {
+                r = node_error(
+                        l, mapping_value(mapping, "policy"),
+                        "scheduler: priority: required for fifo/rr (1-99, higher runs first)");
+                if (r < 0)
+                        return r;
+        }
+        if (s->has_nice && s->has_policy && sched_policy_is_realtime(s->policy)) {
+                r = node_error(
+                        l, mapping_value(mapping, "nice"),
+                        "scheduler: nice does not apply to fifo/rr (a real-time thread runs by priority:)");
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* scheduler: a mapping; the SchedulerSpec is at spec->offset. */
+static int parse_scheduler(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        SchedulerSpec *s = (SchedulerSpec *)((uint8_t *)obj + spec->offset);
+        int r;
+
+        if (value->kind == NODE_ALIAS)
+                return 0;
+        if (value->kind != NODE_MAPPING)
+                return type_error(
+                        l, value, "scheduler", "a mapping (policy:, priority:, nice:, reset-on-fork:, io:)");
+        s->location = node_location(l, value);
+        r = parse_mapping(l, value, "scheduler", scheduler_keys, ELEMENTSOF(scheduler_keys), s);
+        if (r < 0)
+                return r;
+        return check_scheduler(l, value, s);
+}
+
+static int parse_memory_nodes(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        MemorySpec *m = obj;
+        int r;
+
+        if (value->kind == NODE_SCALAR && streq(value->value, "local")) {
+                m->kind = MEMORY_LOCAL;
+                return 0;
+        }
+        if (value->kind == NODE_ALIAS)
+                return 0;
+        if (value->kind != NODE_SCALAR || node_is_null(value))
+                return type_error(l, value, "memory: nodes", "local or a NUMA node list such as \"0-1\"");
+        r = parse_cpu_list_node(l, value, "memory: nodes", "NUMA node", &m->nodes);
+        if (r > 0)
+                m->kind = MEMORY_NODES;
+        return r < 0 ? r : 0;
+}
+
+static int parse_memory_migrate(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        MemorySpec *m = obj;
+        bool b = false;
+        int r;
+
+        r = parse_bool_node(l, value, "memory: migrate", &b);
+        if (r > 0)
+                m->migrate = b;
+        return r < 0 ? r : 0;
+}
+
+static const KeySpec memory_keys[] = {
+        {"nodes", parse_memory_nodes, .required = true},
+        {"migrate", parse_memory_migrate},
+};
+
+static int parse_memory(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+        int r;
+
+        if (value->kind == NODE_ALIAS)
+                return 0;
+        if (value->kind != NODE_MAPPING)
+                return type_error(l, value, "memory", "a mapping (nodes: local or a node list, migrate:)");
+        p->memory.location = node_location(l, value);
+        r = parse_mapping(l, value, "memory", memory_keys, ELEMENTSOF(memory_keys), &p->memory);
+        return r < 0 ? r : 0;
+}
+
+static int thread_memory(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        return node_error(
+                l, key,
+                "memory: is per process: a thread's mempolicy can only be set by the thread itself (give "
+                "memory: in the policy)");
+}
+
 /* ---- threads: --------------------------------------------------------------------------- */
 
 static int parse_thread_name(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -1266,10 +1608,12 @@ static int parse_thread_name(Loader *l, const KeySpec *spec, const Node *key, co
         return free_and_strdup(&t->name, s);
 }
 
-/* Add a per-thread key here (scheduler: …). */
+/* Add a per-thread key here. */
 static const KeySpec thread_keys[] = {
         {"name", parse_thread_name, .required = true},
         {"cpus", parse_thread_cpus, offsetof(ThreadRule, cpus)},
+        {"scheduler", parse_scheduler, offsetof(ThreadRule, scheduler)},
+        {"memory", thread_memory},
 };
 
 static int parse_threads(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -1335,12 +1679,14 @@ static int parse_policy_name(Loader *l, const KeySpec *spec, const Node *key, co
         return 0;
 }
 
-/* Add a policy key here (memory:, scheduler:, on-drift: …). */
+/* Add a policy key here (on-drift: …). */
 static const KeySpec policy_keys[] = {
         {"name", parse_policy_name, .required = true},
         {"match", parse_match, .required = true},
         {"cpus", parse_cpus, offsetof(Policy, cpus)},
         {"threads", parse_threads},
+        {"memory", parse_memory},
+        {"scheduler", parse_scheduler, offsetof(Policy, scheduler)},
 };
 
 static int parse_policies(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -1450,6 +1796,20 @@ static int parse_poll_interval(
         return 0;
 }
 
+static int parse_allow_realtime(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        bool b = false;
+        int r;
+
+        r = parse_bool_node(l, value, "allow-realtime", &b);
+        if (r <= 0)
+                return r;
+        c->allow_realtime = b;
+        c->allow_realtime_location = node_location(l, value);
+        return 0;
+}
+
 static int misplaced_rule(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         return node_error(
                 l, key, "%s: belongs in a policy.d/*.yaml file, not in " SETTINGS_NAME, spec->name);
@@ -1463,6 +1823,7 @@ static int misplaced_setting(Loader *l, const KeySpec *spec, const Node *key, co
 static const KeySpec settings_keys[] = {
         {"reserve", parse_reserve},
         {"poll-interval", parse_poll_interval},
+        {"allow-realtime", parse_allow_realtime},
         {"policies", misplaced_rule},
 };
 
@@ -1471,6 +1832,7 @@ static const KeySpec rules_keys[] = {
         {"policies", parse_policies},
         {"reserve", misplaced_setting},
         {"poll-interval", misplaced_setting},
+        {"allow-realtime", misplaced_setting},
 };
 
 static bool spec_has(const KeySpec *specs, size_t n, const char *key) {
@@ -1490,6 +1852,14 @@ static const char *misplaced_key_hint(const char *what, const char *key) {
                 return "it belongs to the policy, one level up, not under match:";
         if (streq(what, "the top level") && spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
                 return "policies are entries of a policies: list";
+        if (streq(what, "policy") && spec_has(scheduler_keys, ELEMENTSOF(scheduler_keys), key))
+                return "scheduling keys go under scheduler:";
+        if (streq(what, "thread rule") && spec_has(scheduler_keys, ELEMENTSOF(scheduler_keys), key))
+                return "scheduling keys go under scheduler:";
+        if (streq(what, "policy") && streq(key, "migrate"))
+                return "migrate: goes under memory:";
+        if (streq(what, "scheduler") && spec_has(io_keys, ELEMENTSOF(io_keys), key))
+                return "I/O priority keys go under io:";
         if ((streq(what, "thread rule") || streq(what, "policy") || streq(what, "cpus")) &&
             streq(key, "spread"))
                 return "write cpus: spread in a thread rule";
@@ -2297,6 +2667,53 @@ static int policy_compare_name(const void *a, const void *b) {
 static void noop_free(void *p) {
 }
 
+/* One scheduler: against the real-time opt-in. Returns 0 or -ENOMEM. */
+static int verify_realtime_spec(const SchedulerSpec *s, Diagnostics *diag) {
+        int r;
+
+        if (s->has_policy && (s->policy == SCHED_FIFO || s->policy == SCHED_RR)) {
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, s->policy_location.file, s->policy_location.line,
+                        s->policy_location.column,
+                        "scheduler: policy %s needs allow-realtime: true in " SETTINGS_NAME
+                        " (a runaway real-time thread can starve the machine)",
+                        apply_sched_policy_to_string(s->policy));
+                if (r < 0)
+                        return r;
+        }
+        if (s->has_io && s->io_class == APPLY_IOPRIO_CLASS_RT) {
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, s->io_location.file, s->io_location.line,
+                        s->io_location.column,
+                        "scheduler: io: class realtime needs allow-realtime: true in " SETTINGS_NAME
+                        " (real-time I/O can starve every other reader and writer of the device)");
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Real-time classes (CPU and I/O) are refused unless the settings opt in. Returns 0 or -ENOMEM. */
+static int verify_realtime(const Config *c, Diagnostics *diag) {
+        int r;
+
+        if (c->allow_realtime)
+                return 0;
+        for (size_t i = 0; i < c->n_policies; i++) {
+                const Policy *p = &c->policies[i];
+
+                r = verify_realtime_spec(&p->scheduler, diag);
+                if (r < 0)
+                        return r;
+                for (size_t j = 0; j < p->n_threads; j++) {
+                        r = verify_realtime_spec(&p->threads[j].scheduler, diag);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
 int config_verify(const Config *c, Diagnostics *diag) {
         _cleanup_(diagnostics_done) Diagnostics dummy = {};
         void *root = NULL;
@@ -2328,6 +2745,10 @@ int config_verify(const Config *c, Diagnostics *diag) {
                         first->name_location.column);
         }
         tdestroy(root, noop_free);
+        if (r < 0)
+                return r;
+
+        r = verify_realtime(c, diag);
         if (r < 0)
                 return r;
         return diag->n_errors > errors ? -EINVAL : 0;

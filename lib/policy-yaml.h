@@ -26,6 +26,14 @@
  * reserved: avoid|allow|only; exclusive: true|false. A thread rule's cpus: may also be the
  * word spread (CPU_SELECTOR_SPREAD); anywhere else "spread" is an error. Whether a selector
  * can be satisfied on a machine is the plan's business (plan.h), never the loader's.
+ *
+ * scheduler: (a policy's and a thread rule's): policy: other|batch|idle|fifo|rr, priority: 1-99
+ * (only with fifo/rr, and required there), nice: -20..19 (not with fifo/rr), reset-on-fork:
+ * true|false, io: {class: realtime|best-effort|idle (required), level: 0-7 (default 4; not with
+ * idle)}; those combinations are checked within one scheduler: mapping. memory: (a policy's
+ * only; in a thread rule it is an error saying why): nodes: local or a node list (required),
+ * migrate: true|false (default false). The settings' allow-realtime: true|false (default false)
+ * gates fifo, rr and io class realtime: config_verify() refuses them without it.
  */
 
 #include "policy.h"
@@ -126,6 +134,10 @@ int config_parse_string(
 
 /*
  * Checks a whole Config after every file is parsed: duplicate policy names (both places
- * named). Returns 0 or -EINVAL with errors in *diag.
+ * named); real-time classes (scheduler: policy fifo or rr, io: class realtime, in a policy or a
+ * thread rule) without allow-realtime: true in the settings, each named at its value
+ * ("file:line:column: error: scheduler: policy fifo needs allow-realtime: true in
+ * affinityd.yaml (…)"). Settings and rules may come from different files, which is why this is
+ * checked here. Returns 0 or -EINVAL with errors in *diag.
  */
 int config_verify(const Config *c, Diagnostics *diag);

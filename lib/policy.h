@@ -108,7 +108,9 @@ typedef struct CpuSelector {
  * (fifo, rr) are refused at validation unless affinityd.yaml says allow-realtime: true.
  */
 typedef struct SchedulerSpec {
-        Location location; /* of the scheduler: value */
+        Location location;        /* of the scheduler: value */
+        Location policy_location; /* of the policy: value (real-time opt-in diagnostics) */
+        Location io_location;     /* of the io: class value (real-time opt-in diagnostics) */
         bool has_policy;
         int policy; /* SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR */
         bool has_priority;

@@ -11,20 +11,37 @@
  * properties they promise (8 whole cores near eth0 without SMT siblings, one PU per core
  * spread over the workers, disjoint exclusive cores); where it hasn't, they are pending with
  * a reason rather than placed somewhere wrong.
+ *
+ * Examples using real-time classes (realtime_examples) are validated with an affinityd.yaml
+ * that opts in: the examples' own settings with allow-realtime: true added, written to a
+ * temporary file; standalone they must be refused, naming the real-time places.
  */
 
 #include <check.h>
 #include <dirent.h>
+#include <sched.h>
 
 #include "plan.h"
 #include "policy-yaml.h"
 #include "topology.h"
 
-/* six matchers, threads, the selector, four issue-4 scenarios, affinityd.yaml (the demo is a
- * config dir) */
-#define EXAMPLES_MIN 13U
+/* six matchers, threads, the selector, four issue-4 scenarios, two issue-5 scenarios,
+ * affinityd.yaml (the demo is a config dir) */
+#define EXAMPLES_MIN 15U
+
+/*
+ * Examples that use a real-time class: they need allow-realtime: true in affinityd.yaml, which
+ * the examples' own affinityd.yaml deliberately doesn't say (copying it must not switch real
+ * time on). Standalone they must be refused with exactly the real-time errors; with the
+ * examples' settings plus allow-realtime: true (realtime_settings()) they must load cleanly.
+ */
+static const char *const realtime_examples[] = {"realtime-threads.yaml"};
 
 static char **examples = NULL; /* full paths, sorted */
+static char realtime_dir[] = "/tmp/test-examples-XXXXXX";
+static char *realtime_settings_path = NULL; /* see realtime_settings() */
+
+static void realtime_settings_remove(void);
 
 static const char *source_root(void) {
         const char *root = getenv("AFFINITYD_SOURCE_ROOT");
@@ -68,12 +85,71 @@ static void setup(void) {
 
 static void teardown(void) {
         examples = strv_free(examples);
+        realtime_settings_remove();
 }
 
 static bool is_settings(const char *path) {
         const char *base = strrchr(path, '/');
 
         return streq(base ? base + 1 : path, "affinityd.yaml");
+}
+
+static bool is_realtime_example(const char *path) {
+        const char *base = strrchr(path, '/');
+
+        for (size_t i = 0; i < ELEMENTSOF(realtime_examples); i++)
+                if (streq(base ? base + 1 : path, realtime_examples[i]))
+                        return true;
+        return false;
+}
+
+/*
+ * A temporary affinityd.yaml: the examples' settings plus allow-realtime: true. Its path, owned
+ * by this file (removed by realtime_settings_remove()).
+ */
+static const char *realtime_settings(void) {
+        _cleanup_free_ char *src = NULL;
+        FILE *in = NULL, *out = NULL;
+        char buf[4096];
+        size_t n;
+
+        if (realtime_settings_path)
+                return realtime_settings_path;
+        ck_assert_int_ge(asprintf(&src, "%s/policy-examples/affinityd.yaml", source_root()), 0);
+        strcpy(realtime_dir, "/tmp/test-examples-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(realtime_dir));
+        ck_assert_int_ge(asprintf(&realtime_settings_path, "%s/affinityd.yaml", realtime_dir), 0);
+        in = fopen(src, "re");
+        ck_assert_msg(in, "cannot open %s: %m", src);
+        out = fopen(realtime_settings_path, "we");
+        ck_assert_msg(out, "cannot create %s: %m", realtime_settings_path);
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+                ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+        fclose(in);
+        fputs("\n# added by test-examples for the real-time examples\nallow-realtime: true\n", out);
+        ck_assert_int_eq(fclose(out), 0);
+        return realtime_settings_path;
+}
+
+static void realtime_settings_remove(void) {
+        if (!realtime_settings_path)
+                return;
+        (void)unlink(realtime_settings_path);
+        (void)rmdir(realtime_dir);
+        realtime_settings_path = mfree(realtime_settings_path);
+}
+
+/* examples, with the examples' affinityd.yaml replaced by realtime_settings(). A new strv. */
+static char **examples_with_realtime(void) {
+        size_t n = strv_length(examples);
+        char **l = calloc(n + 1, sizeof(char *));
+
+        ck_assert_ptr_nonnull(l);
+        for (size_t i = 0; i < n; i++) {
+                l[i] = strdup(is_settings(examples[i]) ? realtime_settings() : examples[i]);
+                ck_assert_ptr_nonnull(l[i]);
+        }
+        return l;
 }
 
 static void fail_with_diagnostics(const char *path, int r, const Diagnostics *d) {
@@ -96,10 +172,29 @@ START_TEST(test_every_example_validates) {
 
                 printf("  %s\n", *path);
                 r = config_load_paths((char *[]){*path, NULL}, &c, &d);
-                if (r != 0 || d.n_items > 0)
-                        fail_with_diagnostics(*path, r, &d);
-
-                ck_assert(strv_length(c->files) == 1 && streq(c->files[0], *path));
+                if (is_realtime_example(*path)) {
+                        /* Refused standalone, every error about the real-time opt-in ... */
+                        ck_assert_int_eq(r, -EINVAL);
+                        ck_assert_uint_ge(d.n_errors, 1);
+                        for (size_t i = 0; i < d.n_items; i++)
+                                ck_assert_msg(
+                                        d.items[i].level == DIAGNOSTIC_ERROR &&
+                                                streq_ptr(d.items[i].file, *path) &&
+                                                strstr(d.items[i].message, "needs allow-realtime: true"),
+                                        "%s:%u:%u: unexpected: %s", *path, d.items[i].line,
+                                        d.items[i].column, d.items[i].message);
+                        diagnostics_done(&d);
+                        /* ... and clean with the opt-in. */
+                        r = config_load_paths((char *[]){(char *)realtime_settings(), *path, NULL}, &c, &d);
+                        if (r != 0 || d.n_items > 0)
+                                fail_with_diagnostics(*path, r, &d);
+                        ck_assert(c->allow_realtime);
+                        ck_assert(strv_length(c->files) == 2 && streq(c->files[1], *path));
+                } else {
+                        if (r != 0 || d.n_items > 0)
+                                fail_with_diagnostics(*path, r, &d);
+                        ck_assert(strv_length(c->files) == 1 && streq(c->files[0], *path));
+                }
                 if (is_settings(*path))
                         ck_assert_msg(c->has_reserve, "%s: sets no reserve", *path);
                 else
@@ -118,11 +213,20 @@ START_TEST(test_examples_together) {
         /* Copying every example into policy.d must work: names are unique across files. */
         _cleanup_(config_freep) Config *c = NULL;
         _cleanup_(diagnostics_done) Diagnostics d = {};
+        _cleanup_strv_free_ char **all = examples_with_realtime();
         size_t policies = 0;
         int r;
 
         ck_assert_uint_ge(strv_length(examples), EXAMPLES_MIN);
+        /* Without the opt-in only the real-time examples are refused. */
         r = config_load_paths(examples, &c, &d);
+        ck_assert_int_eq(r, -EINVAL);
+        for (size_t i = 0; i < d.n_items; i++)
+                ck_assert_msg(
+                        is_realtime_example(d.items[i].file), "%s:%u:%u: unexpected: %s", d.items[i].file,
+                        d.items[i].line, d.items[i].column, d.items[i].message);
+        diagnostics_done(&d);
+        r = config_load_paths(all, &c, &d);
         if (r != 0 || d.n_items > 0)
                 fail_with_diagnostics("policy-examples/*.yaml", r, &d);
         ck_assert_uint_eq(strv_length(c->files), strv_length(examples));
@@ -484,11 +588,12 @@ START_TEST(test_examples_together_planned) {
         static const char *const scenario_policies[] = {
                 "gateway", "tokio-service", "market-data", "order-gateway", "risk-engine",
         };
+        _cleanup_strv_free_ char **all = examples_with_realtime();
         const PolicyPlan *db;
         int r;
 
         ck_assert_int_ge(asprintf(&xml, "%s/topologies/32em64t-2n8c2t-pci-wholeio.xml", corpus_dir()), 0);
-        r = config_load_paths(examples, &c, &d);
+        r = config_load_paths(all, &c, &d);
         if (r != 0 || d.n_items > 0)
                 fail_with_diagnostics("policy-examples/*.yaml", r, &d);
         ck_assert_int_eq(topology_load_xml(xml, &t), 0);
@@ -534,6 +639,67 @@ START_TEST(test_examples_together_planned) {
 }
 END_TEST
 
+/*
+ * numa-db-memory.yaml: CPUs near eth0 as numa-db.yaml, and memory: nodes: local on eth0's node,
+ * with migration; pending (CPUs and memory) wherever numa-db is.
+ */
+START_TEST(test_scenario_numa_db_memory) {
+        const char *name = scenario_expectations[_i].topology;
+        _cleanup_(planned_done) Planned x = {};
+        _cleanup_cpuset_ CpuSet node = CPUSET_NULL;
+        const PolicyPlan *pp;
+        int eth0_node = scenario_expectations[_i].eth0_node;
+
+        planned_load(&x, "numa-db-memory.yaml", name);
+        pp = planned_policy(&x, "db-numa-local");
+        assert_expectation(&x, pp, scenario_expectations[_i].numa_db);
+        ck_assert(pp->policy->memory.kind == MEMORY_LOCAL);
+        ck_assert(pp->policy->memory.migrate);
+        if (pp->pending_reason) {
+                ck_assert(!pp->has_memory);
+                ck_assert(cpuset_is_empty(&pp->memory_nodes));
+                return;
+        }
+        ck_assert_int_ge(eth0_node, 0);
+        ck_assert_int_eq(cpuset_add(&node, (unsigned)eth0_node), 0);
+        ck_assert(pp->has_memory);
+        ck_assert_msg(
+                cpuset_equal(&pp->memory_nodes, &node), "%s: memory nodes %s, expected %d", name,
+                cpuset_to_string(&pp->memory_nodes), eth0_node);
+        ck_assert(cpuset_equal(&pp->memory_nodes, &pp->nodes));
+}
+END_TEST
+
+/* realtime-threads.yaml: two fifo threads on CPUs of their own, a batch logger, with the opt-in. */
+START_TEST(test_realtime_example_model) {
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_(diagnostics_done) Diagnostics d = {};
+        _cleanup_free_ char *file = NULL;
+        const Policy *p;
+        unsigned fifo = 0;
+        int r;
+
+        ck_assert_int_ge(asprintf(&file, "%s/policy-examples/realtime-threads.yaml", source_root()), 0);
+        r = config_load_paths((char *[]){(char *)realtime_settings(), file, NULL}, &c, &d);
+        if (r != 0 || d.n_items > 0)
+                fail_with_diagnostics(file, r, &d);
+        p = config_find_policy(c, "rt-pipeline");
+        ck_assert_ptr_nonnull(p);
+        for (size_t i = 0; i < p->n_threads; i++) {
+                const SchedulerSpec *s = &p->threads[i].scheduler;
+
+                if (s->has_policy && s->policy == SCHED_FIFO) {
+                        fifo++;
+                        ck_assert(s->has_priority && s->priority >= 1 && s->priority <= 99);
+                        ck_assert(p->threads[i].cpus.kind == CPU_SELECTOR_SPREAD);
+                } else
+                        ck_assert(!s->has_policy || s->policy != SCHED_RR);
+        }
+        ck_assert_uint_eq(fifo, 2);
+        ck_assert(p->scheduler.has_reset_on_fork && p->scheduler.reset_on_fork);
+}
+END_TEST
+
 static Suite *examples_suite(void) {
         Suite *s = suite_create("examples");
         TCase *tc = tcase_create("examples");
@@ -542,6 +708,7 @@ static Suite *examples_suite(void) {
         tcase_add_test(tc, test_every_example_validates);
         tcase_add_test(tc, test_examples_together);
         tcase_add_test(tc, test_demo_policy);
+        tcase_add_test(tc, test_realtime_example_model);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("scenarios");
@@ -549,6 +716,7 @@ static Suite *examples_suite(void) {
         tcase_add_test(tc, test_scenarios_cover_corpus);
         tcase_add_loop_test(tc, test_scenario_gateway, 0, ELEMENTSOF(scenario_expectations));
         tcase_add_loop_test(tc, test_scenario_numa_db, 0, ELEMENTSOF(scenario_expectations));
+        tcase_add_loop_test(tc, test_scenario_numa_db_memory, 0, ELEMENTSOF(scenario_expectations));
         tcase_add_loop_test(tc, test_scenario_tokio, 0, ELEMENTSOF(scenario_expectations));
         tcase_add_loop_test(tc, test_scenario_latency, 0, ELEMENTSOF(scenario_expectations));
         tcase_add_test(tc, test_examples_together_planned);

@@ -1624,6 +1624,155 @@ START_TEST(test_empty_config) {
 }
 END_TEST
 
+/* ---- memory: ---- */
+
+static void policy_set_memory(Policy *p, MemoryNodesKind kind, const char *nodes, bool migrate) {
+        p->memory.kind = kind;
+        p->memory.migrate = migrate;
+        p->memory.location = (Location){.file = "mem.yaml", .line = 7, .column = 7};
+        if (nodes)
+                p->memory.nodes = set_of(nodes);
+}
+
+static void assert_memory(const Plan *p, const char *name, const char *expect) {
+        const PolicyPlan *pp = plan_find_policy(p, name);
+        _cleanup_free_ char *got = NULL, *line = NULL;
+
+        ck_assert_msg(pp, "no plan for policy %s", name);
+        ck_assert_msg(!pp->pending_reason, "policy %s is pending: %s", name, pp->pending_reason);
+        ck_assert_msg(pp->has_memory, "policy %s has no memory plan", name);
+        got = cpuset_to_string(&pp->memory_nodes);
+        ck_assert_msg(streq(got, expect), "policy %s: memory nodes %s, expected %s", name, got, expect);
+        ck_assert_int_ge(
+                asprintf(
+                        &line, "memory: nodes %s%s", expect,
+                        pp->has_cpus || pp->policy->memory.kind != MEMORY_LOCAL
+                                ? ""
+                                : " (nodes: local without cpus: is every node)"),
+                0);
+        assert_explains(p, name, line);
+}
+
+/*
+ * Issue 5, test 4 (planning): nodes: local on multi-node machines is the nodes of the CPUs
+ * the policy was given; a node list is taken as written if every node exists, else pending.
+ */
+START_TEST(test_memory_2socket) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PolicyPlan *pp;
+        Policy *pol;
+
+        /* eth0 is on node 1 (see test_hand_2socket_gateway). */
+        pol = config_add(c, "db", SEL(.near = "eth0", .cores = 4));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, true);
+        pol = config_add(c, "node0", SEL(.nodes = "0"));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        /* A literal list across both sockets: both nodes. */
+        pol = config_add(c, "both", sel_literal("7-8"));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        /* CPUs of node 1, memory interleaved by hand on node 0 (as written). */
+        pol = config_add(c, "remote", SEL(.nodes = "1"));
+        policy_set_memory(pol, MEMORY_NODES, "0", false);
+        /* No cpus: local is every node. */
+        pol = config_add(c, "no-cpus", (CpuSelector){});
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        pol = config_add(c, "no-node-3", SEL(.nodes = "1"));
+        policy_set_memory(pol, MEMORY_NODES, "1,3", false);
+        pol = config_add(c, "no-nodes-2-3", (CpuSelector){});
+        policy_set_memory(pol, MEMORY_NODES, "0,2-3", false);
+        /* A policy pending for its CPUs has no memory plan either. */
+        pol = config_add(c, "cpus-pending", SEL(.near = "eth9"));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        /* No memory: nothing planned. */
+        config_add(c, "plain", SEL(.nodes = "1"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        assert_cpus(p, "db", "8-11,24-27");
+        assert_memory(p, "db", "1");
+        ck_assert(plan_find_policy(p, "db")->policy->memory.migrate);
+        assert_memory(p, "node0", "0");
+        assert_memory(p, "both", "0-1");
+        assert_memory(p, "remote", "0");
+        assert_set(&plan_find_policy(p, "remote")->nodes, "1");
+        assert_memory(p, "no-cpus", "0-1");
+        ck_assert(!plan_find_policy(p, "no-cpus")->has_cpus);
+        assert_explains(p, "no-cpus", "memory: nodes 0-1 (nodes: local without cpus: is every node)");
+
+        assert_pending(p, "no-node-3", "memory: NUMA node 3 does not exist here (nodes: 0-1)");
+        pp = plan_find_policy(p, "no-node-3");
+        ck_assert(!pp->has_memory);
+        ck_assert(cpuset_is_empty(&pp->memory_nodes));
+        ck_assert_ptr_eq(pp->pending_location, &pp->policy->memory.location);
+        ck_assert_uint_eq(pp->pending_location->line, 7);
+        assert_pending(p, "no-nodes-2-3", "memory: NUMA nodes 2-3 do not exist here (nodes: 0-1)");
+
+        assert_pending(p, "cpus-pending", "near: eth9: no such network device or PCI address here");
+        ck_assert(!plan_find_policy(p, "cpus-pending")->has_memory);
+
+        pp = plan_find_policy(p, "plain");
+        ck_assert(!pp->has_memory);
+        ck_assert(cpuset_is_empty(&pp->memory_nodes));
+        STRV_FOREACH (l, pp->explanation)
+                ck_assert_msg(strncmp(*l, "memory:", 7) != 0, "unexpected line \"%s\"", *l);
+}
+END_TEST
+
+/* AMD EPYC 7451 x2 (see test_hand_epyc): 8 NUMA nodes of 6 cores, nodes 0-3 on package 0. */
+START_TEST(test_memory_epyc) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("AMD-17h-Zen-2xEpyc-7451.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Policy *pol;
+
+        config_set_reserve(c, "0-3");
+        /* Packed onto node 1 (as tokio in test_hand_epyc). */
+        pol = config_add(c, "tokio", SEL(.cores = 4));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, true);
+        pol = config_add(c, "n7", SEL(.nodes = "7", .cpus = 4));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        pol = config_add(c, "pkg1", SEL(.packages = "1"));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        /* 8 cores of package 1 take two nodes (4 and 5, see test_hand_epyc). */
+        pol = config_add(c, "pkg1-8", SEL(.packages = "1", .cores = 8));
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        pol = config_add(c, "listed", SEL(.nodes = "2"));
+        policy_set_memory(pol, MEMORY_NODES, "2-3", false);
+        pol = config_add(c, "node8", SEL(.nodes = "2"));
+        policy_set_memory(pol, MEMORY_NODES, "8", false);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        assert_cpus(p, "tokio", "6-9,54-57");
+        assert_memory(p, "tokio", "1");
+        assert_memory(p, "n7", "7");
+        assert_memory(p, "pkg1", "4-7");
+        assert_memory(p, "pkg1-8", "4-5");
+        assert_memory(p, "listed", "2-3");
+        assert_pending(p, "node8", "memory: NUMA node 8 does not exist here (nodes: 0-7)");
+}
+END_TEST
+
+/* Nodes with memory and no CPU exist for memory: (16amd64-8n2c-cpusets.xml: nodes 1-5, 4-5 CPU-less). */
+START_TEST(test_memory_cpuless_node) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("16amd64-8n2c-cpusets.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Policy *pol;
+
+        pol = config_add(c, "far-memory", sel_map("1", NULL, RESERVED_AVOID));
+        policy_set_memory(pol, MEMORY_NODES, "4-5", false);
+        pol = config_add(c, "every", (CpuSelector){});
+        policy_set_memory(pol, MEMORY_LOCAL, NULL, false);
+        pol = config_add(c, "zero", (CpuSelector){});
+        policy_set_memory(pol, MEMORY_NODES, "0", false);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        assert_memory(p, "far-memory", "4-5");
+        assert_memory(p, "every", "1-5");
+        assert_pending(p, "zero", "memory: NUMA node 0 does not exist here (nodes: 1-5)");
+}
+END_TEST
+
 static Suite *plan_suite(void) {
         Suite *s = suite_create("plan");
         TCase *tc = tcase_create("plan");
@@ -1649,6 +1798,9 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_near_sysfs);
         tcase_add_test(tc, test_live_pending);
         tcase_add_test(tc, test_corpus_selectors);
+        tcase_add_test(tc, test_memory_2socket);
+        tcase_add_test(tc, test_memory_epyc);
+        tcase_add_test(tc, test_memory_cpuless_node);
         suite_add_tcase(s, tc);
         return s;
 }

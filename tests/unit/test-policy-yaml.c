@@ -11,9 +11,11 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <regex.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include "apply-sched.h"
 #include "policy-yaml.h"
 
 static Config *config = NULL;
@@ -344,7 +346,8 @@ START_TEST(test_unknown_keys) {
         /* No close key: the message lists what is allowed. */
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    frobnicate: 1\n", 4, 5,
-                "unknown key \"frobnicate\" in policy (expected one of: name, match, cpus, threads)");
+                "unknown key \"frobnicate\" in policy (expected one of: name, match, cpus, threads, memory, "
+                "scheduler)");
         /* Keys that belong one level up or down say where they go. */
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    exe: /bin/x\n", 4, 5,
@@ -1477,6 +1480,380 @@ START_TEST(test_mutations) {
 }
 END_TEST
 
+/* ---- scheduler: and memory: ------------------------------------------------------------- */
+
+/* Parses settings as affinityd.yaml, then rules as test.yaml, into one Config, then verifies. */
+static int parse_with_settings(const char *settings, const char *rules) {
+        int r, q, v;
+
+        config = config_free(config);
+        diagnostics_done(&diag);
+        config = config_new();
+        ck_assert_ptr_nonnull(config);
+        r = config_parse_string(config, "affinityd.yaml", settings, strlen(settings), true, &diag);
+        ck_assert_int_ne(r, -ENOMEM);
+        q = config_parse_string(config, "test.yaml", rules, strlen(rules), false, &diag);
+        ck_assert_int_ne(q, -ENOMEM);
+        v = config_verify(config, &diag);
+        ck_assert_int_ne(v, -ENOMEM);
+        return r < 0 ? r : q < 0 ? q : v;
+}
+
+/* A policy whose scheduler: mapping is given in flow style on line 4, starting at column 16. */
+#define SCHED_POLICY(flow) \
+        "policies:\n" \
+        "  - name: p\n" \
+        "    match: {comm: x}\n" \
+        "    scheduler: " flow "\n"
+
+/* Like check_one_error(), with allow-realtime: true in the settings. */
+static void check_one_rt_error(const char *text, unsigned line, unsigned column, const char *substr) {
+        ck_assert_int_eq(parse_with_settings("allow-realtime: true\n", text), -EINVAL);
+        if (diag.n_errors != 1)
+                dump_diagnostics(&diag);
+        ck_assert_uint_eq(diag.n_errors, 1);
+        assert_error(line, column, substr);
+}
+
+START_TEST(test_scheduler_model) {
+        static const char text[] =
+                "policies:\n"                                                                    /* 1 */
+                "  - name: db\n"                                                                 /* 2 */
+                "    match: {comm: postgres}\n"                                                  /* 3 */
+                "    scheduler:\n"                                                               /* 4 */
+                "      policy: batch\n"                                                          /* 5 */
+                "      nice: -5\n"                                                               /* 6 */
+                "      reset-on-fork: true\n"                                                    /* 7 */
+                "      io: {class: best-effort, level: 2}\n"                                     /* 8 */
+                "    threads:\n"                                                                 /* 9 */
+                "      - name: \"bgwriter*\"\n"                                                  /* 10 */
+                "        scheduler: {policy: idle, io: {class: idle}}\n"                         /* 11 */
+                "      - name: walwriter\n"                                                      /* 12 */
+                "        scheduler: {nice: 3, reset-on-fork: false, io: {class: best-effort}}\n" /* 13 */
+                "      - name: other\n"                                                          /* 14 */
+                "        scheduler:\n"                                                           /* 15 */
+                "          policy: other\n";                                                     /* 16 */
+        const Policy *p = NULL;
+        const SchedulerSpec *s = NULL;
+
+        ck_assert_int_eq(parse(text), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_uint_eq(config->n_policies, 1);
+        p = &config->policies[0];
+
+        s = &p->scheduler;
+        ck_assert_uint_eq(s->location.line, 5);
+        ck_assert_uint_eq(s->location.column, 7);
+        ck_assert(s->has_policy);
+        ck_assert_int_eq(s->policy, SCHED_BATCH);
+        ck_assert_uint_eq(s->policy_location.line, 5);
+        ck_assert_uint_eq(s->policy_location.column, 15);
+        ck_assert(!s->has_priority);
+        ck_assert(s->has_nice);
+        ck_assert_int_eq(s->nice, -5);
+        ck_assert(s->has_reset_on_fork);
+        ck_assert(s->reset_on_fork);
+        ck_assert(s->has_io);
+        ck_assert_int_eq(s->io_class, APPLY_IOPRIO_CLASS_BE);
+        ck_assert_uint_eq(s->io_level, 2);
+        ck_assert_uint_eq(s->io_location.line, 8);
+        ck_assert_uint_eq(s->io_location.column, 19);
+        ck_assert(p->memory.kind == MEMORY_NONE);
+
+        ck_assert_uint_eq(p->n_threads, 3);
+        s = &p->threads[0].scheduler;
+        ck_assert(s->has_policy);
+        ck_assert_int_eq(s->policy, SCHED_IDLE);
+        ck_assert_uint_eq(s->location.line, 11);
+        ck_assert_uint_eq(s->location.column, 20);
+        ck_assert(!s->has_nice && !s->has_priority && !s->has_reset_on_fork);
+        ck_assert(s->has_io);
+        ck_assert_int_eq(s->io_class, APPLY_IOPRIO_CLASS_IDLE);
+        ck_assert_uint_eq(s->io_level, 0);
+
+        s = &p->threads[1].scheduler;
+        ck_assert(!s->has_policy);
+        ck_assert(s->has_nice);
+        ck_assert_int_eq(s->nice, 3);
+        ck_assert(s->has_reset_on_fork);
+        ck_assert(!s->reset_on_fork);
+        ck_assert(s->has_io);
+        ck_assert_int_eq(s->io_class, APPLY_IOPRIO_CLASS_BE);
+        ck_assert_uint_eq(s->io_level, 4); /* the default level, as for nice 0 */
+
+        s = &p->threads[2].scheduler;
+        ck_assert(s->has_policy);
+        ck_assert_int_eq(s->policy, SCHED_OTHER);
+        ck_assert(!s->has_io && !s->has_nice);
+
+        /* Bounds are accepted. */
+        ck_assert_int_eq(parse(SCHED_POLICY("{nice: 19}")), 0);
+        ck_assert_int_eq(config->policies[0].scheduler.nice, 19);
+        ck_assert_int_eq(parse(SCHED_POLICY("{nice: -20, io: {class: best-effort, level: 7}}")), 0);
+        ck_assert_int_eq(config->policies[0].scheduler.nice, -20);
+        ck_assert_uint_eq(config->policies[0].scheduler.io_level, 7);
+        ck_assert_int_eq(parse(SCHED_POLICY("{io: {class: best-effort, level: 0}}")), 0);
+        ck_assert_uint_eq(config->policies[0].scheduler.io_level, 0);
+}
+END_TEST
+
+START_TEST(test_scheduler_errors) {
+        /* Values. Line 4 is "    scheduler: {…}": the mapping opens at column 16. */
+        check_one_error(
+                SCHED_POLICY("{policy: fast}"), 4, 25,
+                "scheduler: policy: invalid value \"fast\" (expected other, batch, idle, fifo or rr)");
+        check_one_error(
+                SCHED_POLICY("{policy: sched_batch}"), 4, 25,
+                "scheduler: policy: invalid value \"sched_batch\" (did you mean \"batch\"?)");
+        check_one_error(
+                SCHED_POLICY("{policy: bacth}"), 4, 25,
+                "scheduler: policy: invalid value \"bacth\" (did you mean \"batch\"?)");
+        check_one_error(SCHED_POLICY("{policy: [fifo]}"), 4, 25, "scheduler: policy: expected one of other");
+        check_one_error(
+                SCHED_POLICY("{nice: 20}"), 4, 23, "scheduler: nice: 20 is out of range (-20 to 19)");
+        check_one_error(
+                SCHED_POLICY("{nice: -21}"), 4, 23, "scheduler: nice: -21 is out of range (-20 to 19)");
+        check_one_error(
+                SCHED_POLICY("{nice: low}"), 4, 23,
+                "scheduler: nice: expected a number from -20 to 19, got \"low\"");
+        check_one_error(
+                SCHED_POLICY("{nice: 5x}"), 4, 23,
+                "scheduler: nice: expected a number from -20 to 19, got \"5x\"");
+        check_one_error(
+                SCHED_POLICY("{reset-on-fork: maybe}"), 4, 32,
+                "scheduler: reset-on-fork: expected true or false, got \"maybe\"");
+        check_one_error(
+                SCHED_POLICY("\"fifo\""), 4, 16,
+                "scheduler: expected a mapping (policy:, priority:, nice:, reset-on-fork:, io:), got "
+                "\"fifo\"");
+
+        /* priority: only with fifo/rr; fifo/rr only with it; nice not with them. */
+        check_one_error(
+                SCHED_POLICY("{policy: other, priority: 10}"), 4, 42,
+                "scheduler: priority is only for the real-time policies fifo and rr (this one is not)");
+        check_one_error(
+                SCHED_POLICY("{priority: 10}"), 4, 27,
+                "scheduler: priority is only for the real-time policies fifo and rr (no policy: given)");
+        check_one_rt_error(
+                SCHED_POLICY("{policy: fifo}"), 4, 25, "scheduler: priority: required for fifo/rr");
+        check_one_rt_error(SCHED_POLICY("{policy: rr}"), 4, 25, "scheduler: priority: required for fifo/rr");
+        check_one_rt_error(
+                SCHED_POLICY("{policy: fifo, priority: 10, nice: -5}"), 4, 51,
+                "scheduler: nice does not apply to fifo/rr");
+        check_one_rt_error(
+                SCHED_POLICY("{policy: fifo, priority: 0}"), 4, 41,
+                "scheduler: priority: 0 is out of range (1 to 99)");
+        check_one_rt_error(
+                SCHED_POLICY("{policy: rr, priority: 100}"), 4, 39,
+                "scheduler: priority: 100 is out of range (1 to 99)");
+
+        /* io: */
+        check_one_error(
+                SCHED_POLICY("{io: {class: fast}}"), 4, 29,
+                "scheduler: io: class: invalid value \"fast\" (expected realtime, best-effort or idle)");
+        check_one_error(
+                SCHED_POLICY("{io: {class: be}}"), 4, 29,
+                "scheduler: io: class: invalid value \"be\" (did you mean \"best-effort\"?)");
+        check_one_error(
+                SCHED_POLICY("{io: {class: best-effort, level: 8}}"), 4, 49,
+                "scheduler: io: level: 8 is out of range (0 to 7)");
+        check_one_error(
+                SCHED_POLICY("{io: {class: best-effort, level: -1}}"), 4, 49,
+                "scheduler: io: level: -1 is out of range (0 to 7)");
+        check_one_error(
+                SCHED_POLICY("{io: {class: idle, level: 3}}"), 4, 35,
+                "scheduler: io: level does not apply to class idle");
+        check_one_error(
+                SCHED_POLICY("{io: {level: 3}}"), 4, 21,
+                "scheduler: io is missing the required key \"class\"");
+        check_one_error(
+                SCHED_POLICY("{io: idle}"), 4, 21,
+                "scheduler: io: expected a mapping { class: realtime|best-effort|idle, level: 0-7 }, got "
+                "\"idle\"");
+
+        /* Unknown and misplaced keys. */
+        check_one_error(
+                SCHED_POLICY("{priorty: 5}"), 4, 17,
+                "unknown key \"priorty\" in scheduler (did you mean \"priority\"?)");
+        check_one_error(
+                SCHED_POLICY("{level: 5}"), 4, 17,
+                "unknown key \"level\" in scheduler (I/O priority keys go under io:)");
+        check_one_error(
+                SCHED_POLICY("{class: idle}"), 4, 17,
+                "unknown key \"class\" in scheduler (I/O priority keys go under io:)");
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    nice: 5\n", 4, 5,
+                "unknown key \"nice\" in policy (scheduling keys go under scheduler:)");
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    priority: 5\n", 4, 5,
+                "unknown key \"priority\" in policy (scheduling keys go under scheduler:)");
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    threads:\n      - {name: t, nice: 5}\n",
+                5, 19, "unknown key \"nice\" in thread rule (scheduling keys go under scheduler:)");
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x, scheduler: {nice: 1}}\n", 3, 22,
+                "unknown key \"scheduler\" in match (it belongs to the policy, one level up, not under "
+                "match:)");
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    shceduler: {nice: 1}\n", 4, 5,
+                "unknown key \"shceduler\" in policy (did you mean \"scheduler\"?)");
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    scheduler: {nice: 1}\n    scheduler: "
+                "{nice: 2}\n",
+                5, 5, "duplicate key \"scheduler\" in policy (first given at line 4, column 5)");
+
+        /* The same checks in a thread rule (line 5, "      - name: t" then scheduler at column 20). */
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    threads:\n      - name: t\n"
+                "        scheduler: {policy: batch, priority: 3}\n",
+                6, 46, "scheduler: priority is only for the real-time policies fifo and rr");
+}
+END_TEST
+
+/* Issue 5, test 2: real-time is refused without the opt-in, with file:line:column. */
+START_TEST(test_realtime_opt_in) {
+        static const char rules[] = "policies:\n"                                             /* 1 */
+                                    "  - name: audio\n"                                       /* 2 */
+                                    "    match: {comm: jackd}\n"                              /* 3 */
+                                    "    scheduler:\n"                                        /* 4 */
+                                    "      policy: rr\n"                                      /* 5 */
+                                    "      priority: 20\n"                                    /* 6 */
+                                    "    threads:\n"                                          /* 7 */
+                                    "      - name: \"jack-rt*\"\n"                            /* 8 */
+                                    "        scheduler: {policy: fifo, priority: 70}\n"       /* 9 */
+                                    "      - name: \"jack-io*\"\n"                            /* 10 */
+                                    "        scheduler: {io: {class: realtime, level: 1}}\n"; /* 11 */
+        _cleanup_free_ char *settings = tmp_path("affinityd.yaml"), *dir = tmp_path("policy.d"),
+                            *rt = tmp_path("policy.d/10-rt.yaml"), *text = NULL, *expect = NULL;
+        const char *dirs[] = {dir, NULL};
+        const Policy *p = NULL;
+
+        make_dir("policy.d");
+        write_file("policy.d/10-rt.yaml", rules);
+
+        /* No settings file, a settings file without the key, and one that says false. */
+        for (unsigned k = 0; k < 3; k++) {
+                if (k == 1)
+                        write_file("affinityd.yaml", "reserve: \"0\"\n");
+                if (k == 2)
+                        write_file("affinityd.yaml", "allow-realtime: false\n");
+                config = config_free(config);
+                diagnostics_done(&diag);
+                ck_assert_int_eq(config_load_dirs(settings, dirs, &config, &diag), -EINVAL);
+                ck_assert_ptr_null(config);
+                ck_assert_uint_eq(diag.n_errors, 3);
+                ck_assert_int_eq(diagnostics_format(&diag, &text), 0);
+                free(expect);
+                ck_assert_int_ge(
+                        asprintf(
+                                &expect,
+                                "%1$s:5:15: error: scheduler: policy rr needs allow-realtime: true in "
+                                "affinityd.yaml (a runaway real-time thread can starve the machine)\n"
+                                "%1$s:9:29: error: scheduler: policy fifo needs allow-realtime: true in "
+                                "affinityd.yaml (a runaway real-time thread can starve the machine)\n"
+                                "%1$s:11:33: error: scheduler: io: class realtime needs allow-realtime: "
+                                "true in "
+                                "affinityd.yaml (real-time I/O can starve every other reader and writer of "
+                                "the device)\n",
+                                rt),
+                        0);
+                ck_assert_str_eq(text, expect);
+                text = mfree(text);
+        }
+
+        /* With the opt-in, the same rules load. */
+        write_file("affinityd.yaml", "# real-time threads are wanted here\nallow-realtime: true\n");
+        config = config_free(config);
+        diagnostics_done(&diag);
+        ck_assert_int_eq(config_load_dirs(settings, dirs, &config, &diag), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert(config->allow_realtime);
+        ck_assert_uint_eq(config->allow_realtime_location.line, 2);
+        ck_assert_uint_eq(config->allow_realtime_location.column, 17);
+        p = &config->policies[0];
+        ck_assert_int_eq(p->scheduler.policy, SCHED_RR);
+        ck_assert_uint_eq(p->scheduler.priority, 20);
+        ck_assert_int_eq(p->threads[0].scheduler.policy, SCHED_FIFO);
+        ck_assert_uint_eq(p->threads[0].scheduler.priority, 70);
+        ck_assert_int_eq(p->threads[1].scheduler.io_class, APPLY_IOPRIO_CLASS_RT);
+        ck_assert_uint_eq(p->threads[1].scheduler.io_level, 1);
+
+        /* Non-real-time classes need no opt-in. */
+        ck_assert_int_eq(parse(SCHED_POLICY("{policy: idle, io: {class: idle}}")), 0);
+
+        /* The setting's own errors and place. */
+        check_one_settings_error(
+                "allow-realtime: maybe\n", 1, 17, "allow-realtime: expected true or false, got \"maybe\"");
+        check_one_settings_error(
+                "allow-realtim: true\n", 1, 1,
+                "unknown key \"allow-realtim\" in the top level (did you mean \"allow-realtime\"?)");
+        check_one_error(
+                "allow-realtime: true\n", 1, 1,
+                "allow-realtime: belongs in affinityd.yaml, not in a policy.d file");
+}
+END_TEST
+
+START_TEST(test_memory) {
+        static const char text[] = "policies:\n"                       /* 1 */
+                                   "  - name: db\n"                    /* 2 */
+                                   "    match: {comm: postgres}\n"     /* 3 */
+                                   "    cpus: {near: eth0}\n"          /* 4 */
+                                   "    memory:\n"                     /* 5 */
+                                   "      nodes: local\n"              /* 6 */
+                                   "      migrate: true\n"             /* 7 */
+                                   "  - name: cache\n"                 /* 8 */
+                                   "    match: {comm: memcached}\n"    /* 9 */
+                                   "    memory: {nodes: \"0-1,3\"}\n"; /* 10 */
+        const Policy *p = NULL;
+
+        ck_assert_int_eq(parse(text), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_uint_eq(config->n_policies, 2);
+        p = &config->policies[0];
+        ck_assert(p->memory.kind == MEMORY_LOCAL);
+        ck_assert(p->memory.migrate);
+        ck_assert_uint_eq(p->memory.location.line, 6);
+        ck_assert_uint_eq(p->memory.location.column, 7);
+        p = &config->policies[1];
+        ck_assert(p->memory.kind == MEMORY_NODES);
+        ck_assert(set_is(&p->memory.nodes, "0-1,3"));
+        ck_assert(!p->memory.migrate); /* the default */
+        ck_assert_uint_eq(p->memory.location.line, 10);
+        ck_assert_uint_eq(p->memory.location.column, 13);
+
+#define MEM_POLICY(flow) \
+        "policies:\n" \
+        "  - name: p\n" \
+        "    match: {comm: x}\n" \
+        "    memory: " flow "\n"
+        /* Line 4 is "    memory: {…}": the mapping opens at column 13. */
+        check_one_error(MEM_POLICY("{nodes: \"0-x\"}"), 4, 24, "memory: nodes: invalid cpu-list \"0-x\"");
+        check_one_error(
+                MEM_POLICY("{nodes: [0, 1]}"), 4, 21, "memory: nodes: expected local or a NUMA node list");
+        check_one_error(MEM_POLICY("{nodes: lcoal}"), 4, 21, "memory: nodes: invalid cpu-list \"lcoal\"");
+        check_one_error(
+                MEM_POLICY("{migrate: true}"), 4, 13, "memory is missing the required key \"nodes\"");
+        check_one_error(
+                MEM_POLICY("{nodes: local, migrate: maybe}"), 4, 37,
+                "memory: migrate: expected true or false, got \"maybe\"");
+        check_one_error(
+                MEM_POLICY("local"), 4, 13,
+                "memory: expected a mapping (nodes: local or a node list, migrate:)");
+        check_one_error(
+                MEM_POLICY("{nodes: local, migarte: true}"), 4, 28,
+                "unknown key \"migarte\" in memory (did you mean \"migrate\"?)");
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    migrate: true\n", 4, 5,
+                "unknown key \"migrate\" in policy (migrate: goes under memory:)");
+
+        /* Not in a thread rule, and why. */
+        check_one_error(
+                "policies:\n  - name: p\n    match: {comm: x}\n    threads:\n      - name: t\n"
+                "        memory: {nodes: local}\n",
+                6, 9, "memory: is per process: a thread's mempolicy can only be set by the thread itself");
+}
+END_TEST
+
 static Suite *policy_yaml_suite(void) {
         Suite *s = suite_create("policy-yaml");
         TCase *tc;
@@ -1508,6 +1885,14 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_selector_model);
         tcase_add_test(tc, test_selector_values);
         tcase_add_test(tc, test_selector_errors);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("scheduler-memory");
+        tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+        tcase_add_test(tc, test_scheduler_model);
+        tcase_add_test(tc, test_scheduler_errors);
+        tcase_add_test(tc, test_realtime_opt_in);
+        tcase_add_test(tc, test_memory);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("files");
