@@ -223,7 +223,7 @@ START_TEST(test_parse_libudev) {
 END_TEST
 
 START_TEST(test_parse_malformed) {
-        char many[UEVENT_MAX_ENV + 1][32];
+        char many[UEVENT_MAX_ENV + 1][48]; /* "KEY%zu=%zu" of any size_t fits */
         Uevent u = {.seqnum = 77};
 
         /* Header. */
