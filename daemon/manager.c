@@ -847,8 +847,9 @@ done:
 }
 
 /*
- * The CPUs p's cpuset allows, read once per placement pass (ctx caches it); NULL when none is
- * known (no cpuset controller, or it could not be read: the kernel narrows by itself then).
+ * The CPUs p's cpuset allows, read at most once per placement pass (ctx caches it), when the
+ * kernel refused a mask; NULL when none is known (no cpuset controller, or it could not be
+ * read).
  */
 static const CpuSet *place_context_cpuset(PlaceContext *ctx) {
         TrackedProcess *p = ctx->process;
@@ -890,12 +891,11 @@ static void report_cpuset_conflict(PlaceContext *ctx, const CpuSet *wanted) {
 
 /* Places one thread. Returns 0 (placed, refused, or nothing to do), -ESRCH (gone), -ENOMEM. */
 static int place_thread(PlaceContext *ctx, pid_t tid) {
-        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL, target_buf = CPUSET_NULL,
-                                allowed_buf = CPUSET_NULL;
+        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL, target_buf = CPUSET_NULL;
         Manager *m = ctx->manager;
         TrackedProcess *p = ctx->process;
         const PolicyPlan *pp = process_plan(m, p);
-        const CpuSet *target, *write, *allowed;
+        const CpuSet *target, *allowed;
         char comm[16] = "";
         TrackedThread *t;
         int r;
@@ -962,28 +962,25 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                 return 0;
         }
 
-        /* The task's cpuset: a target it rules out entirely is a clear error, not the kernel's
-         * EINVAL; a part of it is applied (and reported as narrowing, below). */
-        write = target;
-        allowed = place_context_cpuset(ctx);
-        if (allowed && !cpuset_intersects(target, allowed)) {
-                report_cpuset_conflict(ctx, target);
-                ctx->n_failed++;
-                return 0;
-        }
-        if (allowed && !cpuset_is_subset(target, allowed)) {
-                r = cpuset_copy(&allowed_buf, target);
-                if (r < 0)
-                        return r;
-                cpuset_and(&allowed_buf, allowed);
-                write = &allowed_buf;
-        }
-
-        r = apply_set_thread_affinity(tid, write, &effective);
+        /*
+         * The kernel intersects the mask with the task's cpuset (and online CPUs) and refuses an
+         * empty intersection with EINVAL, leaving the mask as it was; a narrower result is
+         * reported below as narrowing. The cpuset is read only to explain a refusal, so the
+         * common path costs no cgroup reads.
+         */
+        r = apply_set_thread_affinity(tid, target, &effective);
         if (r == -ESRCH)
                 goto gone;
+        if (r == -EINVAL) {
+                allowed = place_context_cpuset(ctx);
+                if (allowed && !cpuset_intersects(target, allowed)) {
+                        report_cpuset_conflict(ctx, target);
+                        ctx->n_failed++;
+                        return 0;
+                }
+        }
         if (r < 0) {
-                report_failure(m, p, process_policy_label(m, p), tid, write, r);
+                report_failure(m, p, process_policy_label(m, p), tid, target, r);
                 ctx->n_failed++;
                 return 0;
         }
