@@ -60,6 +60,18 @@ static void pool_stop(Child *c, pid_t tid) {
         expect_line(c, want);
 }
 
+/* Waits until thread tid of pid is gone from /proc (the kernel has released it). */
+static void wait_task_gone(pid_t pid, pid_t tid) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%d/task/%d", (int)pid, (int)tid);
+        while (access(path, F_OK) == 0) {
+                ck_assert_msg(now_usec() < deadline, "thread %d of %d did not go away", (int)tid, (int)pid);
+                usleep(1000);
+        }
+}
+
 /* Waits until thread tid of pid has Cpus_allowed_list cpus. */
 static void wait_task_cpus(pid_t pid, pid_t tid, const char *cpus) {
         uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
@@ -226,9 +238,16 @@ START_TEST(test_spread_pool) {
         c = pool_start(pool, "wrk-c");
         wait_task_cpus(pool->pid, c, "0");
 
-        /* wrk-a (slot 0) exits: the next worker reuses slot 0, CPU 0 (a fresh slot 3 would be
-         * CPU 1). */
+        /*
+         * wrk-a (slot 0) exits: the next worker reuses slot 0, CPU 0 (a fresh slot 3 would be
+         * CPU 1). pthread_join() returns when the exiting thread clears its TID (exit_mm()),
+         * before the kernel sends the proc connector's EXIT (after exit_notify()), so under
+         * load a thread started right away can reach the daemon first. Wait until the kernel
+         * is done with wrk-a and the daemon has read everything up to now.
+         */
         pool_stop(pool, a);
+        wait_task_gone(pool->pid, a);
+        harness_barrier(h);
         d = pool_start(pool, "wrk-d");
         wait_task_cpus(pool->pid, d, "0");
         wait_task_cpus(pool->pid, b, "1");
