@@ -50,6 +50,11 @@ static void help(void) {
                "           Plan against an hwloc XML topology (lstopo FILE.xml) instead of the\n"
                "           live machine. Implies --dry-run.\n"
                "\n"
+               "       --state-dir=DIR\n"
+               "           Where the original placement of every managed thread is persisted\n"
+               "           (DIR/processes/PID-STARTTIME), so a restarted daemon can give it back.\n"
+               "           Default: /run/affinityd.\n"
+               "\n"
                "       --dry-run\n"
                "           Match and plan as usual and log at info level what would be done, but\n"
                "           change no affinity.\n"
@@ -99,6 +104,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_BUS_ADDRESS,
                 ARG_TOPOLOGY,
                 ARG_DRY_RUN,
+                ARG_STATE_DIR,
                 ARG_LOG_LEVEL,
                 ARG_LOG_TARGET,
         };
@@ -110,6 +116,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"bus-address", required_argument, NULL, ARG_BUS_ADDRESS},
                 {"topology", required_argument, NULL, ARG_TOPOLOGY},
                 {"dry-run", no_argument, NULL, ARG_DRY_RUN},
+                {"state-dir", required_argument, NULL, ARG_STATE_DIR},
                 {"log-level", required_argument, NULL, ARG_LOG_LEVEL},
                 {"log-target", required_argument, NULL, ARG_LOG_TARGET},
                 {},
@@ -145,6 +152,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_DRY_RUN:
                         arg_options.dry_run = true;
+                        break;
+                case ARG_STATE_DIR:
+                        arg_options.state_dir = optarg;
                         break;
                 case ARG_LOG_LEVEL:
                         arg_log_level = log_level_from_string(optarg);

@@ -276,6 +276,8 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("ProcessesPlaced", "t", NULL, offsetof(Manager, counters.processes_placed), 0),
         SD_BUS_PROPERTY("ProcessesVanished", "t", NULL, offsetof(Manager, counters.processes_vanished), 0),
         SD_BUS_PROPERTY("PlacementFailures", "t", NULL, offsetof(Manager, counters.placement_failures), 0),
+        SD_BUS_PROPERTY("DriftDetected", "t", NULL, offsetof(Manager, counters.drift_detected), 0),
+        SD_BUS_PROPERTY("DriftCorrections", "t", NULL, offsetof(Manager, counters.drift_corrections), 0),
         SD_BUS_PROPERTY(
                 "Reloads", "t", NULL, offsetof(Manager, counters.reloads),
                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -19,8 +19,10 @@
 #include "apply-numa.h"
 #include "apply-sched.h"
 #include "cgroup.h"
+#include "drift.h"
 #include "log.h"
 #include "manager-bus.h"
+#include "manager-state.h"
 #include "manager.h"
 #include "match.h"
 #include "plan.h"
@@ -320,11 +322,13 @@ static int manager_add_process(
                 return node ? -EEXIST : -ENOMEM;
         }
         m->n_processes++;
+        (void)drift_update(m->drift); /* the drift timer runs while something is tracked */
         *ret = p;
         return 0;
 }
 
 static void manager_remove_process(Manager *m, TrackedProcess *p) {
+        manager_state_drop(m, p);
         if (tdelete(p, &m->processes, pid_compare))
                 m->n_processes--;
         tracked_process_free(p);
@@ -595,20 +599,43 @@ static bool mask_is_ours(Manager *m, const TrackedProcess *p, const CpuSet *mask
  */
 static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const CpuSet *current) {
         TrackedProcess *p = ctx->process;
+        const StateProcess *rec = manager_state_recovered(ctx->manager, p);
         int r;
 
         if (t->has_original)
                 return 0;
+        if (rec && rec->has_affinity) {
+                /* Placed by a previous instance: its masks now are that instance's doing. */
+                const StateThread *st = state_process_find_thread(rec, t->tid);
+
+                if (!p->has_original) {
+                        r = cpuset_copy(&p->original, &rec->affinity);
+                        if (r < 0)
+                                return r;
+                        p->has_original = true;
+                }
+                if (st && st->has_affinity) {
+                        r = cpuset_store_if_differs(&t->original, &st->affinity, &p->original);
+                        if (r < 0)
+                                return r;
+                }
+                t->has_original = true;
+                p->state_dirty = true;
+                return 0;
+        }
         if (!p->has_original) {
                 /* The first original seen is the process's, and the default of its threads. */
                 r = cpuset_copy(&p->original, current);
                 if (r < 0)
                         return r;
                 p->has_original = true;
+                p->state_dirty = true;
         } else if (!mask_is_ours(ctx->manager, p, current)) {
                 r = cpuset_store_if_differs(&t->original, current, &p->original);
                 if (r < 0)
                         return r;
+                if (t->original)
+                        p->state_dirty = true; /* the file lists threads that differ */
         }
         t->has_original = true;
         return 0;
@@ -750,7 +777,9 @@ static void sched_search_action(const void *nodep, VISIT which, void *userdata) 
  * the affinity: a state the daemon set on another thread of p was inherited from it, and such a
  * thread gets the process's original. Returns 0 or -ENOMEM. */
 static int thread_record_sched_original(
-        TrackedProcess *p, TrackedThread *t, const ThreadSched *current, const SchedulerSpec *spec) {
+        Manager *m, TrackedProcess *p, TrackedThread *t, const ThreadSched *current,
+        const SchedulerSpec *spec) {
+        const StateProcess *rec = manager_state_recovered(m, p);
         SchedSearch s = {.sched = current};
 
         if (t->sched)
@@ -758,6 +787,18 @@ static int thread_record_sched_original(
         t->sched = calloc(1, sizeof(ThreadSchedState));
         if (!t->sched)
                 return -ENOMEM;
+        if (rec && rec->has_sched) {
+                /* Placed by a previous instance: its state now is that instance's doing. */
+                const StateThread *st = state_process_find_thread(rec, t->tid);
+
+                if (!p->has_sched_original) {
+                        p->sched_original = rec->sched;
+                        p->has_sched_original = true;
+                }
+                t->sched->original = st && st->has_sched ? st->sched : p->sched_original;
+                p->state_dirty = true;
+                return 0;
+        }
         if (!p->has_sched_original) {
                 p->sched_original = *current;
                 p->has_sched_original = true;
@@ -768,6 +809,8 @@ static int thread_record_sched_original(
         }
         twalk_r(p->threads, sched_search_action, &s);
         t->sched->original = s.found ? p->sched_original : *current;
+        if (!apply_sched_equal(&t->sched->original, &p->sched_original) || !p->state_saved)
+                p->state_dirty = true; /* the file lists threads that differ */
         return 0;
 }
 
@@ -798,7 +841,7 @@ static int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, co
                         ctx->n_failed++;
                         return 0;
                 }
-                r = thread_record_sched_original(p, t, &current, &spec);
+                r = thread_record_sched_original(m, p, t, &current, &spec);
                 if (r < 0)
                         return r;
                 target = thread_sched_target(&t->sched->original, &spec);
@@ -819,6 +862,7 @@ static int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, co
                 goto done;
         }
 
+        manager_state_save(m, p); /* the originals reach the state dir before the first write */
         r = apply_set_thread_sched(NULL, tid, &target, &effective);
         if (r == -ESRCH)
                 return r;
@@ -968,6 +1012,7 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
          * reported below as narrowing. The cpuset is read only to explain a refusal, so the
          * common path costs no cgroup reads.
          */
+        manager_state_save(m, p); /* the originals reach the state dir before the first write */
         r = apply_set_thread_affinity(tid, target, &effective);
         if (r == -ESRCH)
                 goto gone;
@@ -1251,6 +1296,10 @@ static void restore_process(Manager *m, TrackedProcess *p, const char *policy_na
 /* ---- process events ---- */
 
 /* Forgets a process that is gone; if its placement never completed, it counts as vanished. */
+void manager_release_process(Manager *m, TrackedProcess *p) {
+        manager_remove_process(m, p);
+}
+
 static void manager_forget_gone(Manager *m, TrackedProcess *p) {
         if (!p->placed)
                 m->counters.processes_vanished++;
@@ -1353,6 +1402,8 @@ static int manager_track_new(
         TrackedProcess *p;
         int r;
 
+        if (drift_is_released(m->drift, pid, starttime))
+                return 0; /* on-drift: respect let it go until it execs */
         r = manager_add_process(m, pid, starttime, policy, &p);
         if (r < 0)
                 return log_debug_errno(r, "Failed to track process %d: %m", (int)pid);
@@ -1488,6 +1539,9 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         log_debug(
                 "%s[%d] forked %s[%d]: tracked under policy %s", parent->comm, (int)parent->pid, p->comm,
                 (int)p->pid, manager_process_policy_name(m, p));
+        /* Its masks are already ours: its originals go to the state dir now. */
+        p->state_dirty = true;
+        manager_state_save(m, p);
         r = place_process(m, p, false, ev->timestamp_ns, st.n_threads);
         return r == -ESRCH ? 0 : r;
 }
@@ -1538,6 +1592,8 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
         ProcfsStat st;
         int r, k;
 
+        if (exec)
+                drift_forget_released(m->drift, pid); /* a new image is managed again */
         k = manager_match_pid(m, pid, explicit_only, comm);
         if (k == -ESRCH || k == -ENOMEM)
                 return k == -ENOMEM ? k : 0; /* gone: its EXIT event will follow */
@@ -2191,6 +2247,7 @@ static int manager_install(Manager *m, Config *config, Plan *plan) {
         m->plan_generation++;
         m->config = config;
         m->plan = plan;
+        (void)drift_update(m->drift); /* drift-interval may have changed */
         return 0;
 }
 
@@ -2614,12 +2671,32 @@ static int manager_request_name(Manager *m) {
         return 0;
 }
 
+/* restore-on-exit: every tracked process gets its originals back, its state file removed. */
+static void manager_restore_all(Manager *m) {
+        _cleanup_free_ TrackedProcess **processes = NULL;
+        size_t n = 0;
+        int r;
+
+        r = manager_list_processes(m, &processes, &n);
+        if (r < 0) {
+                log_error_errno(r, "Failed to restore the managed processes: %m");
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                restore_process(m, processes[i], process_policy_label(m, processes[i]));
+                manager_state_drop(m, processes[i]);
+        }
+        log_info("restore-on-exit: gave %zu processes their original placement back", n);
+}
+
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
         log_info("Received %s, exiting", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
         manager_set_state(m, MANAGER_STOPPING);
         (void)sd_notify(false, "STOPPING=1\nSTATUS=Shutting down");
+        if (m->config && m->config->restore_on_exit && !m->dry_run)
+                manager_restore_all(m);
         return sd_event_exit(m->event, 0);
 }
 
@@ -2674,7 +2751,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         latency_reset(&m->latency);
         if ((o->config_dir && !(m->config_dir = strdup(o->config_dir))) ||
             (o->topology_path && !(m->topology_path = strdup(o->topology_path))) ||
-            (o->bus_address && !(m->bus_address = strdup(o->bus_address))))
+            (o->bus_address && !(m->bus_address = strdup(o->bus_address))) ||
+            !(m->state_dir = strdup(o->state_dir ?: STATE_DIR_DEFAULT)))
                 return -ENOMEM;
 
         r = sd_event_new(&m->event);
@@ -2682,6 +2760,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return r;
         /* WATCHDOG=1 from the loop when the service manager asks for it ($WATCHDOG_USEC). */
         r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                return r;
+        r = drift_new(m, &m->drift);
         if (r < 0)
                 return r;
 
@@ -2720,6 +2801,7 @@ Manager *manager_free(Manager *m) {
         m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
+        m->drift = drift_free(m->drift);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
         m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);
@@ -2727,6 +2809,10 @@ Manager *manager_free(Manager *m) {
 
         tdestroy(m->processes, tracked_process_free_void);
         m->processes = NULL;
+        for (size_t i = 0; i < m->n_recovered; i++)
+                state_process_done(&m->recovered[i]);
+        free(m->recovered);
+        free(m->state_dir);
 
         plan_free(m->plan);
         config_free(m->config);
@@ -2796,13 +2882,18 @@ int manager_startup(Manager *m) {
                         return r;
         }
 
-        /* Subscribe first, then scan: nothing exec'd in between is missed. */
+        /* Subscribe first, then scan: nothing exec'd in between is missed. The originals a
+         * previous instance persisted are read before the scan, which takes them over. */
         r = manager_start_discovery(m);
         if (r < 0)
                 return r;
+        r = manager_state_recover(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the state directory: %m");
         r = manager_rescan(m);
         if (r < 0)
                 return r;
+        manager_state_finish_recovery(m);
 
         manager_set_state(m, MANAGER_RUNNING);
         manager_notify(m, "READY=1");

@@ -75,6 +75,7 @@ typedef enum ManagerDiscovery {
 typedef struct ManagerOptions {
         const char *config_dir;      /* --config-dir, NULL for the standard search path */
         const char *topology_path;   /* --topology (hwloc XML), NULL for the live machine */
+        const char *state_dir;       /* --state-dir: persisted originals, NULL for /run/affinityd */
         bool dry_run;                /* --dry-run (implied by topology_path) */
         ManagerBusKind bus_kind;     /* --bus */
         const char *bus_address;     /* --bus-address, NULL for the default of bus_kind */
@@ -144,6 +145,8 @@ typedef struct TrackedProcess {
         ProcessSpread *spread; /* NULL until one of its threads takes a spread slot */
         uint64_t identity_ns;  /* CLOCK_MONOTONIC ns, taken after starttime was read: an EXIT
                                 * event sent later is not about an earlier process with this PID */
+        bool state_dirty;      /* originals recorded since its state file was last written */
+        bool state_saved;      /* its state file exists (daemon/manager-state.h) */
 } TrackedProcess;
 
 typedef struct ManagerCounters {
@@ -155,6 +158,8 @@ typedef struct ManagerCounters {
         uint64_t processes_vanished; /* of those, that exited before placement completed */
         uint64_t placement_failures; /* per-thread refusals other than the thread vanishing */
         uint64_t reloads;            /* reload requests handled (successful or not) */
+        uint64_t drift_detected;     /* managed threads found changed by someone else (daemon/drift.h) */
+        uint64_t drift_corrections;  /* of those, put back (on-drift: enforce) */
 } ManagerCounters;
 
 typedef struct Manager {
@@ -172,6 +177,7 @@ typedef struct Manager {
         ProcMonitor *monitor;
         UeventMonitor *uevent_monitor; /* NULL with --topology= or when uevents can't be had */
         UeventSubscription *cpu_subscription;
+        struct Drift *drift; /* the drift re-check (daemon/drift.h), NULL until manager_new() made it */
 
         /* Options. */
         char *config_dir;
@@ -180,6 +186,9 @@ typedef struct Manager {
         ManagerBusKind bus_kind;
         char *bus_address;
         uint64_t poll_interval_usec;
+        char *state_dir;                /* persisted originals (lib/state.h); NULL: none */
+        struct StateProcess *recovered; /* read at startup, consumed by the first scan */
+        size_t n_recovered;
 
         /* Configuration in force. */
         Config *config;
@@ -249,6 +258,13 @@ int manager_reload(Manager *m, char **ret_error);
  * pointers (valid until the loop runs again). Returns 0 or -ENOMEM.
  */
 int manager_list_processes(Manager *m, TrackedProcess ***ret, size_t *ret_n);
+
+/*
+ * Stops managing p (on-drift: respect): forgets it without restoring anything, so its threads
+ * keep what they have now. p is freed. Its pid and start time are remembered by daemon/drift.h,
+ * so no rescan takes it back until it execs.
+ */
+void manager_release_process(Manager *m, TrackedProcess *p);
 
 /* Union of the effective masks the kernel reported for the process's threads into *ret. */
 int tracked_process_cpus(const TrackedProcess *p, CpuSet *ret);

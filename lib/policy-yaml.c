@@ -1679,7 +1679,36 @@ static int parse_policy_name(Loader *l, const KeySpec *spec, const Node *key, co
         return 0;
 }
 
-/* Add a policy key here (on-drift: …). */
+static const char *const drift_mode_names[] = {
+        [DRIFT_REPORT] = "report",
+        [DRIFT_ENFORCE] = "enforce",
+        [DRIFT_RESPECT] = "respect",
+};
+
+static const ValueHint drift_mode_hints[] = {
+        {"ignore", "report"}, {"warn", "report"},    {"restore", "enforce"},
+        {"reset", "enforce"}, {"accept", "respect"}, {"release", "respect"},
+};
+
+static const EnumSpec drift_mode_enum = {
+        drift_mode_names,           ELEMENTSOF(drift_mode_names),
+        "report, enforce, respect", "report, enforce or respect",
+        drift_mode_hints,           ELEMENTSOF(drift_mode_hints),
+};
+
+static int parse_on_drift(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+        size_t i = 0;
+        int r;
+
+        r = parse_enum_value(l, value, "on-drift", &drift_mode_enum, &i);
+        if (r <= 0)
+                return r;
+        p->on_drift = (DriftMode)i;
+        return 0;
+}
+
+/* Add a policy key here. */
 static const KeySpec policy_keys[] = {
         {"name", parse_policy_name, .required = true},
         {"match", parse_match, .required = true},
@@ -1687,6 +1716,7 @@ static const KeySpec policy_keys[] = {
         {"threads", parse_threads},
         {"memory", parse_memory},
         {"scheduler", parse_scheduler, offsetof(Policy, scheduler)},
+        {"on-drift", parse_on_drift},
 };
 
 static int parse_policies(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -1796,6 +1826,29 @@ static int parse_poll_interval(
         return 0;
 }
 
+static int parse_drift_interval(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        const char *v = NULL;
+        uint64_t usec = 0;
+        int r;
+
+        r = node_string(l, value, "drift-interval", "a time span such as \"500ms\" or \"30s\"", &v);
+        if (r <= 0)
+                return r;
+        if (parse_timespan_usec(v, &usec) < 0)
+                return node_error(
+                        l, value,
+                        "drift-interval: invalid time span \"%s\" (expected e.g. \"500ms\", \"30s\", "
+                        "\"5min\")",
+                        esc(l, v));
+        if (usec < DRIFT_INTERVAL_MIN_USEC || usec > DRIFT_INTERVAL_MAX_USEC)
+                return node_error(
+                        l, value, "drift-interval: %s is out of range (10ms to 1440min)", esc(l, v));
+        c->drift_interval_usec = usec;
+        return 0;
+}
+
 static int parse_allow_realtime(
         Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Config *c = obj;
@@ -1807,6 +1860,19 @@ static int parse_allow_realtime(
                 return r;
         c->allow_realtime = b;
         c->allow_realtime_location = node_location(l, value);
+        return 0;
+}
+
+static int parse_restore_on_exit(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        bool b = false;
+        int r;
+
+        r = parse_bool_node(l, value, "restore-on-exit", &b);
+        if (r <= 0)
+                return r;
+        c->restore_on_exit = b;
         return 0;
 }
 
@@ -1823,16 +1889,17 @@ static int misplaced_setting(Loader *l, const KeySpec *spec, const Node *key, co
 static const KeySpec settings_keys[] = {
         {"reserve", parse_reserve},
         {"poll-interval", parse_poll_interval},
+        {"drift-interval", parse_drift_interval},
         {"allow-realtime", parse_allow_realtime},
+        {"restore-on-exit", parse_restore_on_exit},
         {"policies", misplaced_rule},
 };
 
 /* policy.d/ *.yaml. Add a rule kind here (irqs:, net: …); settings get misplaced_setting. */
 static const KeySpec rules_keys[] = {
-        {"policies", parse_policies},
-        {"reserve", misplaced_setting},
-        {"poll-interval", misplaced_setting},
-        {"allow-realtime", misplaced_setting},
+        {"policies", parse_policies},          {"reserve", misplaced_setting},
+        {"poll-interval", misplaced_setting},  {"drift-interval", misplaced_setting},
+        {"allow-realtime", misplaced_setting}, {"restore-on-exit", misplaced_setting},
 };
 
 static bool spec_has(const KeySpec *specs, size_t n, const char *key) {

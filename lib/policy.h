@@ -20,6 +20,19 @@
 #define POLL_INTERVAL_MIN_USEC (10U * 1000U)
 #define POLL_INTERVAL_MAX_USEC (3600ULL * 1000U * 1000U)
 
+/* Bounds of the drift-interval setting, µs. */
+#define DRIFT_INTERVAL_MIN_USEC (10U * 1000U)
+#define DRIFT_INTERVAL_MAX_USEC (24ULL * 3600U * 1000U * 1000U)
+
+/* on-drift: what the daemon does when a managed thread's affinity or scheduling state was
+ * changed by someone else (found by the drift-interval timer). */
+typedef enum DriftMode {
+        DRIFT_REPORT,  /* default: log it and count it, nothing more */
+        DRIFT_ENFORCE, /* put the applied value back */
+        DRIFT_RESPECT, /* accept the new value: stop managing the process until it execs */
+        _DRIFT_MODE_MAX,
+} DriftMode;
+
 /* Where something was written: file (owned by the Config), 1-based line and column. */
 typedef struct Location {
         const char *file;
@@ -155,6 +168,7 @@ typedef struct Policy {
         SchedulerSpec scheduler;
         ThreadRule *threads;
         size_t n_threads;
+        DriftMode on_drift; /* on-drift: report (default), enforce, respect */
 } Policy;
 
 /* A whole configuration: affinityd.yaml settings plus every policy, in file order. */
@@ -165,9 +179,15 @@ typedef struct Config {
         Location reserve_location;
         bool allow_realtime; /* allow-realtime: fifo/rr may be used by policies */
         Location allow_realtime_location;
+        /* restore-on-exit: give every managed thread its originals back at SIGTERM/SIGINT
+         * (default false: placements survive a restart) */
+        bool restore_on_exit;
         uint64_t poll_interval_usec; /* poll-interval: /proc scan period without the proc
                                       * connector, µs; 0 = not set (the daemon's default) */
-        Policy *policies;            /* in the order rules apply: first match wins */
+        /* drift-interval: period of the drift re-check of managed threads, µs; 0 = not set (no
+         * re-check, no timer) */
+        uint64_t drift_interval_usec;
+        Policy *policies; /* in the order rules apply: first match wins */
         size_t n_policies;
         unsigned facts; /* union of every matcher's facts */
 } Config;

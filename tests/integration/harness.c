@@ -684,7 +684,8 @@ void harness_start_daemon(Harness *h) {
 }
 
 void harness_start_daemon_with(Harness *h, const DaemonOptions *o) {
-        _cleanup_free_ char *log = NULL, *notify_path = NULL, *arg_bus = NULL, *arg_conf = NULL;
+        _cleanup_free_ char *log = NULL, *notify_path = NULL, *arg_bus = NULL, *arg_conf = NULL,
+                            *arg_state = NULL;
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         const char *bin = getenv("AFFINITYD_BIN");
         const char *argv[32];
@@ -721,6 +722,10 @@ void harness_start_daemon_with(Harness *h, const DaemonOptions *o) {
         argv[n++] = bin;
         argv[n++] = arg_bus;
         argv[n++] = arg_conf;
+        /* The test's own state dir: never /run/affinityd, which another daemon may use. A test
+         * may give another one in o->args (the last --state-dir= wins). */
+        arg_state = xasprintf("--state-dir=%s/state", h->dir);
+        argv[n++] = arg_state;
         argv[n++] = "--log-level=debug";
         for (const char *const *a = o->args; a && *a; a++) {
                 ck_assert(n < ELEMENTSOF(argv) - 1);

@@ -294,6 +294,95 @@ START_TEST(test_settings_poll_interval) {
 }
 END_TEST
 
+START_TEST(test_settings_drift_interval) {
+        static const struct {
+                const char *text;
+                uint64_t usec;
+        } ok[] = {
+                {"drift-interval: 100ms\n", 100000},        {"drift-interval: \"30s\"\n", 30000000},
+                {"drift-interval: 5min\n", 300000000},      {"drift-interval: 10000us\n", 10000},
+                {"drift-interval: 1440min\n", 86400000000},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                ck_assert_int_eq(parse_as(ok[i].text, true), 0);
+                ck_assert_uint_eq(diag.n_items, 0);
+                ck_assert_uint_eq(config->drift_interval_usec, ok[i].usec);
+                ck_assert_uint_eq(config->poll_interval_usec, 0); /* a setting of its own */
+                teardown();
+        }
+        ck_assert_int_eq(parse_as("poll-interval: 1s\n", true), 0);
+        ck_assert_uint_eq(config->drift_interval_usec, 0); /* not set: no drift re-check */
+        teardown();
+
+        check_one_settings_error(
+                "reserve: 0\ndrift-interval: often\n", 2, 17, "drift-interval: invalid time span \"often\"");
+        check_one_settings_error("drift-interval: -5s\n", 1, 17, "drift-interval: invalid time span");
+        check_one_settings_error(
+                "drift-interval: 9ms\n", 1, 17, "drift-interval: 9ms is out of range (10ms to 1440min)");
+        check_one_settings_error("drift-interval: 1441min\n", 1, 17, "out of range");
+        check_one_settings_error(
+                "drift-interval: {every: 1s}\n", 1, 17, "drift-interval: expected a time span");
+        check_one_settings_error(
+                "drift-intervall: 1s\n", 1, 1,
+                "unknown key \"drift-intervall\" in the top level (did you mean "
+                "\"drift-interval\"?)");
+        check_one_error("drift-interval: 1s\n", 1, 1, "drift-interval: belongs in affinityd.yaml");
+}
+END_TEST
+
+START_TEST(test_policy_on_drift) {
+        static const struct {
+                const char *word;
+                DriftMode mode;
+        } ok[] = {
+                {"report", DRIFT_REPORT},
+                {"enforce", DRIFT_ENFORCE},
+                {"respect", DRIFT_RESPECT},
+        };
+        char text[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                snprintf(
+                        text, sizeof text,
+                        "policies:\n  - name: a\n    match: {comm: a}\n    cpus: \"0\"\n    on-drift: %s\n",
+                        ok[i].word);
+                ck_assert_int_eq(parse(text), 0);
+                ck_assert_uint_eq(diag.n_items, 0);
+                ck_assert_uint_eq(config->n_policies, 1);
+                ck_assert_int_eq(config->policies[0].on_drift, ok[i].mode);
+                teardown();
+        }
+        /* Not given: report. A second policy gets its own mode. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: {comm: a}\n  - name: b\n    match: {comm: b}\n"
+                      "    on-drift: enforce\n"),
+                0);
+        ck_assert_uint_eq(config->n_policies, 2);
+        ck_assert_int_eq(config->policies[0].on_drift, DRIFT_REPORT);
+        ck_assert_int_eq(config->policies[1].on_drift, DRIFT_ENFORCE);
+        teardown();
+
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    on-drift: enforced\n", 4, 15,
+                "on-drift: invalid value \"enforced\" (did you mean \"enforce\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    on-drift: restore\n", 4, 15,
+                "on-drift: invalid value \"restore\" (did you mean \"enforce\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    on-drift: zzzzzzzz\n", 4, 15,
+                "on-drift: invalid value \"zzzzzzzz\" (expected report, enforce or respect)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    on-drift: [report]\n", 4, 15,
+                "on-drift: expected one of report, enforce, respect");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    threads:\n      - name: w\n"
+                "        on-drift: report\n",
+                6, 9, "unknown key \"on-drift\" in thread rule");
+        check_one_settings_error("on-drift: report\n", 1, 1, "unknown key \"on-drift\" in the top level");
+}
+END_TEST
+
 START_TEST(test_empty_files) {
         static const char *const texts[] = {
                 "",
@@ -347,7 +436,7 @@ START_TEST(test_unknown_keys) {
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    frobnicate: 1\n", 4, 5,
                 "unknown key \"frobnicate\" in policy (expected one of: name, match, cpus, threads, memory, "
-                "scheduler)");
+                "scheduler, on-drift)");
         /* Keys that belong one level up or down say where they go. */
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    exe: /bin/x\n", 4, 5,
@@ -1863,6 +1952,8 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_full_model);
         tcase_add_test(tc, test_settings);
         tcase_add_test(tc, test_settings_poll_interval);
+        tcase_add_test(tc, test_settings_drift_interval);
+        tcase_add_test(tc, test_policy_on_drift);
         tcase_add_test(tc, test_empty_files);
         suite_add_tcase(s, tc);
 

@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drift.h"
+
+#include "apply-sched.h"
+#include "cpuset.h"
+#include "log.h"
+#include "manager.h"
+#include "procfs.h"
+
+/* A thread whose drift was reported: the value found, so the same one is not reported again. */
+typedef struct DriftSeen {
+        pid_t tid; /* first: the tsearch key */
+        pid_t pid;
+        unsigned pass; /* the check pass that last found it drifted (others are pruned) */
+        CpuSet mask;
+        bool has_sched;
+        ThreadSched sched;
+} DriftSeen;
+
+typedef struct DriftReleased {
+        pid_t pid;
+        uint64_t starttime;
+} DriftReleased;
+
+struct Drift {
+        Manager *manager;
+        sd_event_source *timer;
+        uint64_t interval_usec; /* the timer's period while armed */
+        unsigned pass;
+        void *seen; /* tsearch(3) root of DriftSeen */
+        DriftReleased *released;
+        size_t n_released;
+};
+
+static const char *strempty(const char *s) {
+        return s ?: "";
+}
+
+static int tid_compare(const void *a, const void *b) {
+        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+static void drift_seen_free(void *p) {
+        DriftSeen *s = p;
+        if (!s)
+                return;
+        cpuset_done(&s->mask);
+        free(s);
+}
+
+int drift_new(Manager *m, Drift **ret) {
+        Drift *d = calloc(1, sizeof(Drift));
+        if (!d)
+                return -ENOMEM;
+        d->manager = m;
+        *ret = d;
+        return 0;
+}
+
+Drift *drift_free(Drift *d) {
+        if (!d)
+                return NULL;
+        d->timer = sd_event_source_disable_unref(d->timer);
+        tdestroy(d->seen, drift_seen_free);
+        free(d->released);
+        return mfree(d);
+}
+
+static uint64_t drift_interval(const Drift *d) {
+        const Manager *m = d->manager;
+        if (!m->config || m->dry_run)
+                return 0;
+        return m->config->drift_interval_usec;
+}
+
+static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Drift *d = userdata;
+        int r;
+
+        r = drift_check(d);
+        if (r < 0)
+                log_warning_errno(r, "Failed to check managed threads for drift: %m");
+        /* The source is one-shot: arm it again if there is still something to check. */
+        (void)drift_update(d);
+        return 0;
+}
+
+int drift_update(Drift *d) {
+        Manager *m = d->manager;
+        uint64_t interval = drift_interval(d);
+        int enabled = SD_EVENT_OFF, r;
+
+        if (interval == 0 || m->n_processes == 0) {
+                if (d->timer)
+                        (void)sd_event_source_set_enabled(d->timer, SD_EVENT_OFF);
+                return 0;
+        }
+        if (d->timer) {
+                r = sd_event_source_get_enabled(d->timer, &enabled);
+                if (r < 0)
+                        return log_debug_errno(r, "Failed to query the drift timer: %m");
+                if (enabled != SD_EVENT_OFF && d->interval_usec == interval)
+                        return 0;
+                r = sd_event_source_set_time_relative(d->timer, interval);
+                if (r >= 0)
+                        r = sd_event_source_set_time_accuracy(d->timer, MAX(interval / 4, (uint64_t)1000));
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(d->timer, SD_EVENT_ONESHOT);
+                if (r < 0)
+                        return log_debug_errno(r, "Failed to arm the drift timer: %m");
+        } else {
+                r = sd_event_add_time_relative(
+                        m->event, &d->timer, CLOCK_MONOTONIC, interval, MAX(interval / 4, (uint64_t)1000),
+                        on_drift_timer, d);
+                if (r < 0)
+                        return log_debug_errno(r, "Failed to add the drift timer: %m");
+                (void)sd_event_source_set_description(d->timer, "drift-check");
+        }
+        d->interval_usec = interval;
+        return 0;
+}
+
+bool drift_is_released(const Drift *d, pid_t pid, uint64_t starttime) {
+        for (size_t i = 0; d && i < d->n_released; i++)
+                if (d->released[i].pid == pid && d->released[i].starttime == starttime)
+                        return true;
+        return false;
+}
+
+void drift_forget_released(Drift *d, pid_t pid) {
+        for (size_t i = 0; d && i < d->n_released;)
+                if (d->released[i].pid == pid)
+                        d->released[i] = d->released[--d->n_released];
+                else
+                        i++;
+}
+
+static int drift_add_released(Drift *d, pid_t pid, uint64_t starttime) {
+        DriftReleased *a = reallocarray(d->released, d->n_released + 1, sizeof(DriftReleased));
+        if (!a)
+                return -ENOMEM;
+        d->released = a;
+        d->released[d->n_released++] = (DriftReleased){.pid = pid, .starttime = starttime};
+        return 0;
+}
+
+/* Drops released entries whose process exited (or whose PID is another process now). */
+static void drift_prune_released(Drift *d) {
+        for (size_t i = 0; i < d->n_released;) {
+                uint64_t starttime;
+
+                if (procfs_read_starttime(NULL, d->released[i].pid, &starttime) == -ESRCH ||
+                    starttime != d->released[i].starttime)
+                        d->released[i] = d->released[--d->n_released];
+                else
+                        i++;
+        }
+}
+
+typedef struct ThreadList {
+        TrackedThread **threads;
+        size_t n, size;
+        bool oom;
+} ThreadList;
+
+static void collect_thread_action(const void *nodep, VISIT which, void *userdata) {
+        ThreadList *l = userdata;
+
+        if (which != postorder && which != leaf)
+                return;
+        if (l->n == l->size) {
+                size_t size = MAX(l->size * 2, (size_t)16);
+                TrackedThread **a = reallocarray(l->threads, size, sizeof(TrackedThread *));
+                if (!a) {
+                        l->oom = true;
+                        return;
+                }
+                l->threads = a;
+                l->size = size;
+        }
+        l->threads[l->n++] = *(TrackedThread *const *)nodep;
+}
+
+static const char *drift_mode_to_string(DriftMode mode) {
+        static const char *const names[] = {
+                [DRIFT_REPORT] = "report",
+                [DRIFT_ENFORCE] = "enforce",
+                [DRIFT_RESPECT] = "respect",
+        };
+        return mode < _DRIFT_MODE_MAX ? names[mode] : "report";
+}
+
+static void drift_forget_seen(Drift *d, pid_t tid) {
+        void **node = tfind(&tid, &d->seen, tid_compare);
+        DriftSeen *s;
+
+        if (!node)
+                return;
+        s = *node;
+        tdelete(s, &d->seen, tid_compare);
+        drift_seen_free(s);
+}
+
+/* Records what was found drifted for tid. Returns 1 if that is new (to be reported), 0 if it
+ * was reported already, -ENOMEM. */
+static int drift_note_seen(Drift *d, pid_t pid, pid_t tid, const CpuSet *mask, const ThreadSched *sched) {
+        void **node = tfind(&tid, &d->seen, tid_compare);
+        DriftSeen *s;
+        int r;
+
+        if (node) {
+                s = *node;
+                s->pass = d->pass;
+                if (s->pid == pid && cpuset_equal(&s->mask, mask) && s->has_sched == !!sched &&
+                    (!sched || apply_sched_equal(&s->sched, sched)))
+                        return 0;
+        } else {
+                s = calloc(1, sizeof(DriftSeen));
+                if (!s)
+                        return -ENOMEM;
+                s->tid = tid;
+                node = tsearch(s, &d->seen, tid_compare);
+                if (!node) {
+                        free(s);
+                        return -ENOMEM;
+                }
+        }
+        s->pid = pid;
+        s->pass = d->pass;
+        r = cpuset_copy(&s->mask, mask);
+        if (r < 0)
+                return r;
+        s->has_sched = !!sched;
+        if (sched)
+                s->sched = *sched;
+        return 1;
+}
+
+/* Checks the threads of p. Returns 1 if p is to be released (on-drift: respect), 0, -ENOMEM. */
+static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp) {
+        Manager *m = d->manager;
+        DriftMode mode = pp->policy->on_drift;
+        ThreadList l = {};
+        bool release = false;
+        int r = 0;
+
+        twalk_r(p->threads, collect_thread_action, &l);
+        if (l.oom) {
+                free(l.threads);
+                return -ENOMEM;
+        }
+
+        for (size_t i = 0; i < l.n && !release; i++) {
+                TrackedThread *t = l.threads[i];
+                const CpuSet *expected = t->effective ?: &t->applied;
+                _cleanup_(cpuset_done) CpuSet cur = {};
+                _cleanup_free_ char *cur_text = NULL, *expected_text = NULL;
+                ThreadSched cur_sched = {};
+                bool mask_drift = false, sched_drift = false;
+                int k;
+
+                if (t->has_applied) {
+                        k = apply_get_thread_affinity(t->tid, &cur);
+                        if (k == APPLY_GONE)
+                                continue;
+                        if (k < 0) {
+                                log_debug_errno(
+                                        k, "Failed to read the affinity of thread %d: %m", (int)t->tid);
+                                continue;
+                        }
+                        mask_drift = !cpuset_equal(&cur, expected);
+                }
+                if (t->sched && t->sched->has_applied) {
+                        k = apply_get_thread_sched(t->tid, &cur_sched);
+                        if (k == APPLY_GONE)
+                                continue;
+                        if (k < 0)
+                                log_debug_errno(
+                                        k, "Failed to read the scheduling state of thread %d: %m",
+                                        (int)t->tid);
+                        else
+                                sched_drift = !apply_sched_equal(&cur_sched, &t->sched->applied);
+                }
+                if (!mask_drift && !sched_drift) {
+                        drift_forget_seen(d, t->tid);
+                        continue;
+                }
+
+                k = drift_note_seen(d, p->pid, t->tid, &cur, sched_drift ? &cur_sched : NULL);
+                if (k < 0) {
+                        r = k;
+                        break;
+                }
+                if (k == 0)
+                        continue; /* this very value was reported already */
+
+                m->counters.drift_detected++;
+                cur_text = cpuset_to_string(&cur);
+                expected_text = cpuset_to_string(expected);
+                log_struct(
+                        LOG_WARNING, 0, pp->policy->name, p->pid, p->comm, cur_text ?: "",
+                        "Drift: thread %d of %s[%d] has %s%s%s%s where policy %s applied CPUs %s "
+                        "(on-drift: %s)",
+                        (int)t->tid, p->comm, (int)p->pid, mask_drift ? "CPUs " : "",
+                        mask_drift ? strempty(cur_text) : "", mask_drift && sched_drift ? " and " : "",
+                        sched_drift ? "another scheduling state" : "", pp->policy->name,
+                        strempty(expected_text), drift_mode_to_string(mode));
+
+                if (mode == DRIFT_RESPECT) {
+                        release = true;
+                        break;
+                }
+                if (mode != DRIFT_ENFORCE)
+                        continue;
+
+                k = 0;
+                if (mask_drift)
+                        k = apply_set_thread_affinity(t->tid, &t->applied, NULL);
+                if (k >= 0 && sched_drift)
+                        k = apply_set_thread_sched(NULL, t->tid, &t->sched->applied, NULL);
+                if (k == APPLY_GONE)
+                        continue;
+                if (k < 0) {
+                        log_struct(
+                                LOG_WARNING, k, pp->policy->name, p->pid, p->comm, strempty(expected_text),
+                                "Failed to put back the placement of thread %d of %s[%d]: %m", (int)t->tid,
+                                p->comm, (int)p->pid);
+                        continue;
+                }
+                m->counters.drift_corrections++;
+                drift_forget_seen(d, t->tid); /* a new drift to the same value is reported again */
+                log_struct(
+                        LOG_INFO, 0, pp->policy->name, p->pid, p->comm, strempty(expected_text),
+                        "Drift: thread %d of %s[%d] put back on CPUs %s", (int)t->tid, p->comm, (int)p->pid,
+                        strempty(expected_text));
+        }
+        free(l.threads);
+        if (r < 0)
+                return r;
+        return release;
+}
+
+typedef struct StaleSearch {
+        unsigned pass;
+        pid_t *tids;
+        size_t n, size;
+        bool oom;
+} StaleSearch;
+
+static void stale_seen_action(const void *nodep, VISIT which, void *userdata) {
+        const DriftSeen *s = *(DriftSeen *const *)nodep;
+        StaleSearch *st = userdata;
+
+        if ((which != postorder && which != leaf) || s->pass == st->pass)
+                return;
+        if (st->n == st->size) {
+                size_t size = MAX(st->size * 2, (size_t)16);
+                pid_t *a = reallocarray(st->tids, size, sizeof(pid_t));
+                if (!a) {
+                        st->oom = true;
+                        return;
+                }
+                st->tids = a;
+                st->size = size;
+        }
+        st->tids[st->n++] = s->tid;
+}
+
+int drift_check(Drift *d) {
+        Manager *m = d->manager;
+        _cleanup_free_ TrackedProcess **processes = NULL;
+        StaleSearch stale = {};
+        size_t n = 0;
+        int enabled = SD_EVENT_OFF, r;
+
+        /* A CPU change is being handled: the kernel moved threads itself, the re-plan will
+         * write them again. Not drift. */
+        if (m->hotplug_source && sd_event_source_get_enabled(m->hotplug_source, &enabled) >= 0 &&
+            enabled != SD_EVENT_OFF)
+                return 0;
+
+        d->pass++;
+        r = manager_list_processes(m, &processes, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                TrackedProcess *p = processes[i];
+                const PolicyPlan *pp = NULL;
+
+                if (m->plan && p->policy < m->plan->n_policies && m->plan->policies[p->policy].policy)
+                        pp = &m->plan->policies[p->policy];
+                if (!pp || pp->pending_reason)
+                        continue;
+                r = drift_check_process(d, p, pp);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+
+                r = drift_add_released(d, p->pid, p->starttime);
+                if (r < 0)
+                        return r;
+                log_struct(
+                        LOG_NOTICE, 0, pp->policy->name, p->pid, p->comm, NULL,
+                        "%s[%d] changed its placement itself: no longer managed (policy %s, on-drift: "
+                        "respect) until it execs",
+                        p->comm, (int)p->pid, pp->policy->name);
+                manager_release_process(m, p);
+        }
+
+        /* Forget reports about threads that are no longer drifted or gone (not seen this pass). */
+        stale.pass = d->pass;
+        twalk_r(d->seen, stale_seen_action, &stale);
+        for (size_t i = 0; i < stale.n; i++)
+                drift_forget_seen(d, stale.tids[i]);
+        free(stale.tids);
+        drift_prune_released(d);
+        return stale.oom ? -ENOMEM : 0;
+}

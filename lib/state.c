@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "state.h"
+
+#define STATE_MAGIC      "affinityd-state 1"
+#define STATE_MAX_TOKENS 9
+
+void state_process_done(StateProcess *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_threads; i++)
+                cpuset_done(&s->threads[i].affinity);
+        free(s->threads);
+        cpuset_done(&s->affinity);
+        *s = (StateProcess){};
+}
+
+int state_process_add_thread(StateProcess *s, pid_t tid, StateThread **ret) {
+        StateThread *n;
+
+        n = reallocarray(s->threads, s->n_threads + 1, sizeof(StateThread));
+        if (!n)
+                return -ENOMEM;
+        s->threads = n;
+        n[s->n_threads] = (StateThread){.tid = tid};
+        *ret = &n[s->n_threads++];
+        return 0;
+}
+
+StateThread *state_process_find_thread(const StateProcess *s, pid_t tid) {
+        for (size_t i = 0; i < s->n_threads; i++)
+                if (s->threads[i].tid == tid)
+                        return &s->threads[i];
+        return NULL;
+}
+
+static int format_record(
+        FILE *f, bool has_affinity, const CpuSet *affinity, bool has_sched, const ThreadSched *sched) {
+        _cleanup_free_ char *list = NULL;
+
+        if (has_affinity) {
+                if (cpuset_count(affinity) == 0)
+                        return -EINVAL;
+                if (cpuset_format_list(affinity, &list) < 0)
+                        return -ENOMEM;
+        }
+        fprintf(f, " %s", list ?: "-");
+        if (has_sched)
+                fprintf(f, " %d %u %d %d %d %u", sched->policy, sched->priority, sched->nice,
+                        sched->reset_on_fork ? 1 : 0, sched->io_class, sched->io_level);
+        else
+                fputs(" -", f);
+        fputc('\n', f);
+        return 0;
+}
+
+int state_format(const StateProcess *s, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        if (s->pid <= 0)
+                return -EINVAL;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, STATE_MAGIC "\nprocess %d %" PRIu64 "\ndefault", (int)s->pid, s->starttime);
+        r = format_record(f, s->has_affinity, &s->affinity, s->has_sched, &s->sched);
+        for (size_t i = 0; r >= 0 && i < s->n_threads; i++) {
+                const StateThread *t = &s->threads[i];
+                fprintf(f, "thread %d", (int)t->tid);
+                r = format_record(f, t->has_affinity, &t->affinity, t->has_sched, &t->sched);
+        }
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+_printf_(3, 4) static int parse_error(char **ret_error, unsigned line, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int r;
+
+        if (!ret_error)
+                return -EBADMSG;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        if (asprintf(ret_error, "line %u: %s", line, msg) < 0) {
+                *ret_error = NULL;
+                return -ENOMEM;
+        }
+        return -EBADMSG;
+}
+
+static bool parse_int(const char *s, long long min, long long max, long long *ret) {
+        char *end;
+        long long v;
+
+        if (!s || !*s || (*s != '-' && (*s < '0' || *s > '9')))
+                return false;
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno != 0 || *end || v < min || v > max)
+                return false;
+        *ret = v;
+        return true;
+}
+
+static bool parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (!s || *s < '0' || *s > '9')
+                return false;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno != 0 || *end)
+                return false;
+        *ret = v;
+        return true;
+}
+
+/* tokens[0..n): AFFINITY SCHED... */
+static int parse_record(
+        char **tokens, size_t n, unsigned line, bool *has_affinity, CpuSet *affinity, bool *has_sched,
+        ThreadSched *sched, char **ret_error) {
+        long long v[6];
+        int r;
+
+        if (n != 2 && n != 7)
+                return parse_error(
+                        ret_error, line, "expected AFFINITY and SCHED (\"-\" or 6 numbers), got %zu fields",
+                        n);
+        if (streq(tokens[0], "-"))
+                *has_affinity = false;
+        else {
+                r = cpuset_parse_list(tokens[0], affinity, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return parse_error(ret_error, line, "invalid cpu-list \"%s\"", tokens[0]);
+                if (cpuset_count(affinity) == 0)
+                        return parse_error(ret_error, line, "empty affinity");
+                *has_affinity = true;
+        }
+        if (n == 2) {
+                if (!streq(tokens[1], "-"))
+                        return parse_error(ret_error, line, "invalid scheduling state \"%s\"", tokens[1]);
+                *has_sched = false;
+                return 0;
+        }
+        if (!parse_int(tokens[1], 0, INT_MAX, &v[0]) || !parse_int(tokens[2], 0, 99, &v[1]) ||
+            !parse_int(tokens[3], -20, 19, &v[2]) || !parse_int(tokens[4], 0, 1, &v[3]) ||
+            !parse_int(tokens[5], 0, 3, &v[4]) || !parse_int(tokens[6], 0, 7, &v[5]))
+                return parse_error(
+                        ret_error, line,
+                        "invalid scheduling state (POLICY PRIORITY NICE RESET_ON_FORK IO_CLASS IO_LEVEL)");
+        *sched = (ThreadSched){
+                .policy = (int)v[0],
+                .priority = (unsigned)v[1],
+                .nice = (int)v[2],
+                .reset_on_fork = v[3] != 0,
+                .io_class = (int)v[4],
+                .io_level = (unsigned)v[5],
+        };
+        *has_sched = true;
+        return 0;
+}
+
+int state_parse(const char *text, StateProcess *ret, char **ret_error) {
+        _cleanup_(state_process_done) StateProcess s = {};
+        _cleanup_free_ char *copy = NULL;
+        bool seen_process = false, seen_default = false;
+        char *save = NULL, *l;
+        unsigned line = 0;
+        int r;
+
+        copy = strdup(text);
+        if (!copy)
+                return -ENOMEM;
+        /* strsep keeps empty lines, so line numbers stay right. */
+        for (char *cursor = copy; (l = strsep(&cursor, "\n"));) {
+                char *tokens[STATE_MAX_TOKENS + 1];
+                size_t n = 0;
+                long long v;
+
+                line++;
+                if (!cursor && !*l)
+                        break; /* after the final newline */
+                if (line == 1) {
+                        if (!streq(l, STATE_MAGIC))
+                                return parse_error(
+                                        ret_error, line, "not an affinityd state file (expected \"%s\")",
+                                        STATE_MAGIC);
+                        continue;
+                }
+                for (char *tok = strtok_r(l, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+                        if (n == ELEMENTSOF(tokens))
+                                return parse_error(ret_error, line, "too many fields");
+                        tokens[n++] = tok;
+                }
+                if (n == 0)
+                        return parse_error(ret_error, line, "empty line");
+                if (streq(tokens[0], "process")) {
+                        if (seen_process)
+                                return parse_error(ret_error, line, "duplicate \"process\" line");
+                        if (n != 3 || !parse_int(tokens[1], 1, INT_MAX, &v) ||
+                            !parse_u64(tokens[2], &s.starttime))
+                                return parse_error(ret_error, line, "expected \"process PID STARTTIME\"");
+                        s.pid = (pid_t)v;
+                        seen_process = true;
+                } else if (streq(tokens[0], "default")) {
+                        if (!seen_process || seen_default)
+                                return parse_error(
+                                        ret_error, line,
+                                        "\"default\" must follow the \"process\" line, once");
+                        r = parse_record(
+                                tokens + 1, n - 1, line, &s.has_affinity, &s.affinity, &s.has_sched,
+                                &s.sched, ret_error);
+                        if (r < 0)
+                                return r;
+                        seen_default = true;
+                } else if (streq(tokens[0], "thread")) {
+                        StateThread *t;
+
+                        if (!seen_default)
+                                return parse_error(
+                                        ret_error, line, "\"thread\" before the \"default\" line");
+                        if (n < 2 || !parse_int(tokens[1], 1, INT_MAX, &v))
+                                return parse_error(
+                                        ret_error, line, "expected \"thread TID AFFINITY SCHED\"");
+                        if (state_process_find_thread(&s, (pid_t)v))
+                                return parse_error(ret_error, line, "duplicate thread %lld", v);
+                        r = state_process_add_thread(&s, (pid_t)v, &t);
+                        if (r < 0)
+                                return r;
+                        r = parse_record(
+                                tokens + 2, n - 2, line, &t->has_affinity, &t->affinity, &t->has_sched,
+                                &t->sched, ret_error);
+                        if (r < 0)
+                                return r;
+                } else
+                        return parse_error(ret_error, line, "unknown record \"%s\"", tokens[0]);
+        }
+        if (line == 0 || !seen_process || !seen_default)
+                return parse_error(
+                        ret_error, line, "truncated: \"process\" and \"default\" lines are required");
+        *ret = s;
+        s = (StateProcess){};
+        return 0;
+}
+
+int state_file_name(pid_t pid, uint64_t starttime, char **ret) {
+        return asprintf(ret, "%d-%" PRIu64, (int)pid, starttime) < 0 ? -ENOMEM : 0;
+}
+
+int state_parse_file_name(const char *name, StateId *ret) {
+        _cleanup_free_ char *copy = strdup(name);
+        long long pid;
+        uint64_t st;
+        char *dash;
+
+        if (!copy)
+                return -ENOMEM;
+        dash = strchr(copy, '-');
+        if (!dash)
+                return -EINVAL;
+        *dash = 0;
+        if (!parse_int(copy, 1, INT_MAX, &pid) || copy[0] == '-' || !parse_u64(dash + 1, &st))
+                return -EINVAL;
+        *ret = (StateId){.pid = (pid_t)pid, .starttime = st};
+        return 0;
+}
+
+static int state_path(const char *dir, pid_t pid, uint64_t starttime, char **ret) {
+        return asprintf(ret, "%s/processes/%d-%" PRIu64, dir, (int)pid, starttime) < 0 ? -ENOMEM : 0;
+}
+
+static int mkdir_one(const char *path) {
+        return mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+int state_write(const char *dir, const StateProcess *s) {
+        _cleanup_free_ char *text = NULL, *sub = NULL, *path = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t len, done = 0;
+        int r;
+
+        r = state_format(s, &text);
+        if (r < 0)
+                return r;
+        if (asprintf(&sub, "%s/processes", dir) < 0)
+                return -ENOMEM;
+        r = state_path(dir, s->pid, s->starttime, &path);
+        if (r < 0)
+                return r;
+        if (asprintf(&tmp, "%s/processes/.%d.tmp", dir, (int)s->pid) < 0)
+                return -ENOMEM;
+        r = mkdir_one(dir);
+        if (r < 0)
+                return r;
+        r = mkdir_one(sub);
+        if (r < 0)
+                return r;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        len = strlen(text);
+        while (done < len) {
+                ssize_t k = write(fd, text + done, len - done);
+                if (k < 0) {
+                        r = -errno;
+                        (void)unlink(tmp);
+                        return r;
+                }
+                done += (size_t)k;
+        }
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                (void)unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+static int read_file(const char *path, char **ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, len = 0;
+
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        for (;;) {
+                if (len + 4096 + 1 > size) {
+                        char *n = realloc(buf, size + 8192);
+                        if (!n)
+                                return -ENOMEM;
+                        buf = n;
+                        size += 8192;
+                }
+                size_t k = fread(buf + len, 1, size - len - 1, f);
+                len += k;
+                if (k == 0)
+                        break;
+        }
+        if (ferror(f))
+                return -EIO;
+        buf[len] = 0;
+        if (strlen(buf) != len)
+                return -EBADMSG; /* a NUL byte */
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int state_read(const char *dir, pid_t pid, uint64_t starttime, StateProcess *ret, char **ret_error) {
+        _cleanup_(state_process_done) StateProcess s = {};
+        _cleanup_free_ char *path = NULL, *text = NULL, *err = NULL;
+        int r;
+
+        r = state_path(dir, pid, starttime, &path);
+        if (r < 0)
+                return r;
+        r = read_file(path, &text);
+        if (r == -EBADMSG) {
+                if (ret_error && asprintf(ret_error, "%s: contains a NUL byte", path) < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        if (r < 0)
+                return r;
+        r = state_parse(text, &s, &err);
+        if (r == -EBADMSG) {
+                /* err is "line N: reason": make it "PATH:N: reason". */
+                if (ret_error &&
+                    asprintf(ret_error, "%s:%s", path, err ? err + strlen("line ") : "malformed") < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        if (r < 0)
+                return r;
+        if (s.pid != pid || s.starttime != starttime) {
+                if (ret_error &&
+                    asprintf(
+                            ret_error, "%s:2: names process %d-%" PRIu64 ", not the file's", path,
+                            (int)s.pid, s.starttime) < 0)
+                        return -ENOMEM;
+                return -EBADMSG;
+        }
+        *ret = s;
+        s = (StateProcess){};
+        return 0;
+}
+
+int state_remove(const char *dir, pid_t pid, uint64_t starttime) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = state_path(dir, pid, starttime, &path);
+        if (r < 0)
+                return r;
+        if (unlink(path) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+static int state_id_compare(const void *a, const void *b) {
+        const StateId *x = a, *y = b;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
+}
+
+int state_list(const char *dir, StateId **ret, size_t *ret_n) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ char *sub = NULL;
+        _cleanup_free_ StateId *ids = NULL;
+        size_t n = 0;
+        struct dirent *de;
+
+        if (asprintf(&sub, "%s/processes", dir) < 0)
+                return -ENOMEM;
+        d = opendir(sub);
+        if (!d) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        while ((errno = 0, de = readdir(d))) {
+                StateId id, *a;
+                if (state_parse_file_name(de->d_name, &id) < 0)
+                        continue;
+                a = reallocarray(ids, n + 1, sizeof(StateId));
+                if (!a)
+                        return -ENOMEM;
+                ids = a;
+                ids[n++] = id;
+        }
+        if (errno != 0)
+                return -errno;
+        if (n > 0)
+                qsort(ids, n, sizeof(StateId), state_id_compare);
+        *ret = TAKE_PTR(ids);
+        *ret_n = n;
+        return 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Persisted originals: what each thread of a process had before the daemon first wrote to it
+ * (affinity and scheduling state), kept in one small file per process under a state directory
+ * (the daemon's default is /run/affinityd, a tmpfs that survives a daemon restart but not a
+ * reboot), so a restarted daemon can still give them back.
+ *
+ * Layout: STATE_DIR/processes/PID-STARTTIME, STARTTIME being field 22 of /proc/PID/stat: with
+ * the PID, the identity of a process (a reused PID has another starttime).
+ *
+ * File format (text, one record per line, fields separated by single spaces):
+ *
+ *   affinityd-state 1
+ *   process PID STARTTIME
+ *   default AFFINITY SCHED
+ *   thread TID AFFINITY SCHED
+ *   ...
+ *
+ * "default" is the process's first original: what threads not listed (created later, or not
+ * seen yet) get back. AFFINITY is a cpu-list ("0-3,8") of OS CPU numbers, or "-" when not
+ * recorded. SCHED is "-" when not recorded, else six integers: POLICY (SCHED_* of <sched.h>)
+ * PRIORITY NICE RESET_ON_FORK (0 or 1) IO_CLASS (APPLY_IOPRIO_CLASS_*) IO_LEVEL. The "process"
+ * line must name the same PID and starttime as the file name. Files are written to a temporary
+ * name and renamed into place, so a reader never sees half a file.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "apply-sched.h"
+#include "cpuset.h"
+
+#define STATE_DIR_DEFAULT "/run/affinityd"
+
+typedef struct StateThread {
+        pid_t tid;
+        bool has_affinity;
+        CpuSet affinity;
+        bool has_sched;
+        ThreadSched sched;
+} StateThread;
+
+typedef struct StateProcess {
+        pid_t pid;
+        uint64_t starttime;
+        bool has_affinity; /* the process default ("default" line) */
+        CpuSet affinity;
+        bool has_sched;
+        ThreadSched sched;
+        StateThread *threads;
+        size_t n_threads;
+} StateProcess;
+
+/* A process named by a state file: PID and starttime. */
+typedef struct StateId {
+        pid_t pid;
+        uint64_t starttime;
+} StateId;
+
+/* Releases what s owns and zeroes it. NULL accepted. */
+void state_process_done(StateProcess *s);
+
+/* Appends a zeroed thread entry with tid to s; *ret points into s->threads (valid until the next
+ * append). Returns 0 or -ENOMEM. */
+int state_process_add_thread(StateProcess *s, pid_t tid, StateThread **ret);
+
+/* The thread entry for tid, or NULL. */
+StateThread *state_process_find_thread(const StateProcess *s, pid_t tid);
+
+/* The text of s in the format above, newly allocated. Returns 0, -ENOMEM, or -EINVAL for a
+ * pid <= 0 or an empty affinity marked as recorded. */
+int state_format(const StateProcess *s, char **ret);
+
+/*
+ * Parses text (the format above) into *ret. Returns 0; -EBADMSG for a malformed file, with a
+ * newly allocated "line N: reason" in *ret_error (may be NULL; not written on success); or
+ * -ENOMEM.
+ */
+int state_parse(const char *text, StateProcess *ret, char **ret_error);
+
+/* "PID-STARTTIME" newly allocated into *ret. Returns 0 or -ENOMEM. */
+int state_file_name(pid_t pid, uint64_t starttime, char **ret);
+
+/* Parses a file name "PID-STARTTIME". Returns 0 or -EINVAL (anything else, e.g. a temporary
+ * file). */
+int state_parse_file_name(const char *name, StateId *ret);
+
+/*
+ * Writes s to DIR/processes/PID-STARTTIME (creating DIR and DIR/processes, mode 0755) through a
+ * temporary file renamed over it. Returns 0 or -errno (open(2), write(2), rename(2)).
+ */
+int state_write(const char *dir, const StateProcess *s);
+
+/*
+ * Reads DIR/processes/PID-STARTTIME into *ret. Returns 0; -ENOENT when there is none; -EBADMSG
+ * for a malformed file or one whose "process" line names another process, with
+ * "PATH:LINE: reason" in *ret_error (may be NULL); other -errno.
+ */
+int state_read(const char *dir, pid_t pid, uint64_t starttime, StateProcess *ret, char **ret_error);
+
+/* Removes DIR/processes/PID-STARTTIME. Returns 0 (also when it did not exist) or -errno. */
+int state_remove(const char *dir, pid_t pid, uint64_t starttime);
+
+/*
+ * Lists the state files of DIR/processes in ascending PID order (names that are not
+ * "PID-STARTTIME" are skipped). An absent directory is an empty list. Returns 0 with a newly
+ * allocated array (NULL when empty) in *ret and its length in *ret_n, or -errno (opendir(3)).
+ */
+int state_list(const char *dir, StateId **ret, size_t *ret_n);

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lib/state.c: the persisted-originals file format and its files. */
+#include <check.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "state.h"
+
+static char *make_tmpdir(void) {
+        char *d = strdup("/tmp/test-state-XXXXXX");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_nonnull(mkdtemp(d));
+        return d;
+}
+
+static void rm_rf(const char *dir) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_text(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(fputs(text, f), 0);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A process with a default and three threads: one with its own mask, one with a real-time
+ * scheduling state, one with nothing recorded. */
+static void build_sample(StateProcess *s) {
+        StateThread *t;
+
+        *s = (StateProcess){.pid = 4242, .starttime = 123456789012ULL};
+        ck_assert_int_eq(cpuset_parse_list("0-1,5", &s->affinity, NULL), 0);
+        s->has_affinity = true;
+        s->sched = (ThreadSched){
+                .policy = SCHED_BATCH, .nice = -5, .io_class = APPLY_IOPRIO_CLASS_BE, .io_level = 3};
+        s->has_sched = true;
+        ck_assert_int_eq(state_process_add_thread(s, 4243, &t), 0);
+        ck_assert_int_eq(cpuset_parse_list("7", &t->affinity, NULL), 0);
+        t->has_affinity = true;
+        ck_assert_int_eq(state_process_add_thread(s, 4244, &t), 0);
+        t->sched = (ThreadSched){
+                .policy = SCHED_FIFO,
+                .priority = 42,
+                .reset_on_fork = true,
+                .io_class = APPLY_IOPRIO_CLASS_IDLE};
+        t->has_sched = true;
+        ck_assert_int_eq(state_process_add_thread(s, 4245, &t), 0);
+}
+
+static void assert_sched_eq(const ThreadSched *a, const ThreadSched *b) {
+        ck_assert_int_eq(a->policy, b->policy);
+        ck_assert_uint_eq(a->priority, b->priority);
+        ck_assert_int_eq(a->nice, b->nice);
+        ck_assert_int_eq(a->reset_on_fork, b->reset_on_fork);
+        ck_assert_int_eq(a->io_class, b->io_class);
+        ck_assert_uint_eq(a->io_level, b->io_level);
+}
+
+static void assert_process_eq(const StateProcess *a, const StateProcess *b) {
+        ck_assert_int_eq(a->pid, b->pid);
+        ck_assert_uint_eq(a->starttime, b->starttime);
+        ck_assert_int_eq(a->has_affinity, b->has_affinity);
+        if (a->has_affinity)
+                ck_assert(cpuset_equal(&a->affinity, &b->affinity));
+        ck_assert_int_eq(a->has_sched, b->has_sched);
+        if (a->has_sched)
+                assert_sched_eq(&a->sched, &b->sched);
+        ck_assert_uint_eq(a->n_threads, b->n_threads);
+        for (size_t i = 0; i < a->n_threads; i++) {
+                const StateThread *x = &a->threads[i], *y = state_process_find_thread(b, a->threads[i].tid);
+                ck_assert_ptr_nonnull(y);
+                ck_assert_int_eq(x->has_affinity, y->has_affinity);
+                if (x->has_affinity)
+                        ck_assert(cpuset_equal(&x->affinity, &y->affinity));
+                ck_assert_int_eq(x->has_sched, y->has_sched);
+                if (x->has_sched)
+                        assert_sched_eq(&x->sched, &y->sched);
+        }
+}
+
+START_TEST(test_format_parse_round_trip) {
+        _cleanup_(state_process_done) StateProcess s = {}, back = {};
+        _cleanup_free_ char *text = NULL, *err = NULL;
+
+        build_sample(&s);
+        ck_assert_int_eq(state_format(&s, &text), 0);
+        ck_assert_ptr_nonnull(strstr(text, "default 0-1,5 "));
+        ck_assert_ptr_nonnull(strstr(text, "\nthread 4245 - -\n"));
+        ck_assert_int_eq(state_parse(text, &back, &err), 0);
+        ck_assert_ptr_null(err);
+        assert_process_eq(&s, &back);
+}
+END_TEST
+
+START_TEST(test_file_round_trip_and_remove) {
+        _cleanup_free_ char *dir = make_tmpdir(), *err = NULL, *name = NULL;
+        _cleanup_(state_process_done) StateProcess s = {}, back = {}, other = {};
+        _cleanup_free_ StateId *ids = NULL;
+        size_t n = 0;
+        char path[512];
+
+        build_sample(&s);
+        /* The state dir itself does not exist yet: state_write creates it. */
+        snprintf(path, sizeof path, "%s/run", dir);
+        ck_assert_int_eq(state_write(path, &s), 0);
+        ck_assert_int_eq(state_read(path, s.pid, s.starttime, &back, &err), 0);
+        assert_process_eq(&s, &back);
+        /* The same PID with another starttime is another process: no file. */
+        ck_assert_int_eq(state_read(path, s.pid, s.starttime + 1, &other, &err), -ENOENT);
+
+        /* Overwrite in place (the rename leaves no temporary behind). */
+        s.threads[0].affinity.n_words = s.threads[0].affinity.n_words; /* unchanged */
+        s.has_sched = false;
+        ck_assert_int_eq(state_write(path, &s), 0);
+        ck_assert_int_eq(state_list(path, &ids, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_int_eq(ids[0].pid, 4242);
+        ck_assert_uint_eq(ids[0].starttime, 123456789012ULL);
+
+        ck_assert_int_eq(state_file_name(s.pid, s.starttime, &name), 0);
+        ck_assert_str_eq(name, "4242-123456789012");
+
+        ck_assert_int_eq(state_remove(path, s.pid, s.starttime), 0);
+        ck_assert_int_eq(state_remove(path, s.pid, s.starttime), 0); /* already gone: fine */
+        free(ids);
+        ids = NULL;
+        ck_assert_int_eq(state_list(path, &ids, &n), 0);
+        ck_assert_uint_eq(n, 0);
+        rm_rf(dir);
+}
+END_TEST
+
+START_TEST(test_file_names) {
+        StateId id = {};
+
+        ck_assert_int_eq(state_parse_file_name("17-99", &id), 0);
+        ck_assert_int_eq(id.pid, 17);
+        ck_assert_uint_eq(id.starttime, 99);
+        ck_assert_int_eq(state_parse_file_name(".17.tmp", &id), -EINVAL);
+        ck_assert_int_eq(state_parse_file_name("17", &id), -EINVAL);
+        ck_assert_int_eq(state_parse_file_name("17-", &id), -EINVAL);
+        ck_assert_int_eq(state_parse_file_name("-17-5", &id), -EINVAL);
+        ck_assert_int_eq(state_parse_file_name("0-5", &id), -EINVAL);
+        ck_assert_int_eq(state_parse_file_name("17-5x", &id), -EINVAL);
+}
+END_TEST
+
+static const struct {
+        const char *text;
+        const char *error; /* a substring of the message */
+} corrupt[] = {
+        {"", "truncated"},
+        {"garbage\n", "line 1: not an affinityd state file"},
+        {"affinityd-state 2\nprocess 1 2\ndefault - -\n", "line 1"},
+        {"affinityd-state 1\n", "truncated"},
+        {"affinityd-state 1\nprocess 1 2\n", "truncated"},
+        {"affinityd-state 1\nprocess x 2\ndefault - -\n", "line 2: expected \"process PID STARTTIME\""},
+        {"affinityd-state 1\nprocess 1 2\ndefault 0-1\n", "line 3: expected AFFINITY and SCHED"},
+        {"affinityd-state 1\nprocess 1 2\ndefault 1-0 -\n", "line 3: invalid cpu-list"},
+        {"affinityd-state 1\nprocess 1 2\ndefault 0 0 0 40 0 0 0\n", "line 3: invalid scheduling state"},
+        {"affinityd-state 1\nprocess 1 2\ndefault 0 0 0 0 0 9 0\n", "line 3: invalid scheduling state"},
+        {"affinityd-state 1\nprocess 1 2\ndefault - -\nthread 5 - -\nthread 5 - -\n",
+         "line 5: duplicate thread 5"},
+        {"affinityd-state 1\nprocess 1 2\nthread 5 - -\n", "line 3: \"thread\" before"},
+        {"affinityd-state 1\nprocess 1 2\ndefault - -\nfoo\n", "line 4: unknown record"},
+        {"affinityd-state 1\nprocess 1 2\ndefault - -\n\n", "line 4: empty line"},
+        {"affinityd-state 1\nprocess 1 2\ndefault - -\nthread 5 0-1 1 2 3 4 5 6 7 8 9\n",
+         "line 4: too many fields"},
+};
+
+START_TEST(test_corrupt_rejected) {
+        _cleanup_(state_process_done) StateProcess s = {};
+        _cleanup_free_ char *err = NULL;
+
+        ck_assert_int_eq(state_parse(corrupt[_i].text, &s, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(
+                strstr(err, corrupt[_i].error), "case %d: got \"%s\", expected \"%s\"", _i, err,
+                corrupt[_i].error);
+        ck_assert_int_eq(s.pid, 0); /* ret untouched */
+}
+END_TEST
+
+START_TEST(test_read_rejects_bad_files) {
+        _cleanup_free_ char *dir = make_tmpdir(), *err = NULL;
+        _cleanup_(state_process_done) StateProcess s = {};
+        char path[512];
+
+        snprintf(path, sizeof path, "%s/processes", dir);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+        /* A file whose content names another process than its name. */
+        snprintf(path, sizeof path, "%s/processes/10-20", dir);
+        write_text(path, "affinityd-state 1\nprocess 10 21\ndefault 0 -\n");
+        ck_assert_int_eq(state_read(dir, 10, 20, &s, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(strstr(err, "10-20:2: names process 10-21"));
+        free(err);
+        err = NULL;
+        /* A corrupt one: the message names the file and the line. */
+        snprintf(path, sizeof path, "%s/processes/11-20", dir);
+        write_text(path, "affinityd-state 1\nprocess 11 20\ndefault zz -\n");
+        ck_assert_int_eq(state_read(dir, 11, 20, &s, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(strstr(err, "/processes/11-20:3: invalid cpu-list \"zz\""));
+        rm_rf(dir);
+}
+END_TEST
+
+START_TEST(test_format_refuses_invalid) {
+        _cleanup_(state_process_done) StateProcess s = {.pid = 0};
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(state_format(&s, &text), -EINVAL);
+        s.pid = 3;
+        s.has_affinity = true; /* but empty */
+        ck_assert_int_eq(state_format(&s, &text), -EINVAL);
+}
+END_TEST
+
+static Suite *state_suite(void) {
+        Suite *s = suite_create("state");
+        TCase *tc = tcase_create("format");
+
+        tcase_add_test(tc, test_format_parse_round_trip);
+        tcase_add_test(tc, test_file_names);
+        tcase_add_loop_test(tc, test_corrupt_rejected, 0, (int)ELEMENTSOF(corrupt));
+        tcase_add_test(tc, test_format_refuses_invalid);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("files");
+        tcase_add_test(tc, test_file_round_trip_and_remove);
+        tcase_add_test(tc, test_read_rejects_bad_files);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(state_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
