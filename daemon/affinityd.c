@@ -55,6 +55,10 @@ static void help(void) {
                "           (DIR/processes/PID-STARTTIME), so a restarted daemon can give it back.\n"
                "           Default: /run/affinityd.\n"
                "\n"
+               "       --systemd-bus-address=ADDRESS\n"
+               "           Reach systemd (for via: systemd policies) at ADDRESS instead of the\n"
+               "           system bus.\n"
+               "\n"
                "       --dry-run\n"
                "           Match and plan as usual and log at info level what would be done, but\n"
                "           change no affinity.\n"
@@ -105,6 +109,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_TOPOLOGY,
                 ARG_DRY_RUN,
                 ARG_STATE_DIR,
+                ARG_SYSTEMD_BUS_ADDRESS,
                 ARG_LOG_LEVEL,
                 ARG_LOG_TARGET,
         };
@@ -117,6 +122,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"topology", required_argument, NULL, ARG_TOPOLOGY},
                 {"dry-run", no_argument, NULL, ARG_DRY_RUN},
                 {"state-dir", required_argument, NULL, ARG_STATE_DIR},
+                {"systemd-bus-address", required_argument, NULL, ARG_SYSTEMD_BUS_ADDRESS},
                 {"log-level", required_argument, NULL, ARG_LOG_LEVEL},
                 {"log-target", required_argument, NULL, ARG_LOG_TARGET},
                 {},
@@ -155,6 +161,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_STATE_DIR:
                         arg_options.state_dir = optarg;
+                        break;
+                case ARG_SYSTEMD_BUS_ADDRESS:
+                        arg_options.systemd_bus_address = optarg;
                         break;
                 case ARG_LOG_LEVEL:
                         arg_log_level = log_level_from_string(optarg);

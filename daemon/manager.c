@@ -28,6 +28,7 @@
 #include "plan.h"
 #include "policy-yaml.h"
 #include "procfs.h"
+#include "unit-placement.h"
 
 #define USEC_PER_SEC                  UINT64_C(1000000)
 #define USEC_PER_MSEC                 UINT64_C(1000)
@@ -403,6 +404,8 @@ typedef struct PlaceContext {
         int cpuset_state; /* 0: not read yet; 1: cpuset_allowed holds it; -errno: none known */
         CpuSet cpuset_allowed;
         bool cpuset_conflict; /* the policy's CPUs and the cpuset are disjoint: reported, skipped */
+        bool via_unit;        /* via: systemd is effective for the process's unit: threads whose
+                               * target is the policy's set are left to the cgroup */
 } PlaceContext;
 
 static void place_context_done(PlaceContext *ctx) {
@@ -975,6 +978,8 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
 
         if (!target)
                 return 0;
+        if (ctx->via_unit && pp && cpuset_equal(target, &pp->cpus))
+                return 0; /* systemd's AllowedCPUs= on its unit does it */
         if (!ctx->force && t->has_applied && cpuset_equal(&t->applied, target))
                 return 0;
 
@@ -1133,6 +1138,35 @@ static void process_migrate_memory(Manager *m, TrackedProcess *p) {
  * and none for a process that had one thread (the leader, as after every exec). Only /proc
  * polling needs the passes that catch threads created meanwhile. See docs/performance.md.
  */
+/*
+ * via: systemd: places the unit of p (from its cgroup) through systemd, once per unit and plan.
+ * True when that is effective, so p's threads need no affinity write; false for every other
+ * policy and whenever the caller must fall back to placing p's threads (reported by
+ * unit_placement_place()).
+ */
+static bool place_process_unit(Manager *m, TrackedProcess *p) {
+        const PolicyPlan *pp = process_plan(m, p);
+        _cleanup_(process_facts_done) ProcessFacts f = {};
+        int r;
+
+        if (!pp || pp->policy->via != VIA_SYSTEMD || !pp->has_cpus || !m->units)
+                return false;
+        process_facts_init(&f, NULL, p->pid);
+        r = process_facts_load(&f, FACT_UNIT);
+        if (r < 0 || !(f.loaded & FACT_UNIT) || !f.unit) {
+                log_struct(
+                        LOG_DEBUG, 0, pp->policy->name, p->pid, p->comm, NULL,
+                        "%s[%d]: no systemd unit known (policy %s, via: systemd), placing it directly",
+                        p->comm, (int)p->pid, pp->policy->name);
+                return false;
+        }
+        r = unit_placement_place(
+                m->units, f.unit, pp->policy->name, &pp->cpus, pp->has_memory ? &pp->memory_nodes : NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to place unit %s through systemd: %m", f.unit);
+        return r > 0;
+}
+
 static int place_process(
         Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads) {
         _cleanup_(place_context_done) PlaceContext ctx = {
@@ -1143,6 +1177,7 @@ static int place_process(
         unsigned n_passes = 0;
         int r;
 
+        ctx.via_unit = place_process_unit(m, p);
 again:
         p->generation++;
         ctx.n_threads = 0;
@@ -2248,6 +2283,8 @@ static int manager_install(Manager *m, Config *config, Plan *plan) {
         m->config = config;
         m->plan = plan;
         (void)drift_update(m->drift); /* drift-interval may have changed */
+        if (m->units)
+                unit_placement_new_plan(m->units);
         return 0;
 }
 
@@ -2327,6 +2364,7 @@ int manager_reload(Manager *m, char **ret_error) {
         plan_free(old_plan);
         config_free(old_config);
         (void)manager_rescan(m);
+        unit_placement_flush(m->units); /* units no longer placed get their properties reset */
 
         m->last_reload_error = mfree(m->last_reload_error);
         (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "PolicyFiles");
@@ -2686,6 +2724,7 @@ static void manager_restore_all(Manager *m) {
                 restore_process(m, processes[i], process_policy_label(m, processes[i]));
                 manager_state_drop(m, processes[i]);
         }
+        unit_placement_reset_all(m->units);
         log_info("restore-on-exit: gave %zu processes their original placement back", n);
 }
 
@@ -2765,6 +2804,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = drift_new(m, &m->drift);
         if (r < 0)
                 return r;
+        r = unit_placement_new(o->systemd_bus_address, m->dry_run, &m->units);
+        if (r < 0)
+                return r;
 
         /* sd_event_add_signal() needs the signals blocked. */
         sigemptyset(&mask);
@@ -2802,6 +2844,7 @@ Manager *manager_free(Manager *m) {
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
         m->drift = drift_free(m->drift);
+        m->units = unit_placement_free(m->units);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
         m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);

@@ -73,13 +73,15 @@ typedef enum ManagerDiscovery {
 
 /* What the command line asks for; strings are borrowed for the duration of manager_new(). */
 typedef struct ManagerOptions {
-        const char *config_dir;      /* --config-dir, NULL for the standard search path */
-        const char *topology_path;   /* --topology (hwloc XML), NULL for the live machine */
-        const char *state_dir;       /* --state-dir: persisted originals, NULL for /run/affinityd */
-        bool dry_run;                /* --dry-run (implied by topology_path) */
-        ManagerBusKind bus_kind;     /* --bus */
-        const char *bus_address;     /* --bus-address, NULL for the default of bus_kind */
-        uint64_t poll_interval_usec; /* /proc rescan period when the proc connector fails; 0 = 1 s */
+        const char *config_dir;          /* --config-dir, NULL for the standard search path */
+        const char *topology_path;       /* --topology (hwloc XML), NULL for the live machine */
+        const char *state_dir;           /* --state-dir: persisted originals, NULL for /run/affinityd */
+        bool dry_run;                    /* --dry-run (implied by topology_path) */
+        ManagerBusKind bus_kind;         /* --bus */
+        const char *bus_address;         /* --bus-address, NULL for the default of bus_kind */
+        uint64_t poll_interval_usec;     /* /proc rescan period when the proc connector fails; 0 = 1 s */
+        const char *systemd_bus_address; /* --systemd-bus-address: systemd for via: systemd, NULL
+                                          * for the system bus */
 } ManagerOptions;
 
 /*
@@ -178,6 +180,7 @@ typedef struct Manager {
         UeventMonitor *uevent_monitor; /* NULL with --topology= or when uevents can't be had */
         UeventSubscription *cpu_subscription;
         struct Drift *drift; /* the drift re-check (daemon/drift.h), NULL until manager_new() made it */
+        struct UnitPlacement *units; /* via: systemd (daemon/unit-placement.h) */
 
         /* Options. */
         char *config_dir;

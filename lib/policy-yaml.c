@@ -1708,6 +1708,93 @@ static int parse_on_drift(Loader *l, const KeySpec *spec, const Node *key, const
         return 0;
 }
 
+static const char *const via_names[] = {
+        [VIA_PROCESS] = "process",
+        [VIA_SYSTEMD] = "systemd",
+};
+
+static const ValueHint via_hints[] = {
+        {"unit", "systemd"},
+        {"cgroup", "systemd"},
+        {"affinity", "process"},
+        {"sched", "process"},
+};
+
+static const EnumSpec via_enum = {
+        via_names, ELEMENTSOF(via_names), "process, systemd", "process or systemd",
+        via_hints, ELEMENTSOF(via_hints),
+};
+
+static int parse_via(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+        size_t i = 0;
+        int r;
+
+        r = parse_enum_value(l, value, "via", &via_enum, &i);
+        if (r <= 0)
+                return r;
+        p->via = (PlacementVia)i;
+        p->via_location = node_location(l, value);
+        return 0;
+}
+
+/*
+ * via: systemd sets properties on named units, so the policy must match by unit: and every
+ * entry must be one literal unit name (a glob names no unit systemd could be asked about).
+ * Reported at the offending unit: entry, or at the via: value. Returns 0 or -ENOMEM.
+ */
+static int check_via(Loader *l, const Node *policy, const Policy *p) {
+        const Node *match = NULL, *unit = NULL, *via = NULL;
+        int r;
+
+        if (p->via != VIA_SYSTEMD)
+                return 0;
+        via = mapping_value(policy, "via");
+        match = mapping_value(policy, "match");
+        if (match && match->kind == NODE_MAPPING)
+                unit = mapping_value(match, "unit");
+        if (!p->match.unit || !unit) {
+                if (!via)
+                        return 0;
+                return node_error(
+                        l, via,
+                        "via: systemd needs match: unit: with the unit names to configure (AllowedCPUs= "
+                        "is a property of a systemd unit); add unit: NAME.service or use via: process");
+        }
+        for (size_t i = 0; p->match.unit[i]; i++) {
+                const char *u = p->match.unit[i];
+                const Node *n = unit;
+
+                if (unit->kind == NODE_SEQUENCE) {
+                        for (size_t k = 0; k < unit->n_children; k++)
+                                if (unit->children[k]->kind == NODE_SCALAR && unit->children[k]->value &&
+                                    streq(unit->children[k]->value, u)) {
+                                        n = unit->children[k];
+                                        break;
+                                }
+                }
+                if (has_glob_chars(u)) {
+                        r = node_error(
+                                l, n,
+                                "via: systemd needs literal unit names, but unit: \"%s\" is a glob (systemd "
+                                "can only be asked about a unit by its exact name); list the units or use "
+                                "via: process",
+                                esc(l, u));
+                        if (r < 0)
+                                return r;
+                } else if (!strchr(u, '.')) {
+                        r = node_error(
+                                l, n,
+                                "via: systemd needs full unit names with their type suffix, but unit: "
+                                "\"%s\" has none; write \"%s.service\" (or .scope)",
+                                esc(l, u), esc(l, u));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
 /* Add a policy key here. */
 static const KeySpec policy_keys[] = {
         {"name", parse_policy_name, .required = true},
@@ -1717,6 +1804,7 @@ static const KeySpec policy_keys[] = {
         {"memory", parse_memory},
         {"scheduler", parse_scheduler, offsetof(Policy, scheduler)},
         {"on-drift", parse_on_drift},
+        {"via", parse_via},
 };
 
 static int parse_policies(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -1747,6 +1835,9 @@ static int parse_policies(Loader *l, const KeySpec *spec, const Node *key, const
 
                 p.location = node_location(l, item);
                 r = parse_mapping(l, item, "policy", policy_keys, ELEMENTSOF(policy_keys), &p);
+                if (r < 0)
+                        return r;
+                r = check_via(l, item, &p);
                 if (r < 0)
                         return r;
                 r = config_add_policy(c, &p);

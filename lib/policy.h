@@ -151,6 +151,15 @@ typedef struct MemorySpec {
         bool migrate; /* move pages already allocated (migrate_pages(2)); default false */
 } MemorySpec;
 
+/* via: how a policy's CPUs (and memory nodes) reach its processes. */
+typedef enum PlacementVia {
+        VIA_PROCESS, /* default: sched_setaffinity on every thread, per process */
+        VIA_SYSTEMD, /* AllowedCPUs=/AllowedMemoryNodes= on the matched units through systemd's
+                      * SetUnitProperties (runtime), falling back to VIA_PROCESS for a unit where it
+                      * is not effective. Requires match: unit: with literal unit names only. */
+        _PLACEMENT_VIA_MAX,
+} PlacementVia;
+
 typedef struct ThreadRule {
         char *name; /* fnmatch(3) glob on /proc/PID/task/TID/comm */
         Location location;
@@ -168,7 +177,9 @@ typedef struct Policy {
         SchedulerSpec scheduler;
         ThreadRule *threads;
         size_t n_threads;
-        DriftMode on_drift; /* on-drift: report (default), enforce, respect */
+        DriftMode on_drift;    /* on-drift: report (default), enforce, respect */
+        PlacementVia via;      /* via: process (default) or systemd */
+        Location via_location; /* of the via: value (zero when not given) */
 } Policy;
 
 /* A whole configuration: affinityd.yaml settings plus every policy, in file order. */

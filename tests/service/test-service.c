@@ -1107,6 +1107,70 @@ START_TEST(test_journal) {
 }
 END_TEST
 
+/*
+ * via: systemd (issue 5, test 7). A service started in the container is matched by its unit;
+ * the daemon, run by the shipped unit as it is, sets AllowedCPUs=1 on it through
+ * SetUnitProperties on the system bus. systemctl show reads
+ * the property back; EffectiveCPUs tells whether the cgroup enforces it: where it does not
+ * (the hybrid hierarchy of this machine) the daemon says so and places the unit's process
+ * itself. A reload without the policy resets the property and gives the process its mask back.
+ */
+#define VIA_UNIT        "affinityd-via-test.service"
+#define VIA_POLICY_FILE "/etc/affinityd/policy.d/60-via.yaml"
+
+START_TEST(test_via_systemd) {
+        _cleanup_free_ char *cursor = NULL, *original = NULL, *allowed = NULL, *effective = NULL,
+                            *journal = NULL, *reset = NULL, *restored = NULL, *ineffective = NULL;
+        pid_t pid;
+
+        REQUIRE_CONTAINER();
+
+        cursor = CHECKED("journalctl -q -n 0 --show-cursor | sed -n 's/^-- cursor: //p'");
+        ck_assert_msg(cursor[0] != '\0', "no journal cursor");
+
+        free(CHECKED("systemd-run -q --unit=" VIA_UNIT " -p Type=exec " PROBE_EXE " infinity"));
+        pid = unit_main_pid(VIA_UNIT);
+        original = cpus_allowed(pid);
+        ck_assert_str_eq(original, "0-1");
+
+        free(CHECKED("rm -f " POLICY_FILE " && printf '%%s\\n' 'policies:' '  - name: via-unit' "
+                     "'    match:' '      unit: " VIA_UNIT
+                     "' '    via: systemd' '    cpus: \"1\"' > " VIA_POLICY_FILE));
+        /* READY=1 (the end of systemctl start) comes after the first full placement. */
+        free(CHECKED("systemctl start " UNIT));
+        assert_unit_state(UNIT, "active", "running");
+
+        allowed = unit_property(VIA_UNIT, "AllowedCPUs");
+        ck_assert_msg(streq(allowed, "1"), "AllowedCPUs of %s is \"%s\", not \"1\"", VIA_UNIT, allowed);
+
+        effective = unit_property(VIA_UNIT, "EffectiveCPUs");
+        journal = journal_since(cursor);
+        ineffective = xasprintf("AllowedCPUs=1 on " VIA_UNIT " is ineffective");
+        if (streq(effective, "1"))
+                ck_assert_msg(
+                        !strstr(journal, ineffective), "EffectiveCPUs is 1 but the daemon reported:\n%s",
+                        journal);
+        else
+                ck_assert_msg(
+                        strstr(journal, ineffective),
+                        "EffectiveCPUs of %s is \"%s\" and the daemon did not report it:\n%s", VIA_UNIT,
+                        effective, journal);
+        /* Either the cgroup or the fallback put the process on CPU 1. */
+        wait_for_cpus(pid, "1");
+
+        /* The policy removed: the property reset, the process given its mask back. */
+        free(CHECKED("rm -f " VIA_POLICY_FILE));
+        free(CHECKED("systemctl reload " UNIT));
+        reset = unit_property(VIA_UNIT, "AllowedCPUs");
+        ck_assert_msg(reset[0] == '\0', "AllowedCPUs of %s is \"%s\" after the reload", VIA_UNIT, reset);
+        restored = cpus_allowed(pid);
+        ck_assert_str_eq(restored, original);
+
+        free(CHECKED("systemctl stop " VIA_UNIT));
+        assert_clean_stop();
+}
+END_TEST
+
 static const char *missing_tool(void) {
         static const char *const tools[] = {"systemd-nspawn", "nsenter", "setpriv", "chrt"};
 
@@ -1154,6 +1218,7 @@ int main(void) {
         tcase_add_test(tc, test_bus);
         tcase_add_test(tc, test_watchdog_stop_activation);
         tcase_add_test(tc, test_journal);
+        tcase_add_test(tc, test_via_systemd);
         suite_add_tcase(s, tc);
 
         sr = srunner_create(s);

@@ -331,6 +331,61 @@ START_TEST(test_settings_drift_interval) {
 }
 END_TEST
 
+START_TEST(test_policy_via) {
+        /* Not given: process. */
+        ck_assert_int_eq(parse("policies:\n  - name: a\n    match: {comm: a}\n    cpus: \"0\"\n"), 0);
+        ck_assert_int_eq(config->policies[0].via, VIA_PROCESS);
+        teardown();
+        ck_assert_int_eq(parse("policies:\n  - name: a\n    match: {comm: a}\n    via: process\n"), 0);
+        ck_assert_int_eq(config->policies[0].via, VIA_PROCESS);
+        teardown();
+
+        /* systemd with literal unit names, one or a list; the location of the value is kept. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match:\n      unit: [web.service, \"run-u7.scope\"]\n"
+                      "    cpus: \"1\"\n    via: systemd\n"),
+                0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_int_eq(config->policies[0].via, VIA_SYSTEMD);
+        ck_assert_uint_eq(config->policies[0].via_location.line, 6);
+        ck_assert_uint_eq(config->policies[0].via_location.column, 10);
+        ck_assert(strv_is(config->policies[0].match.unit, "web.service", "run-u7.scope", NULL));
+        teardown();
+
+        /* A glob names no unit systemd could be asked about: the error is at that entry. */
+        check_one_error(
+                "policies:\n  - name: a\n    match:\n      unit: [web.service, \"worker@*.service\"]\n"
+                "    via: systemd\n",
+                4, 27, "via: systemd needs literal unit names, but unit: \"worker@*.service\" is a glob");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {unit: \"web?.service\"}\n    via: systemd\n", 3, 19,
+                "is a glob");
+        /* No type suffix. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {unit: web}\n    via: systemd\n", 3, 19,
+                "needs full unit names with their type suffix, but unit: \"web\" has none; write "
+                "\"web.service\"");
+        /* No unit: matcher at all: at the via: value. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: web}\n    via: systemd\n", 4, 10,
+                "via: systemd needs match: unit:");
+        /* Unknown values. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {unit: a.service}\n    via: sytemd\n", 4, 10,
+                "via: invalid value \"sytemd\" (did you mean \"systemd\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {unit: a.service}\n    via: cgroup\n", 4, 10,
+                "via: invalid value \"cgroup\" (did you mean \"systemd\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {unit: a.service}\n    via: [systemd]\n", 4, 10,
+                "via: expected one of process, systemd");
+        /* A glob is fine with via: process. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match: {unit: \"w*.service\"}\n    via: process\n"), 0);
+        ck_assert_uint_eq(diag.n_errors, 0);
+}
+END_TEST
+
 START_TEST(test_policy_on_drift) {
         static const struct {
                 const char *word;
@@ -436,7 +491,7 @@ START_TEST(test_unknown_keys) {
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    frobnicate: 1\n", 4, 5,
                 "unknown key \"frobnicate\" in policy (expected one of: name, match, cpus, threads, memory, "
-                "scheduler, on-drift)");
+                "scheduler, on-drift, via)");
         /* Keys that belong one level up or down say where they go. */
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    exe: /bin/x\n", 4, 5,
@@ -1954,6 +2009,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_settings_poll_interval);
         tcase_add_test(tc, test_settings_drift_interval);
         tcase_add_test(tc, test_policy_on_drift);
+        tcase_add_test(tc, test_policy_via);
         tcase_add_test(tc, test_empty_files);
         suite_add_tcase(s, tc);
 
