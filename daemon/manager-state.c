@@ -10,6 +10,7 @@
 #include "manager-state.h"
 #include "procfs.h"
 #include "state.h"
+#include "unit-placement.h"
 
 static int tid_compare(const void *a, const void *b) {
         pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
@@ -182,6 +183,11 @@ int manager_state_recover(Manager *m) {
 
         if (m->dry_run || !m->state_dir)
                 return 0;
+        if (m->units) {
+                r = unit_placement_recover(m->units);
+                if (r < 0)
+                        return r;
+        }
         r = state_list(m->state_dir, &ids, &n);
         if (r == -ENOMEM)
                 return r;
@@ -271,5 +277,8 @@ void manager_state_finish_recovery(Manager *m) {
         for (size_t i = 0; i < m->n_recovered; i++)
                 state_process_done(&m->recovered[i]);
         m->recovered = mfree(m->recovered);
+        /* Units a previous instance set that the first pass did not place get their originals. */
+        if (m->units)
+                unit_placement_flush(m->units);
         m->n_recovered = 0;
 }

@@ -26,7 +26,8 @@ void manager_state_drop(Manager *m, TrackedProcess *p);
  * a live process gets the originals recorded there back (every thread: its own recorded state,
  * or the process default) and its file is removed. The scan that follows places the processes
  * that still match and records their true originals again. Corrupt files are reported with
- * their path and line and removed. Returns 0 or -ENOMEM.
+ * their path and line and removed. The unit properties a previous instance set (via: systemd) are
+ * read too (unit_placement_recover()). Returns 0 or -ENOMEM.
  */
 int manager_state_recover(Manager *m);
 
@@ -40,6 +41,7 @@ const StateProcess *manager_state_recovered(const Manager *m, const TrackedProce
  * After the first scan: a recovered process that is tracked again keeps the recorded originals
  * (its file rewritten with what this instance knows; what the new placement did not take over is
  * given back); one that no longer matches any policy gets every original back, and its file is
- * removed. Frees the recovered list.
+ * removed. Frees the recovered list. Then the units the previous instance set and the first pass
+ * did not place get their recorded properties back (unit_placement_flush()).
  */
 void manager_state_finish_recovery(Manager *m);

@@ -2807,6 +2807,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = unit_placement_new(o->systemd_bus_address, m->dry_run, &m->units);
         if (r < 0)
                 return r;
+        r = unit_placement_set_state_dir(m->units, m->state_dir);
+        if (r < 0)
+                return r;
 
         /* sd_event_add_signal() needs the signals blocked. */
         sigemptyset(&mask);

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "state.h"
 #include "unit-placement.h"
 
 #define SYSTEMD_DEST      "org.freedesktop.systemd1"
@@ -20,10 +21,15 @@ typedef struct UnitEntry {
         unsigned generation; /* plan generation of the decision below */
         int effective;       /* 1: systemd enforces it; 0: the caller falls back */
         bool set;            /* AllowedCPUs= (and maybe AllowedMemoryNodes=) were set: reset later */
+        bool has_original;   /* original_* hold what the unit had before the first set */
+        bool saved;          /* original_* are in the state dir */
+        CpuSet original_cpus;
+        CpuSet original_mems;
 } UnitEntry;
 
 struct UnitPlacement {
         char *bus_address;
+        char *state_dir; /* NULL: originals are not persisted */
         bool dry_run;
         sd_bus *bus;
         int bus_error; /* the last failure to connect, 0 if none (retried once per plan) */
@@ -48,12 +54,19 @@ int unit_placement_new(const char *bus_address, bool dry_run, UnitPlacement **re
         return 0;
 }
 
+static void unit_entry_done(UnitEntry *e) {
+        free(e->unit);
+        cpuset_done(&e->original_cpus);
+        cpuset_done(&e->original_mems);
+}
+
 UnitPlacement *unit_placement_free(UnitPlacement *u) {
         if (!u)
                 return NULL;
         for (size_t i = 0; i < u->n_entries; i++)
-                free(u->entries[i].unit);
+                unit_entry_done(&u->entries[i]);
         free(u->entries);
+        free(u->state_dir);
         sd_bus_flush_close_unref(u->bus);
         free(u->bus_address);
         free(u);
@@ -186,8 +199,10 @@ static const char *unit_cgroup_interface(const char *unit) {
         return NULL;
 }
 
-/* unit's EffectiveCPUs (GetUnit, then the property on its object) into *ret. */
-static int get_effective_cpus(UnitPlacement *u, const char *unit, CpuSet *ret, sd_bus_error *error) {
+/* unit's property (an "ay" mask: EffectiveCPUs, AllowedCPUs, AllowedMemoryNodes; GetUnit, then
+ * the property on its object) into *ret. */
+static int get_unit_mask(
+        UnitPlacement *u, const char *unit, const char *property, CpuSet *ret, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *prop = NULL;
         _cleanup_cpuset_ CpuSet s = CPUSET_NULL;
         const char *path = NULL, *interface = unit_cgroup_interface(unit);
@@ -204,7 +219,7 @@ static int get_effective_cpus(UnitPlacement *u, const char *unit, CpuSet *ret, s
         r = sd_bus_message_read(reply, "o", &path);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property(u->bus, SYSTEMD_DEST, path, interface, "EffectiveCPUs", error, &prop, "ay");
+        r = sd_bus_get_property(u->bus, SYSTEMD_DEST, path, interface, property, error, &prop, "ay");
         if (r < 0)
                 return r;
         r = sd_bus_message_read_array(prop, 'y', (const void **)&bytes, &n);
@@ -219,6 +234,58 @@ static int get_effective_cpus(UnitPlacement *u, const char *unit, CpuSet *ret, s
                         }
         *ret = s;
         s = CPUSET_NULL;
+        return 0;
+}
+
+/*
+ * Before the first SetUnitProperties on e: reads the unit's AllowedCPUs and AllowedMemoryNodes
+ * and persists them (state dir), so the reset — here or in a restarted daemon — gives them back.
+ * Failures are logged: the reset then falls back to empty properties. Returns 0 or -ENOMEM.
+ */
+static int unit_placement_record(UnitPlacement *u, UnitEntry *e) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(state_unit_done) StateUnit s = {};
+        int r;
+
+        cpuset_clear(&e->original_cpus);
+        cpuset_clear(&e->original_mems);
+        e->has_original = false;
+        r = get_unit_mask(u, e->unit, "AllowedCPUs", &e->original_cpus, &error);
+        if (r >= 0)
+                r = get_unit_mask(u, e->unit, "AllowedMemoryNodes", &e->original_mems, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_warning_errno(
+                        r,
+                        "Could not read AllowedCPUs= and AllowedMemoryNodes= of %s before setting them "
+                        "(%s): "
+                        "they will be reset to empty",
+                        e->unit, error.message ?: strerror(-r));
+                return 0;
+        }
+        e->has_original = true;
+        if (!u->state_dir)
+                return 0;
+        s.unit = strdup(e->unit);
+        if (!s.unit)
+                return -ENOMEM;
+        r = cpuset_copy(&s.allowed_cpus, &e->original_cpus);
+        if (r >= 0)
+                r = cpuset_copy(&s.allowed_memory_nodes, &e->original_mems);
+        if (r >= 0)
+                r = state_unit_write(u->state_dir, &s);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_warning_errno(
+                        r,
+                        "Failed to persist the original AllowedCPUs= of %s under %s: %m (a restarted daemon "
+                        "could not restore them)",
+                        e->unit, u->state_dir);
+                return 0;
+        }
+        e->saved = true;
         return 0;
 }
 
@@ -270,7 +337,17 @@ int unit_placement_place(
                         policy, unit);
                 return 0;
         }
+        if (!e->set) {
+                r = unit_placement_record(u, e);
+                if (r == -ENOMEM)
+                        return r;
+        }
         r = set_unit_properties(u, unit, cpus, mems != NULL, mems, &error);
+        if (r < 0 && !e->set && e->saved) {
+                /* Nothing was set: nothing to restore. */
+                (void)state_unit_remove(u->state_dir, unit);
+                e->saved = false;
+        }
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -283,7 +360,7 @@ int unit_placement_place(
         }
         e->set = true;
 
-        r = get_effective_cpus(u, unit, &effective, &error);
+        r = get_unit_mask(u, unit, "EffectiveCPUs", &effective, &error);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -322,13 +399,25 @@ static void unit_placement_reset(UnitPlacement *u, UnitEntry *e) {
         e->set = false;
         r = unit_placement_connect(u);
         if (r >= 0)
-                r = set_unit_properties(u, e->unit, NULL, true, NULL, &error);
+                r = set_unit_properties(
+                        u, e->unit, e->has_original ? &e->original_cpus : NULL, true,
+                        e->has_original ? &e->original_mems : NULL, &error);
         if (r < 0)
                 log_warning_errno(
                         r, "Failed to reset AllowedCPUs= and AllowedMemoryNodes= of %s: %s", e->unit,
                         error.message ?: strerror(-r));
-        else
-                log_info("Reset AllowedCPUs= and AllowedMemoryNodes= of %s", e->unit);
+        else {
+                _cleanup_free_ char *cpus = e->has_original ? cpuset_to_string(&e->original_cpus) : NULL;
+                log_info(
+                        "Reset AllowedCPUs= and AllowedMemoryNodes= of %s (AllowedCPUs=%s)", e->unit,
+                        cpus && *cpus ? cpus : "(empty)");
+        }
+        if (e->saved && u->state_dir) {
+                r = state_unit_remove(u->state_dir, e->unit);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to remove the state file of %s: %m", e->unit);
+        }
+        e->saved = false;
 }
 
 void unit_placement_flush(UnitPlacement *u) {
@@ -339,7 +428,7 @@ void unit_placement_flush(UnitPlacement *u) {
 
                 if (e->generation != u->generation) {
                         unit_placement_reset(u, e);
-                        free(e->unit);
+                        unit_entry_done(e);
                         continue;
                 }
                 u->entries[j++] = *e;
@@ -350,8 +439,80 @@ void unit_placement_flush(UnitPlacement *u) {
 void unit_placement_reset_all(UnitPlacement *u) {
         for (size_t i = 0; i < u->n_entries; i++) {
                 unit_placement_reset(u, &u->entries[i]);
-                free(u->entries[i].unit);
+                unit_entry_done(&u->entries[i]);
         }
         u->entries = mfree(u->entries);
         u->n_entries = 0;
+}
+
+int unit_placement_set_state_dir(UnitPlacement *u, const char *state_dir) {
+        char *copy = NULL;
+
+        if (state_dir && !(copy = strdup(state_dir)))
+                return -ENOMEM;
+        free(u->state_dir);
+        u->state_dir = copy;
+        return 0;
+}
+
+int unit_placement_recover(UnitPlacement *u) {
+        _cleanup_strv_free_ char **units = NULL;
+        size_t n = 0;
+        int r;
+
+        if (u->dry_run || !u->state_dir)
+                return 0;
+        r = state_unit_list(u->state_dir, &units);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read the state directory %s/units: %m", u->state_dir);
+                return 0;
+        }
+        STRV_FOREACH (unit, units) {
+                _cleanup_(state_unit_done) StateUnit s = {};
+                _cleanup_free_ char *error = NULL;
+                UnitEntry *a;
+
+                r = state_unit_read(u->state_dir, *unit, &s, &error);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        if (error)
+                                log_warning(
+                                        "%s, ignoring and removing it: the original AllowedCPUs= of %s is "
+                                        "lost",
+                                        error, *unit);
+                        else
+                                log_warning_errno(r, "Failed to read the state file of %s: %m", *unit);
+                        (void)state_unit_remove(u->state_dir, *unit);
+                        continue;
+                }
+                if (unit_placement_find(u, *unit))
+                        continue;
+                a = reallocarray(u->entries, u->n_entries + 1, sizeof(UnitEntry));
+                if (!a)
+                        return -ENOMEM;
+                u->entries = a;
+                /* Generation 0: no plan placed it yet; unit_placement_flush() after the first pass
+                 * gives it back unless that pass placed it again. */
+                u->entries[u->n_entries++] = (UnitEntry){
+                        .unit = TAKE_PTR(s.unit),
+                        .generation = 0,
+                        .set = true,
+                        .has_original = true,
+                        .saved = true,
+                        .original_cpus = s.allowed_cpus,
+                        .original_mems = s.allowed_memory_nodes,
+                };
+                s.allowed_cpus = CPUSET_NULL;
+                s.allowed_memory_nodes = CPUSET_NULL;
+                n++;
+        }
+        if (n > 0)
+                log_info(
+                        "Read the original properties of %zu units placed by a previous instance from "
+                        "%s/units",
+                        n, u->state_dir);
+        return 0;
 }

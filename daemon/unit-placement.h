@@ -10,8 +10,9 @@
  * property but the cpuset controller is not its to use, so EffectiveCPUs stays empty — the
  * placement is then "ineffective" (warned once per unit) and the caller places the unit's
  * processes one by one as for via: process. Each unit is decided once per plan; what was set
- * is reset (both properties to the empty set) when a reload no longer places the unit or on
- * restore-on-exit. Calls are synchronous (the daemon waits for systemd, 5 s at most).
+ * is reset (both properties back to what the unit had before the first set, recorded in the
+ * state dir: see unit_placement_set_state_dir(); empty when unknown) when a reload no longer
+ * places the unit or on restore-on-exit. Calls are synchronous (the daemon waits for systemd, 5 s at most).
  */
 
 #include <stdbool.h>
@@ -46,10 +47,28 @@ void unit_placement_new_plan(UnitPlacement *u);
 
 /*
  * After the placement pass that follows a new plan: resets (AllowedCPUs= and
- * AllowedMemoryNodes= to empty, runtime) every unit whose properties were set under an earlier
- * plan and that this plan did not place again. Failures are logged and the unit forgotten.
+ * AllowedMemoryNodes= back to their recorded originals, runtime; the state file removed) every
+ * unit whose properties were set under an earlier plan and that this plan did not place again.
+ * Failures are logged and the unit forgotten.
  */
 void unit_placement_flush(UnitPlacement *u);
 
 /* Resets every unit whose properties were set (restore-on-exit) and forgets them all. */
 void unit_placement_reset_all(UnitPlacement *u);
+
+/*
+ * Persist originals under state_dir (copied; NULL: not persisted): before the first
+ * SetUnitProperties on a unit its AllowedCPUs and AllowedMemoryNodes are read from systemd and
+ * written to STATE_DIR/units/ (lib/state.h); the reset gives them back and removes the file.
+ * Returns 0 or -ENOMEM.
+ */
+int unit_placement_set_state_dir(UnitPlacement *u, const char *state_dir);
+
+/*
+ * At startup, before the first placement pass: reads the unit files a previous instance left
+ * under the state dir. Each unit is taken as set, with the recorded originals: placed again by
+ * the first pass it keeps them for its later reset; not placed, the unit_placement_flush() after
+ * that pass sets them back and removes the file. Unreadable files are reported and removed.
+ * Nothing in dry-run mode. Returns 0 or -ENOMEM.
+ */
+int unit_placement_recover(UnitPlacement *u);

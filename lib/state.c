@@ -465,3 +465,322 @@ int state_list(const char *dir, StateId **ret, size_t *ret_n) {
         *ret_n = n;
         return 0;
 }
+
+/* ---- unit properties ---- */
+
+#define STATE_UNIT_MAGIC "affinityd-unit 1"
+
+void state_unit_done(StateUnit *s) {
+        if (!s)
+                return;
+        free(s->unit);
+        cpuset_done(&s->allowed_cpus);
+        cpuset_done(&s->allowed_memory_nodes);
+        *s = (StateUnit){};
+}
+
+static bool unit_char_plain(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                strchr(":_.@-", c);
+}
+
+int state_unit_escape(const char *unit, char **ret) {
+        char *buf, *p;
+
+        if (!unit || !*unit)
+                return -EINVAL;
+        buf = malloc(strlen(unit) * 3 + 1);
+        if (!buf)
+                return -ENOMEM;
+        p = buf;
+        for (const char *c = unit; *c; c++) {
+                if (unit_char_plain(*c) && !(c == unit && *c == '.'))
+                        *p++ = *c;
+                else
+                        p += sprintf(p, "%%%02X", (unsigned)(unsigned char)*c);
+        }
+        *p = 0;
+        *ret = buf;
+        return 0;
+}
+
+static int unhex(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+int state_unit_unescape(const char *name, char **ret) {
+        _cleanup_free_ char *buf = NULL, *check = NULL;
+        char *p;
+        int r;
+
+        if (!name || !*name || name[0] == '.')
+                return -EINVAL;
+        buf = malloc(strlen(name) + 1);
+        if (!buf)
+                return -ENOMEM;
+        p = buf;
+        for (const char *c = name; *c; c++) {
+                if (*c == '%') {
+                        int hi = unhex(c[1]), lo = hi >= 0 ? unhex(c[2]) : -1;
+                        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                                return -EINVAL;
+                        *p++ = (char)(hi * 16 + lo);
+                        c += 2;
+                } else if (unit_char_plain(*c))
+                        *p++ = *c;
+                else
+                        return -EINVAL;
+        }
+        *p = 0;
+        /* Only the canonical escaping is accepted: one unit, one file name. */
+        r = state_unit_escape(buf, &check);
+        if (r < 0)
+                return r;
+        if (!streq(check, name))
+                return -EINVAL;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int format_unit_list(FILE *f, const char *key, const CpuSet *s) {
+        _cleanup_free_ char *list = NULL;
+
+        if (!cpuset_is_empty(s) && cpuset_format_list(s, &list) < 0)
+                return -ENOMEM;
+        fprintf(f, "%s %s\n", key, list ?: "-");
+        return 0;
+}
+
+int state_unit_format(const StateUnit *s, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        if (!s->unit || !*s->unit || strpbrk(s->unit, "\n \t"))
+                return -EINVAL;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, STATE_UNIT_MAGIC "\nunit %s\n", s->unit);
+        r = format_unit_list(f, "allowed-cpus", &s->allowed_cpus);
+        if (r >= 0)
+                r = format_unit_list(f, "allowed-memory-nodes", &s->allowed_memory_nodes);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int unit_parse_error(char **ret_error, unsigned line, const char *reason) {
+        if (ret_error && asprintf(ret_error, "line %u: %s", line, reason) < 0)
+                return -ENOMEM;
+        return -EBADMSG;
+}
+
+int state_unit_parse(const char *text, StateUnit *ret, char **ret_error) {
+        static const char *const keys[] = {NULL, "unit", "allowed-cpus", "allowed-memory-nodes"};
+        _cleanup_(state_unit_done) StateUnit s = {};
+        _cleanup_free_ char *copy = strdup(text);
+        char *line, *save = NULL;
+        unsigned n = 0;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                _cleanup_free_ char *why = NULL;
+                char *value;
+                CpuSet *set;
+
+                n++;
+                if (n == 1) {
+                        if (!streq(line, STATE_UNIT_MAGIC))
+                                return unit_parse_error(ret_error, n, "not an affinityd-unit 1 file");
+                        continue;
+                }
+                if (n > ELEMENTSOF(keys))
+                        return unit_parse_error(ret_error, n, "unexpected extra line");
+                value = strchr(line, ' ');
+                if (!value || (size_t)(value - line) != strlen(keys[n - 1]) ||
+                    strncmp(line, keys[n - 1], (size_t)(value - line)) != 0) {
+                        if (asprintf(&why, "expected \"%s VALUE\"", keys[n - 1]) < 0)
+                                return -ENOMEM;
+                        return unit_parse_error(ret_error, n, why);
+                }
+                value++;
+                if (n == 2) {
+                        if (!*value || strpbrk(value, " \t"))
+                                return unit_parse_error(ret_error, n, "bad unit name");
+                        s.unit = strdup(value);
+                        if (!s.unit)
+                                return -ENOMEM;
+                        continue;
+                }
+                set = n == 3 ? &s.allowed_cpus : &s.allowed_memory_nodes;
+                if (streq(value, "-"))
+                        continue;
+                r = cpuset_parse_list(value, set, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || cpuset_is_empty(set))
+                        return unit_parse_error(ret_error, n, "bad cpu-list");
+        }
+        if (n < ELEMENTSOF(keys))
+                return unit_parse_error(ret_error, n + 1, "missing line");
+        *ret = s;
+        s = (StateUnit){};
+        return 0;
+}
+
+static int state_unit_path(const char *dir, const char *unit, char **ret) {
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        r = state_unit_escape(unit, &name);
+        if (r < 0)
+                return r;
+        return asprintf(ret, "%s/units/%s", dir, name) < 0 ? -ENOMEM : 0;
+}
+
+int state_unit_write(const char *dir, const StateUnit *s) {
+        _cleanup_free_ char *text = NULL, *sub = NULL, *name = NULL, *path = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t len, done = 0;
+        int r;
+
+        r = state_unit_format(s, &text);
+        if (r < 0)
+                return r;
+        r = state_unit_escape(s->unit, &name);
+        if (r < 0)
+                return r;
+        if (asprintf(&sub, "%s/units", dir) < 0 || asprintf(&path, "%s/%s", sub, name) < 0 ||
+            asprintf(&tmp, "%s/.%s.tmp", sub, name) < 0)
+                return -ENOMEM;
+        r = mkdir_one(dir);
+        if (r < 0)
+                return r;
+        r = mkdir_one(sub);
+        if (r < 0)
+                return r;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        len = strlen(text);
+        while (done < len) {
+                ssize_t k = write(fd, text + done, len - done);
+                if (k < 0) {
+                        r = -errno;
+                        (void)unlink(tmp);
+                        return r;
+                }
+                done += (size_t)k;
+        }
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                (void)unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+int state_unit_read(const char *dir, const char *unit, StateUnit *ret, char **ret_error) {
+        _cleanup_(state_unit_done) StateUnit s = {};
+        _cleanup_free_ char *path = NULL, *text = NULL, *err = NULL;
+        int r;
+
+        r = state_unit_path(dir, unit, &path);
+        if (r < 0)
+                return r;
+        r = read_file(path, &text);
+        if (r == -EBADMSG) {
+                if (ret_error && asprintf(ret_error, "%s: contains a NUL byte", path) < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        if (r < 0)
+                return r;
+        r = state_unit_parse(text, &s, &err);
+        if (r == -EBADMSG) {
+                if (ret_error &&
+                    asprintf(ret_error, "%s:%s", path, err ? err + strlen("line ") : "malformed") < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        if (r < 0)
+                return r;
+        if (!streq(s.unit, unit)) {
+                if (ret_error &&
+                    asprintf(ret_error, "%s:2: names unit %s, not the file's", path, s.unit) < 0)
+                        return -ENOMEM;
+                return -EBADMSG;
+        }
+        *ret = s;
+        s = (StateUnit){};
+        return 0;
+}
+
+int state_unit_remove(const char *dir, const char *unit) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = state_unit_path(dir, unit, &path);
+        if (r < 0)
+                return r;
+        if (unlink(path) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+static int string_compare(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int state_unit_list(const char *dir, char ***ret) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ char *sub = NULL;
+        _cleanup_strv_free_ char **units = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        int r;
+
+        if (asprintf(&sub, "%s/units", dir) < 0)
+                return -ENOMEM;
+        d = opendir(sub);
+        if (!d) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                return 0;
+        }
+        while ((errno = 0, de = readdir(d))) {
+                char *unit, **a;
+
+                r = state_unit_unescape(de->d_name, &unit);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue;
+                a = reallocarray(units, n + 2, sizeof(char *));
+                if (!a) {
+                        free(unit);
+                        return -ENOMEM;
+                }
+                units = a;
+                units[n++] = unit;
+                units[n] = NULL;
+        }
+        if (errno != 0)
+                return -errno;
+        if (n > 0)
+                qsort(units, n, sizeof(char *), string_compare);
+        *ret = TAKE_PTR(units);
+        return 0;
+}

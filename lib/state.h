@@ -110,3 +110,64 @@ int state_remove(const char *dir, pid_t pid, uint64_t starttime);
  * allocated array (NULL when empty) in *ret and its length in *ret_n, or -errno (opendir(3)).
  */
 int state_list(const char *dir, StateId **ret, size_t *ret_n);
+
+/*
+ * Persisted unit properties (via: systemd): before the daemon first sets AllowedCPUs= and
+ * AllowedMemoryNodes= on a systemd unit, it records what the unit had, so a restarted daemon can
+ * set them back. One file per unit: STATE_DIR/units/ESCAPED, ESCAPED being the unit name with
+ * every byte outside [A-Za-z0-9:_.@-] and a leading "." written as "%XX" (two uppercase hex
+ * digits), so a name never is "." or "..", contains no "/" and never looks like a temporary file
+ * (".NAME.tmp").
+ *
+ * File format (text, one record per line):
+ *
+ *   affinityd-unit 1
+ *   unit NAME
+ *   allowed-cpus LIST
+ *   allowed-memory-nodes LIST
+ *
+ * LIST is a cpu-list ("0-3,8") of OS CPU (or NUMA node) numbers, or "-" for the empty set (the
+ * property not set). The "unit" line must name the unit the file name escapes. Written to a
+ * temporary name and renamed into place.
+ */
+typedef struct StateUnit {
+        char *unit;
+        CpuSet allowed_cpus;
+        CpuSet allowed_memory_nodes;
+} StateUnit;
+
+/* Releases what s owns and zeroes it. NULL accepted. */
+void state_unit_done(StateUnit *s);
+
+/* The file name of unit (escaped as above) newly allocated into *ret. Returns 0, -EINVAL for an
+ * empty name, or -ENOMEM. */
+int state_unit_escape(const char *unit, char **ret);
+
+/* The unit name a file name escapes, newly allocated into *ret. Returns 0, -EINVAL for a name
+ * that is not one state_unit_escape() produces (e.g. a temporary file), or -ENOMEM. */
+int state_unit_unescape(const char *name, char **ret);
+
+/* The text of s in the format above, newly allocated. Returns 0, -EINVAL for a missing or
+ * multi-line unit name, or -ENOMEM. */
+int state_unit_format(const StateUnit *s, char **ret);
+
+/* Parses text (the format above) into *ret. Returns 0; -EBADMSG for a malformed file, with a
+ * newly allocated "line N: reason" in *ret_error (may be NULL); or -ENOMEM. */
+int state_unit_parse(const char *text, StateUnit *ret, char **ret_error);
+
+/* Writes s to DIR/units/ESCAPED (creating DIR and DIR/units, mode 0755) through a temporary file
+ * renamed over it. Returns 0 or -errno (open(2), write(2), rename(2)). */
+int state_unit_write(const char *dir, const StateUnit *s);
+
+/* Reads DIR/units/ESCAPED of unit into *ret. Returns 0; -ENOENT when there is none; -EBADMSG for
+ * a malformed file or one naming another unit, with "PATH:LINE: reason" in *ret_error (may be
+ * NULL); other -errno. */
+int state_unit_read(const char *dir, const char *unit, StateUnit *ret, char **ret_error);
+
+/* Removes DIR/units/ESCAPED of unit. Returns 0 (also when it did not exist) or -errno. */
+int state_unit_remove(const char *dir, const char *unit);
+
+/* The units of DIR/units (unescaped names, sorted; other names skipped) as a newly allocated
+ * NULL-terminated string vector (NULL when empty) in *ret. An absent directory is an empty list.
+ * Returns 0 or -errno (opendir(3)). */
+int state_unit_list(const char *dir, char ***ret);

@@ -1117,10 +1117,19 @@ END_TEST
  */
 #define VIA_UNIT        "affinityd-via-test.service"
 #define VIA_POLICY_FILE "/etc/affinityd/policy.d/60-via.yaml"
+#define VIA_STATE_FILE  "/run/affinityd/units/" VIA_UNIT
+
+/* The daemon's record of the unit's original properties is gone (in the container). */
+static void assert_no_state_file(void) {
+        _cleanup_free_ char *out = NULL;
+        int r = in_container(&out, "test ! -e " VIA_STATE_FILE);
+        ck_assert_msg(r == 0, VIA_STATE_FILE " still exists: %s", strna(out));
+}
 
 START_TEST(test_via_systemd) {
         _cleanup_free_ char *cursor = NULL, *original = NULL, *allowed = NULL, *effective = NULL,
-                            *journal = NULL, *reset = NULL, *restored = NULL, *ineffective = NULL;
+                            *journal = NULL, *reset = NULL, *restored = NULL, *ineffective = NULL,
+                            *state = NULL;
         pid_t pid;
 
         REQUIRE_CONTAINER();
@@ -1142,6 +1151,12 @@ START_TEST(test_via_systemd) {
 
         allowed = unit_property(VIA_UNIT, "AllowedCPUs");
         ck_assert_msg(streq(allowed, "1"), "AllowedCPUs of %s is \"%s\", not \"1\"", VIA_UNIT, allowed);
+        /* The original (empty) was recorded before the first write. */
+        state = CHECKED("cat " VIA_STATE_FILE);
+        ck_assert_str_eq(
+                state,
+                "affinityd-unit 1\nunit " VIA_UNIT
+                "\nallowed-cpus -\nallowed-memory-nodes -"); /* stripped */
 
         effective = unit_property(VIA_UNIT, "EffectiveCPUs");
         journal = journal_since(cursor);
@@ -1165,6 +1180,36 @@ START_TEST(test_via_systemd) {
         ck_assert_msg(reset[0] == '\0', "AllowedCPUs of %s is \"%s\" after the reload", VIA_UNIT, reset);
         restored = cpus_allowed(pid);
         ck_assert_str_eq(restored, original);
+        assert_no_state_file();
+
+        /* Issue 5: the unit's original properties are persisted before the first write, so a
+         * daemon stopped without restore-on-exit and started again without the policy sets them
+         * back and removes the file. */
+        free(CHECKED("printf '%%s\\n' 'policies:' '  - name: via-unit' '    match:' '      unit: " VIA_UNIT
+                     "' '    via: systemd' '    cpus: \"1\"' > " VIA_POLICY_FILE));
+        free(CHECKED("systemctl reload " UNIT));
+        state = mfree(state);
+        allowed = mfree(allowed);
+        allowed = unit_property(VIA_UNIT, "AllowedCPUs");
+        ck_assert_msg(
+                streq(allowed, "1"), "AllowedCPUs of %s is \"%s\" after the reload", VIA_UNIT, allowed);
+        state = CHECKED("cat " VIA_STATE_FILE);
+        ck_assert_str_eq(
+                state,
+                "affinityd-unit 1\nunit " VIA_UNIT
+                "\nallowed-cpus -\nallowed-memory-nodes -"); /* stripped */
+        assert_clean_stop();                                 /* restore-on-exit is off: the property stays */
+        allowed = mfree(allowed);
+        allowed = unit_property(VIA_UNIT, "AllowedCPUs");
+        ck_assert_msg(streq(allowed, "1"), "AllowedCPUs of %s is \"%s\" after the stop", VIA_UNIT, allowed);
+        free(CHECKED("rm -f " VIA_POLICY_FILE));
+        free(CHECKED("systemctl start " UNIT));
+        assert_unit_state(UNIT, "active", "running");
+        reset = mfree(reset);
+        reset = unit_property(VIA_UNIT, "AllowedCPUs");
+        ck_assert_msg(reset[0] == '\0', "AllowedCPUs of %s is \"%s\" after the restart", VIA_UNIT, reset);
+        assert_no_state_file();
+        wait_for_cpus(pid, original);
 
         free(CHECKED("systemctl stop " VIA_UNIT));
         assert_clean_stop();

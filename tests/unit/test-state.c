@@ -224,6 +224,158 @@ START_TEST(test_format_refuses_invalid) {
 }
 END_TEST
 
+/* ---- unit properties (STATE_DIR/units) ---- */
+
+START_TEST(test_unit_escape) {
+        static const struct {
+                const char *unit, *file;
+        } cases[] = {
+                {"web.service", "web.service"},         {"getty@tty1.service", "getty@tty1.service"},
+                {"a/b c.service", "a%2Fb%20c.service"}, {".hidden.service", "%2Ehidden.service"},
+                {"x%y.scope", "x%25y.scope"},           {"..", "%2E."},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *file = NULL, *unit = NULL;
+                ck_assert_int_eq(state_unit_escape(cases[i].unit, &file), 0);
+                ck_assert_str_eq(file, cases[i].file);
+                ck_assert_ptr_null(strchr(file, '/'));
+                ck_assert_int_eq(state_unit_unescape(file, &unit), 0);
+                ck_assert_str_eq(unit, cases[i].unit);
+        }
+        /* Not produced by the escaping: temporary files, bad or non-canonical escapes. */
+        static const char *const bad[] = {
+                ".web.service.tmp", "a%2fb", "a%2", "a%00b", "a%41b", "a b", "",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *unit = NULL;
+                ck_assert_msg(state_unit_unescape(bad[i], &unit) == -EINVAL, "\"%s\" accepted", bad[i]);
+                ck_assert_ptr_null(unit);
+        }
+        char *file = NULL;
+        ck_assert_int_eq(state_unit_escape("", &file), -EINVAL);
+        ck_assert_ptr_null(file);
+}
+END_TEST
+
+START_TEST(test_unit_format_parse) {
+        _cleanup_(state_unit_done) StateUnit s = {}, t = {}, e = {};
+        _cleanup_free_ char *text = NULL, *text2 = NULL, *etext = NULL;
+
+        s.unit = strdup("web.service");
+        ck_assert_ptr_nonnull(s.unit);
+        ck_assert_int_eq(cpuset_add_range(&s.allowed_cpus, 2, 5), 0);
+        ck_assert_int_eq(cpuset_add(&s.allowed_cpus, 9), 0);
+        ck_assert_int_eq(cpuset_add(&s.allowed_memory_nodes, 1), 0);
+        ck_assert_int_eq(state_unit_format(&s, &text), 0);
+        ck_assert_str_eq(
+                text, "affinityd-unit 1\nunit web.service\nallowed-cpus 2-5,9\nallowed-memory-nodes 1\n");
+        ck_assert_int_eq(state_unit_parse(text, &t, NULL), 0);
+        ck_assert_str_eq(t.unit, "web.service");
+        ck_assert(cpuset_equal(&t.allowed_cpus, &s.allowed_cpus));
+        ck_assert(cpuset_equal(&t.allowed_memory_nodes, &s.allowed_memory_nodes));
+        ck_assert_int_eq(state_unit_format(&t, &text2), 0);
+        ck_assert_str_eq(text2, text);
+
+        /* Empty properties (not set) are "-". */
+        e.unit = strdup("x.scope");
+        ck_assert_ptr_nonnull(e.unit);
+        ck_assert_int_eq(state_unit_format(&e, &etext), 0);
+        ck_assert_str_eq(etext, "affinityd-unit 1\nunit x.scope\nallowed-cpus -\nallowed-memory-nodes -\n");
+        state_unit_done(&e);
+        ck_assert_int_eq(state_unit_parse(etext, &e, NULL), 0);
+        ck_assert(cpuset_is_empty(&e.allowed_cpus));
+        ck_assert(cpuset_is_empty(&e.allowed_memory_nodes));
+}
+END_TEST
+
+static const struct {
+        const char *text, *error;
+} unit_corrupt[] = {
+        {"affinityd-state 1\nunit a.service\nallowed-cpus -\nallowed-memory-nodes -\n", "line 1:"},
+        {"affinityd-unit 1\nunit a.service\nallowed-cpus zz\nallowed-memory-nodes -\n",
+         "line 3: bad cpu-list"},
+        {"affinityd-unit 1\nunit a.service\nallowed-cpus -\n", "line 4: missing line"},
+        {"affinityd-unit 1\nallowed-cpus -\nunit a.service\nallowed-memory-nodes -\n",
+         "line 2: expected \"unit"},
+        {"affinityd-unit 1\nunit a.service\nallowed-cpus -\nallowed-memory-nodes -\nx 1\n",
+         "line 5: unexpected"},
+        {"affinityd-unit 1\nunit a.service\nallowed-cpus 1\nallowed-memory-nodes 0-\n",
+         "line 4: bad cpu-list"},
+};
+
+START_TEST(test_unit_corrupt_rejected) {
+        _cleanup_(state_unit_done) StateUnit s = {};
+        _cleanup_free_ char *err = NULL;
+
+        ck_assert_int_eq(state_unit_parse(unit_corrupt[_i].text, &s, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(
+                strncmp(err, unit_corrupt[_i].error, strlen(unit_corrupt[_i].error)) == 0,
+                "error \"%s\", expected \"%s...\"", err, unit_corrupt[_i].error);
+        ck_assert_ptr_null(s.unit);
+}
+END_TEST
+
+START_TEST(test_unit_files) {
+        _cleanup_free_ char *dir = make_tmpdir(), *err = NULL;
+        _cleanup_(state_unit_done) StateUnit a = {}, b = {}, r = {};
+        _cleanup_strv_free_ char **units = NULL;
+        char path[512];
+        struct stat st;
+
+        /* Absent directory: empty list. */
+        ck_assert_int_eq(state_unit_list(dir, &units), 0);
+        ck_assert_ptr_null(units);
+
+        a.unit = strdup("web.service");
+        b.unit = strdup("a/b.scope");
+        ck_assert(a.unit && b.unit);
+        ck_assert_int_eq(cpuset_add(&a.allowed_cpus, 3), 0);
+        ck_assert_int_eq(state_unit_write(dir, &a), 0);
+        ck_assert_int_eq(state_unit_write(dir, &b), 0);
+        snprintf(path, sizeof path, "%s/units/a%%2Fb.scope", dir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        /* Leftovers that are not unit files are skipped. */
+        snprintf(path, sizeof path, "%s/units/.web.service.tmp", dir);
+        write_text(path, "junk");
+
+        ck_assert_int_eq(state_unit_list(dir, &units), 0);
+        ck_assert_int_eq(strv_length(units), 2);
+        ck_assert_str_eq(units[0], "a/b.scope");
+        ck_assert_str_eq(units[1], "web.service");
+
+        ck_assert_int_eq(state_unit_read(dir, "web.service", &r, NULL), 0);
+        ck_assert_str_eq(r.unit, "web.service");
+        ck_assert(cpuset_equal(&r.allowed_cpus, &a.allowed_cpus));
+        ck_assert(cpuset_is_empty(&r.allowed_memory_nodes));
+        state_unit_done(&r);
+
+        /* Overwritten in place. */
+        ck_assert_int_eq(cpuset_add(&a.allowed_cpus, 4), 0);
+        ck_assert_int_eq(state_unit_write(dir, &a), 0);
+        ck_assert_int_eq(state_unit_read(dir, "web.service", &r, NULL), 0);
+        ck_assert_int_eq(cpuset_count(&r.allowed_cpus), 2);
+        state_unit_done(&r);
+
+        /* A file naming another unit. */
+        snprintf(path, sizeof path, "%s/units/other.service", dir);
+        write_text(path, "affinityd-unit 1\nunit web.service\nallowed-cpus -\nallowed-memory-nodes -\n");
+        ck_assert_int_eq(state_unit_read(dir, "other.service", &r, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(strstr(err, "/units/other.service:2: names unit web.service"));
+        ck_assert_ptr_null(r.unit);
+
+        ck_assert_int_eq(state_unit_remove(dir, "web.service"), 0);
+        ck_assert_int_eq(state_unit_remove(dir, "web.service"), 0); /* already gone */
+        ck_assert_int_eq(state_unit_read(dir, "web.service", &r, NULL), -ENOENT);
+        units = strv_free(units);
+        ck_assert_int_eq(state_unit_list(dir, &units), 0);
+        ck_assert_int_eq(strv_length(units), 2);
+        ck_assert_str_eq(units[0], "a/b.scope");
+        ck_assert_str_eq(units[1], "other.service");
+        rm_rf(dir);
+}
+END_TEST
+
 static Suite *state_suite(void) {
         Suite *s = suite_create("state");
         TCase *tc = tcase_create("format");
@@ -236,6 +388,12 @@ static Suite *state_suite(void) {
         tc = tcase_create("files");
         tcase_add_test(tc, test_file_round_trip_and_remove);
         tcase_add_test(tc, test_read_rejects_bad_files);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("units");
+        tcase_add_test(tc, test_unit_escape);
+        tcase_add_test(tc, test_unit_format_parse);
+        tcase_add_loop_test(tc, test_unit_corrupt_rejected, 0, (int)ELEMENTSOF(unit_corrupt));
+        tcase_add_test(tc, test_unit_files);
         suite_add_tcase(s, tc);
         return s;
 }
