@@ -765,15 +765,43 @@ static void report_sched_failure(
 
 typedef struct SchedSearch {
         const ThreadSched *sched;
+        const ThreadSched *original; /* the process's original */
         bool found;
 } SchedSearch;
+
+/*
+ * True if cur was inherited from a thread being set from original to set: apply_set_thread_sched()
+ * writes the class (sched_setattr(2)), then the nice (setpriority(2), under SCHED_IDLE), then the
+ * I/O priority (ioprio_set(2)), and a thread cloned in between copies a mix of the two. So each
+ * part of cur (class, nice, I/O priority) is set's or original's.
+ */
+static bool sched_inherited(const ThreadSched *cur, const ThreadSched *set, const ThreadSched *original) {
+        for (unsigned mask = 0; mask < 8; mask++) {
+                ThreadSched mix = *original;
+
+                if (mask & 1) {
+                        mix.policy = set->policy;
+                        mix.priority = set->priority;
+                        mix.reset_on_fork = set->reset_on_fork;
+                }
+                if (mask & 2)
+                        mix.nice = set->nice;
+                if (mask & 4) {
+                        mix.io_class = set->io_class;
+                        mix.io_level = set->io_level;
+                }
+                if (apply_sched_equal(cur, &mix))
+                        return true;
+        }
+        return false;
+}
 
 static void sched_search_action(const void *nodep, VISIT which, void *userdata) {
         const TrackedThread *t = *(void *const *)nodep;
         SchedSearch *s = userdata;
 
         if ((which == postorder || which == leaf) && !s->found && t->sched && t->sched->has_applied)
-                s->found = apply_sched_equal(&t->sched->applied, s->sched);
+                s->found = sched_inherited(s->sched, &t->sched->applied, s->original);
 }
 
 /* Records t's original scheduling state on first touch, as thread_record_original() does for
@@ -783,7 +811,7 @@ static int thread_record_sched_original(
         Manager *m, TrackedProcess *p, TrackedThread *t, const ThreadSched *current,
         const SchedulerSpec *spec) {
         const StateProcess *rec = manager_state_recovered(m, p);
-        SchedSearch s = {.sched = current};
+        SchedSearch s = {.sched = current, .original = &p->sched_original};
 
         if (t->sched)
                 return 0;
@@ -808,7 +836,7 @@ static int thread_record_sched_original(
         } else {
                 /* A forked child's threads inherit what the daemon set on its parent. */
                 ThreadSched inherited = thread_sched_target(&p->sched_original, spec);
-                s.found = apply_sched_equal(current, &inherited);
+                s.found = sched_inherited(current, &inherited, &p->sched_original);
         }
         twalk_r(p->threads, sched_search_action, &s);
         t->sched->original = s.found ? p->sched_original : *current;
