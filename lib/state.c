@@ -299,22 +299,17 @@ static int mkdir_one(const char *path) {
         return mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-int state_write(const char *dir, const StateProcess *s) {
-        _cleanup_free_ char *text = NULL, *sub = NULL, *path = NULL, *tmp = NULL;
+/*
+ * Writes text to path atomically: creates dir and its subdirectory sub if needed, writes tmp
+ * (in sub) and renames it over path, so a reader sees the old file or the new one, never a
+ * part. Returns 0 or -errno (tmp removed).
+ */
+static int write_atomic(
+        const char *dir, const char *sub, const char *tmp, const char *path, const char *text) {
         _cleanup_close_ int fd = -EBADF;
-        size_t len, done = 0;
+        size_t len = strlen(text), done = 0;
         int r;
 
-        r = state_format(s, &text);
-        if (r < 0)
-                return r;
-        if (asprintf(&sub, "%s/processes", dir) < 0)
-                return -ENOMEM;
-        r = state_path(dir, s->pid, s->starttime, &path);
-        if (r < 0)
-                return r;
-        if (asprintf(&tmp, "%s/processes/.%d.tmp", dir, (int)s->pid) < 0)
-                return -ENOMEM;
         r = mkdir_one(dir);
         if (r < 0)
                 return r;
@@ -324,7 +319,6 @@ int state_write(const char *dir, const StateProcess *s) {
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0)
                 return -errno;
-        len = strlen(text);
         while (done < len) {
                 ssize_t k = write(fd, text + done, len - done);
                 if (k < 0) {
@@ -340,6 +334,23 @@ int state_write(const char *dir, const StateProcess *s) {
                 return r;
         }
         return 0;
+}
+
+int state_write(const char *dir, const StateProcess *s) {
+        _cleanup_free_ char *text = NULL, *sub = NULL, *path = NULL, *tmp = NULL;
+        int r;
+
+        r = state_format(s, &text);
+        if (r < 0)
+                return r;
+        if (asprintf(&sub, "%s/processes", dir) < 0)
+                return -ENOMEM;
+        r = state_path(dir, s->pid, s->starttime, &path);
+        if (r < 0)
+                return r;
+        if (asprintf(&tmp, "%s/processes/.%d.tmp", dir, (int)s->pid) < 0)
+                return -ENOMEM;
+        return write_atomic(dir, sub, tmp, path, text);
 }
 
 static int read_file(const char *path, char **ret) {
@@ -651,8 +662,6 @@ static int state_unit_path(const char *dir, const char *unit, char **ret) {
 
 int state_unit_write(const char *dir, const StateUnit *s) {
         _cleanup_free_ char *text = NULL, *sub = NULL, *name = NULL, *path = NULL, *tmp = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        size_t len, done = 0;
         int r;
 
         r = state_unit_format(s, &text);
@@ -664,31 +673,7 @@ int state_unit_write(const char *dir, const StateUnit *s) {
         if (asprintf(&sub, "%s/units", dir) < 0 || asprintf(&path, "%s/%s", sub, name) < 0 ||
             asprintf(&tmp, "%s/.%s.tmp", sub, name) < 0)
                 return -ENOMEM;
-        r = mkdir_one(dir);
-        if (r < 0)
-                return r;
-        r = mkdir_one(sub);
-        if (r < 0)
-                return r;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        len = strlen(text);
-        while (done < len) {
-                ssize_t k = write(fd, text + done, len - done);
-                if (k < 0) {
-                        r = -errno;
-                        (void)unlink(tmp);
-                        return r;
-                }
-                done += (size_t)k;
-        }
-        if (rename(tmp, path) < 0) {
-                r = -errno;
-                (void)unlink(tmp);
-                return r;
-        }
-        return 0;
+        return write_atomic(dir, sub, tmp, path, text);
 }
 
 int state_unit_read(const char *dir, const char *unit, StateUnit *ret, char **ret_error) {
