@@ -240,27 +240,44 @@ static int explain_set(Resolution *res, const char *prefix, const CpuSet *set) {
  * Narrows *cpus to the CPUs of the domains named in want (nodes or packages). A domain that
  * doesn't exist here is -ENOENT with a reason listing those that do.
  */
-static int narrow_by_domains(
-        const PlanContext *ctx, const CpuSet *want, bool nodes, CpuSet *cpus, CpuSet *domain_cpus,
+/*
+ * 0 if every number in want is in exist; else -ENOENT with a reason naming the missing ones,
+ * e.g. "memory: NUMA node 7 does not exist here (nodes: 0-1)": prefix, then word ("NUMA node",
+ * "package"), and key ("node", "package") for the list of what exists. -ENOMEM.
+ */
+static int reason_missing(
+        const CpuSet *want, const CpuSet *exist, const char *prefix, const char *word, const char *key,
         char **ret_reason) {
-        const CpuSet *exist = nodes ? topology_nodes(ctx->topology) : topology_packages(ctx->topology);
-        const char *word = nodes ? "NUMA node" : "package";
         _cleanup_cpuset_ CpuSet missing = CPUSET_NULL;
+        _cleanup_free_ char *m = NULL, *e = NULL;
+        bool one;
         int r;
 
         r = set_andnot(&missing, want, exist);
         if (r < 0)
                 return r;
-        if (!cpuset_is_empty(&missing)) {
-                _cleanup_free_ char *m = set_str(&missing), *e = set_str(exist);
-                bool one = cpuset_count(&missing) == 1;
+        if (cpuset_is_empty(&missing))
+                return 0;
+        m = set_str(&missing);
+        e = set_str(exist);
+        if (!m || !e)
+                return -ENOMEM;
+        one = cpuset_count(&missing) == 1;
+        return reasonf(
+                -ENOENT, ret_reason, "%s%s%s %s %s not exist here (%ss: %s)", prefix, word, one ? "" : "s",
+                m, one ? "does" : "do", key, e);
+}
 
-                if (!m || !e)
-                        return -ENOMEM;
-                return reasonf(
-                        -ENOENT, ret_reason, "%s%s %s %s not exist here (%ss: %s)", word, one ? "" : "s", m,
-                        one ? "does" : "do", nodes ? "node" : "package", e);
-        }
+static int narrow_by_domains(
+        const PlanContext *ctx, const CpuSet *want, bool nodes, CpuSet *cpus, CpuSet *domain_cpus,
+        char **ret_reason) {
+        const CpuSet *exist = nodes ? topology_nodes(ctx->topology) : topology_packages(ctx->topology);
+        const char *word = nodes ? "NUMA node" : "package";
+        int r;
+
+        r = reason_missing(want, exist, "", word, nodes ? "node" : "package", ret_reason);
+        if (r != 0)
+                return r;
 
         r = nodes ? topology_cpus_of_nodes(ctx->topology, want, domain_cpus)
                   : topology_cpus_of_packages(ctx->topology, want, domain_cpus);
@@ -1746,21 +1763,9 @@ static int resolve_memory(const PlanContext *ctx, const Policy *p, PolicyPlan *p
                         return r;
                 break;
         case MEMORY_NODES: {
-                _cleanup_cpuset_ CpuSet missing = CPUSET_NULL;
-
-                r = set_andnot(&missing, &p->memory.nodes, exist);
-                if (r < 0)
+                r = reason_missing(&p->memory.nodes, exist, "memory: ", "NUMA node", "node", ret_reason);
+                if (r != 0)
                         return r;
-                if (!cpuset_is_empty(&missing)) {
-                        _cleanup_free_ char *m = set_str(&missing), *e = set_str(exist);
-                        bool one = cpuset_count(&missing) == 1;
-
-                        if (!m || !e)
-                                return -ENOMEM;
-                        return reasonf(
-                                -ENOENT, ret_reason, "memory: NUMA node%s %s %s not exist here (nodes: %s)",
-                                one ? "" : "s", m, one ? "does" : "do", e);
-                }
                 r = cpuset_copy(&pp->memory_nodes, &p->memory.nodes);
                 if (r < 0)
                         return r;
