@@ -22,6 +22,7 @@
 #include <yaml.h>
 
 #include "apply-sched.h"
+#include "netdev.h"
 #include "policy-yaml.h"
 
 #define TASK_COMM_MAX 15U                   /* TASK_COMM_LEN - 1 */
@@ -1101,37 +1102,36 @@ static bool pci_address_normalize(const char *s, char *ret, size_t size) {
 }
 
 /*
- * near: a network interface name (as the kernel allows them: 1 to 15 bytes, no "/", ":" or
- * white space, not "." or "..") or a PCI address, stored in its canonical sysfs form. Only the
- * syntax is checked: whether the device exists is the plan's business.
+ * A device as rules name it: a network interface name (as the kernel allows them: 1 to 15
+ * bytes, no "/", ":" or white space, not "." or "..") or a PCI address. what names the key in
+ * messages. Only the syntax is checked: whether the device exists is the plan's business. On
+ * success *ret is the form to store: v itself, or for a PCI address its canonical sysfs form,
+ * written into buf (at least 13 bytes). Returns 1, 0 when an error was reported, -ENOMEM.
  */
-static int parse_selector_near(
-        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        CpuSelector *s = obj;
-        const char *v = NULL;
-        char pci[32];
+static int check_device_name(
+        Loader *l, const char *what, const Node *value, const char *v, char *buf, size_t size,
+        const char **ret) {
         size_t bad;
         int r;
 
-        r = node_string(
-                l, value, "near",
-                "a network interface name such as eth0 or a PCI address such as 0000:3b:00.0", &v);
-        if (r <= 0)
-                return r;
-
         if (strchr(v, ':')) {
-                if (!pci_address_normalize(v, pci, sizeof pci))
-                        return node_error(
+                if (!pci_address_normalize(v, buf, size)) {
+                        r = node_error(
                                 l, value,
-                                "near: \"%s\" is not a PCI address (expected DOMAIN:BUS:DEVICE.FUNCTION in "
+                                "%s: \"%s\" is not a PCI address (expected DOMAIN:BUS:DEVICE.FUNCTION in "
                                 "hex, "
                                 "e.g. \"0000:3b:00.0\"; network interface names contain no \":\")",
-                                esc(l, v));
-                return free_and_strdup(&s->near, pci);
+                                what, esc(l, v));
+                        return r < 0 ? r : 0;
+                }
+                *ret = buf;
+                return 1;
         }
 
-        if (isempty(v))
-                return node_error(l, value, "near: must not be empty");
+        if (isempty(v)) {
+                r = node_error(l, value, "%s: must not be empty", what);
+                return r < 0 ? r : 0;
+        }
         bad = strcspn(v, "/ \t\n\r\f\v");
         if (v[bad] != '\0') {
                 unsigned char c = (unsigned char)v[bad];
@@ -1139,26 +1139,49 @@ static int parse_selector_near(
                 if (c == '/')
                         r = loader_log(
                                 l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
-                                "near: \"%s\" is not a network interface name (they contain no \"/\"; a PCI "
+                                "%s: \"%s\" is not a network interface name (they contain no \"/\"; a PCI "
                                 "address is written like \"0000:3b:00.0\")",
-                                esc(l, v));
+                                what, esc(l, v));
                 else
                         r = loader_log(
                                 l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
-                                "near: \"%s\" is not a network interface name (they contain no white space)",
-                                esc(l, v));
+                                "%s: \"%s\" is not a network interface name (they contain no white space)",
+                                what, esc(l, v));
                 return r < 0 ? r : 0;
         }
         if (has_control_chars(v))
-                return node_error(l, value, "near: \"%s\" contains control characters", esc(l, v));
-        if (streq(v, ".") || streq(v, ".."))
-                return node_error(l, value, "near: \"%s\" is not a network interface name", v);
-        if (strlen(v) > IFNAME_MAX)
-                return node_error(
+                r = node_error(l, value, "%s: \"%s\" contains control characters", what, esc(l, v));
+        else if (streq(v, ".") || streq(v, ".."))
+                r = node_error(l, value, "%s: \"%s\" is not a network interface name", what, v);
+        else if (strlen(v) > IFNAME_MAX)
+                r = node_error(
                         l, value,
-                        "near: \"%s\" is %zu characters long, but network interface names have at most %u",
-                        esc(l, v), strlen(v), IFNAME_MAX);
-        return free_and_strdup(&s->near, v);
+                        "%s: \"%s\" is %zu characters long, but network interface names have at most %u",
+                        what, esc(l, v), strlen(v), IFNAME_MAX);
+        else {
+                *ret = v;
+                return 1;
+        }
+        return r < 0 ? r : 0;
+}
+
+/* near: a network interface name or a PCI address (check_device_name()). */
+static int parse_selector_near(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        const char *v = NULL, *name = NULL;
+        char pci[32];
+        int r;
+
+        r = node_string(
+                l, value, "near",
+                "a network interface name such as eth0 or a PCI address such as 0000:3b:00.0", &v);
+        if (r <= 0)
+                return r;
+        r = check_device_name(l, "near", value, v, pci, sizeof pci, &name);
+        if (r <= 0)
+                return r;
+        return free_and_strdup(&s->near, name);
 }
 
 /* The keys of a selector mapping. */
@@ -1199,9 +1222,13 @@ static int check_selector(Loader *l, const Node *mapping, const CpuSelector *s) 
         return 0;
 }
 
-/* cpus: a literal cpu-list scalar or a selector mapping; the CpuSelector is at spec->offset. */
-static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        CpuSelector *s = (CpuSelector *)((uint8_t *)obj + spec->offset);
+/*
+ * A literal cpu-list scalar or a selector mapping (walked against keys: selector_keys, or
+ * device_selector_keys for irqs:/net: rules) into *s. what names the key in messages ("cpus",
+ * "rps", "xps"). The word "spread" is the caller's to handle before. Returns 0 or -ENOMEM.
+ */
+static int parse_selector(
+        Loader *l, const char *what, const Node *value, const KeySpec *keys, size_t n_keys, CpuSelector *s) {
         int r;
 
         s->location = node_location(l, value);
@@ -1212,31 +1239,41 @@ static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Nod
         case NODE_SCALAR:
                 if (node_is_null(value))
                         break;
-                if (streq(value->value, "spread"))
-                        return node_error(
-                                l, value,
-                                "cpus: \"spread\" is only valid in a thread rule (threads: - name: … cpus: "
-                                "spread gives each matching thread its own CPU of the policy's set)");
-                r = parse_cpu_list_node(l, value, "cpus", "CPU", &s->literal);
+                r = parse_cpu_list_node(l, value, what, "CPU", &s->literal);
                 if (r > 0)
                         s->kind = CPU_SELECTOR_LITERAL;
                 return r < 0 ? r : 0;
         case NODE_MAPPING:
                 s->kind = CPU_SELECTOR_MAPPING;
-                r = parse_mapping(l, value, "cpus", selector_keys, ELEMENTSOF(selector_keys), s);
+                r = parse_mapping(l, value, what, keys, n_keys, s);
                 if (r < 0)
                         return r;
                 return check_selector(l, value, s);
         case NODE_SEQUENCE:
                 return node_error(
                         l, value,
-                        "cpus: expected a cpu-list or a selector mapping, got a list (write several CPUs as "
+                        "%s: expected a cpu-list or a selector mapping, got a list (write several CPUs as "
                         "one "
-                        "cpu-list string, e.g. cpus: \"0,2-3\")");
+                        "cpu-list string, e.g. %s: \"0,2-3\")",
+                        what, what);
         }
         return type_error(
-                l, value, "cpus",
+                l, value, what,
                 "a cpu-list such as \"2-5\" or a selector mapping (nodes:, packages:, near:, cores:, …)");
+}
+
+/* cpus: a literal cpu-list scalar or a selector mapping; the CpuSelector is at spec->offset. */
+static int parse_cpus(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = (CpuSelector *)((uint8_t *)obj + spec->offset);
+
+        if (value->kind == NODE_SCALAR && streq(value->value, "spread")) {
+                s->location = node_location(l, value);
+                return node_error(
+                        l, value,
+                        "cpus: \"spread\" is only valid in a thread rule (threads: - name: … cpus: "
+                        "spread gives each matching thread its own CPU of the policy's set)");
+        }
+        return parse_selector(l, "cpus", value, selector_keys, ELEMENTSOF(selector_keys), s);
 }
 
 /* A thread rule's cpus: also "spread", each matching thread its own CPU of the policy's set. */
@@ -1659,8 +1696,11 @@ static int parse_threads(Loader *l, const KeySpec *spec, const Node *key, const 
 
 /* ---- policies: -------------------------------------------------------------------------- */
 
-static int parse_policy_name(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        Policy *p = obj;
+/*
+ * The name: of a policy or an irqs:/net: rule: a non-empty string without control characters,
+ * into *name, and its place into *ret_location (may be NULL). Returns 0 or -ENOMEM.
+ */
+static int parse_rule_name(Loader *l, const Node *value, char **name, Location *ret_location) {
         const char *s = NULL;
         int r;
 
@@ -1672,11 +1712,18 @@ static int parse_policy_name(Loader *l, const KeySpec *spec, const Node *key, co
         for (const char *c = s; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == 0x7f)
                         return node_error(l, value, "name: must not contain control characters");
-        r = free_and_strdup(&p->name, s);
+        r = free_and_strdup(name, s);
         if (r < 0)
                 return r;
-        p->name_location = node_location(l, value);
+        if (ret_location)
+                *ret_location = node_location(l, value);
         return 0;
+}
+
+static int parse_policy_name(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+
+        return parse_rule_name(l, value, &p->name, &p->name_location);
 }
 
 static const char *const drift_mode_names[] = {
@@ -1696,15 +1743,16 @@ static const EnumSpec drift_mode_enum = {
         drift_mode_hints,           ELEMENTSOF(drift_mode_hints),
 };
 
+/* on-drift: of a policy or an irqs:/net: rule; the DriftMode is at spec->offset. */
 static int parse_on_drift(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        Policy *p = obj;
+        DriftMode *d = (DriftMode *)((uint8_t *)obj + spec->offset);
         size_t i = 0;
         int r;
 
         r = parse_enum_value(l, value, "on-drift", &drift_mode_enum, &i);
         if (r <= 0)
                 return r;
-        p->on_drift = (DriftMode)i;
+        *d = (DriftMode)i;
         return 0;
 }
 
@@ -1803,7 +1851,7 @@ static const KeySpec policy_keys[] = {
         {"threads", parse_threads},
         {"memory", parse_memory},
         {"scheduler", parse_scheduler, offsetof(Policy, scheduler)},
-        {"on-drift", parse_on_drift},
+        {"on-drift", parse_on_drift, offsetof(Policy, on_drift)},
         {"via", parse_via},
 };
 
@@ -1841,6 +1889,389 @@ static int parse_policies(Loader *l, const KeySpec *spec, const Node *key, const
                 if (r < 0)
                         return r;
                 r = config_add_policy(c, &p);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- irqs: and net: --------------------------------------------------------------------- */
+
+static int device_selector_exclusive(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        return node_error(
+                l, key,
+                "exclusive: applies to policies only (IRQs and network queues don't hold CPUs; a "
+                "selector mapping of an irqs: or net: rule already leaves out the CPUs of exclusive "
+                "policies)");
+}
+
+/* The keys of a selector mapping in an irqs: or net: rule: selector_keys, but exclusive: refused. */
+static const KeySpec device_selector_keys[] = {
+        {"nodes", parse_selector_nodes},
+        {"packages", parse_selector_packages},
+        {"near", parse_selector_near},
+        {"kind", parse_selector_kind},
+        {"reserved", parse_selector_reserved},
+        {"cores", parse_selector_cores},
+        {"cpus", parse_selector_cpus},
+        {"smt", parse_selector_smt},
+        {"exclusive", device_selector_exclusive},
+};
+
+static int parse_irq_name(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        IrqRule *r = obj;
+
+        return parse_rule_name(l, value, &r->name, &r->name_location);
+}
+
+/*
+ * match: device: one or more network interface names or PCI addresses (check_device_name(),
+ * PCI addresses stored canonically); not globs: each is looked up in sysfs by name.
+ */
+static int parse_irq_match_device(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        IrqRule *rule = obj;
+        _cleanup_strv_free_ char **list = NULL;
+        _cleanup_free_ const Node **nodes = NULL;
+        bool ok = true;
+        int r;
+
+        r = parse_string_list(l, spec->name, value, NULL, &list, &nodes);
+        if (r < 0 || !list)
+                return r;
+
+        for (size_t i = 0; list[i]; i++) {
+                const char *name = NULL;
+                char pci[32];
+
+                if (has_glob_chars(list[i])) {
+                        r = node_error(
+                                l, nodes[i],
+                                "device: \"%s\" is not a glob: name a network interface or a PCI address "
+                                "(list several, or match IRQ names with action:)",
+                                esc(l, list[i]));
+                        if (r < 0)
+                                return r;
+                        ok = false;
+                        continue;
+                }
+                r = check_device_name(l, "device", nodes[i], list[i], pci, sizeof pci, &name);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        ok = false;
+                        continue;
+                }
+                if (name != list[i]) {
+                        r = free_and_strdup(&list[i], name);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (!ok)
+                return 0;
+        strv_free(rule->device);
+        rule->device = TAKE_PTR(list);
+        return 0;
+}
+
+/* match: action: fnmatch(3) globs on the action names of /proc/interrupts. */
+static int parse_irq_match_action(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        IrqRule *rule = obj;
+        char **list = NULL;
+        int r;
+
+        r = parse_string_list(l, spec->name, value, NULL, &list, NULL);
+        if (r < 0 || !list)
+                return r;
+        strv_free(rule->action);
+        rule->action = list;
+        return 0;
+}
+
+/* Add an IRQ condition here: each key is a string or a list of strings, matched "any of". */
+static const KeySpec irq_match_keys[] = {
+        {"device", parse_irq_match_device},
+        {"action", parse_irq_match_action},
+};
+
+static int parse_irq_match(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        int r;
+
+        if (value->kind == NODE_ALIAS)
+                return 0;
+        if (value->kind != NODE_MAPPING)
+                return type_error(
+                        l, value, "match",
+                        "a mapping of IRQ conditions (device: an interface or PCI address, action: IRQ "
+                        "name globs)");
+
+        r = parse_mapping(l, value, "irq match", irq_match_keys, ELEMENTSOF(irq_match_keys), obj);
+        if (r < 0)
+                return r;
+        if (value->n_children == 0) {
+                char names[256];
+
+                spec_names(irq_match_keys, ELEMENTSOF(irq_match_keys), names, sizeof names);
+                return node_error(l, value, "match: needs at least one of %s", names);
+        }
+        return 0;
+}
+
+/* An irqs: rule's cpus: a cpu-list or a selector mapping; spread is its own key. */
+static int parse_irq_cpus(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        IrqRule *rule = obj;
+
+        if (value->kind == NODE_SCALAR && streq(value->value, "spread")) {
+                rule->cpus.location = node_location(l, value);
+                return node_error(
+                        l, value,
+                        "cpus: \"spread\" is not valid in an irqs: rule (give the CPUs here and write "
+                        "spread: true next to cpus: to give each IRQ its own CPU)");
+        }
+        return parse_selector(
+                l, "cpus", value, device_selector_keys, ELEMENTSOF(device_selector_keys), &rule->cpus);
+}
+
+static int parse_irq_spread(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        IrqRule *rule = obj;
+        bool b = false;
+        int r;
+
+        r = parse_bool_node(l, value, "spread", &b);
+        if (r <= 0)
+                return r;
+        rule->spread = b;
+        return 0;
+}
+
+/* Add an irqs: rule key here. */
+static const KeySpec irq_rule_keys[] = {
+        {"name", parse_irq_name, .required = true},
+        {"match", parse_irq_match, .required = true},
+        {"cpus", parse_irq_cpus, .required = true},
+        {"spread", parse_irq_spread},
+        {"on-drift", parse_on_drift, offsetof(IrqRule, on_drift)},
+};
+
+static int parse_irqs(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        char buf[64];
+        int r;
+
+        if (value->kind == NODE_ALIAS || node_is_null(value))
+                return 0;
+        if (value->kind != NODE_SEQUENCE)
+                return type_error(l, value, "irqs", "a list of IRQ rules (- name: …)");
+
+        for (size_t i = 0; i < value->n_children; i++) {
+                const Node *item = value->children[i];
+                _cleanup_(irq_rule_done) IrqRule rule = {};
+                const IrqRule *first = NULL;
+
+                if (item->kind == NODE_ALIAS)
+                        continue;
+                if (item->kind != NODE_MAPPING) {
+                        r = node_error(
+                                l, item,
+                                "irqs: each entry must be a mapping (name:, match:, cpus:, …), got %s",
+                                node_describe(item, buf, sizeof buf));
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
+                rule.location = node_location(l, item);
+                r = parse_mapping(l, item, "irq rule", irq_rule_keys, ELEMENTSOF(irq_rule_keys), &rule);
+                if (r < 0)
+                        return r;
+
+                /* Names are unique among the irqs: rules of every file read so far. */
+                first = config_find_irq_rule(c, rule.name);
+                if (first) {
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, rule.name_location.line, rule.name_location.column,
+                                "duplicate irq rule name \"%s\" (first defined at %s:%u:%u)",
+                                esc(l, rule.name), strna(first->name_location.file),
+                                first->name_location.line, first->name_location.column);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                r = config_add_irq_rule(c, &rule);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/*
+ * A net: rule's device: an fnmatch(3) glob on interface names. Checked like a name (no "/",
+ * ":" or white space; a name without glob characters at most 15 bytes), since a pattern with
+ * those can never match.
+ */
+static int parse_net_device(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        NetRule *rule = obj;
+        const char *v = NULL;
+        size_t bad;
+        int r;
+
+        r = node_string(l, value, "device", "an interface name or glob such as eth0 or \"eth*\"", &v);
+        if (r <= 0)
+                return r;
+        if (isempty(v))
+                return node_error(l, value, "device: must not be empty");
+        bad = strcspn(v, "/: \t\n\r\f\v");
+        if (v[bad] != '\0') {
+                unsigned char c = (unsigned char)v[bad];
+
+                if (c == ':')
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                "device: \"%s\" is not an interface name (they contain no \":\"; net: rules "
+                                "select devices by interface name, not by PCI address)",
+                                esc(l, v));
+                else if (c == '/')
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                "device: \"%s\" is not an interface name (they contain no \"/\")",
+                                esc(l, v));
+                else
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                "device: \"%s\" is not an interface name (they contain no white space)",
+                                esc(l, v));
+                return r < 0 ? r : 0;
+        }
+        if (has_control_chars(v))
+                return node_error(l, value, "device: \"%s\" contains control characters", esc(l, v));
+        if (!has_glob_chars(v) && strlen(v) > IFNAME_MAX)
+                return node_error(
+                        l, value,
+                        "device: \"%s\" is %zu characters long, but network interface names have at most %u",
+                        esc(l, v), strlen(v), IFNAME_MAX);
+        r = free_and_strdup(&rule->device, v);
+        if (r < 0)
+                return r;
+        rule->device_location = node_location(l, value);
+        return 0;
+}
+
+static int parse_net_name(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        NetRule *rule = obj;
+
+        return parse_rule_name(l, value, &rule->name, NULL);
+}
+
+/* rps: a cpu-list or a selector mapping, every rx queue's rps_cpus. */
+static int parse_net_rps(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        NetRule *rule = obj;
+
+        if (value->kind == NODE_SCALAR && streq(value->value, "spread")) {
+                rule->rps.location = node_location(l, value);
+                return node_error(
+                        l, value,
+                        "rps: \"spread\" is not valid (every rx queue gets the whole rps: set; to divide "
+                        "CPUs among the transmit queues write xps: spread)");
+        }
+        return parse_selector(
+                l, "rps", value, device_selector_keys, ELEMENTSOF(device_selector_keys), &rule->rps);
+}
+
+/* xps: spread (the rps: CPUs divided among the tx queues), or a cpu-list or selector mapping. */
+static int parse_net_xps(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        NetRule *rule = obj;
+        int r;
+
+        rule->xps_location = node_location(l, value);
+        if (value->kind == NODE_SCALAR && streq(value->value, "spread")) {
+                rule->xps = XPS_SPREAD;
+                return 0;
+        }
+        r = parse_selector(
+                l, "xps", value, device_selector_keys, ELEMENTSOF(device_selector_keys), &rule->xps_cpus);
+        if (r < 0)
+                return r;
+        if (rule->xps_cpus.kind != CPU_SELECTOR_NONE)
+                rule->xps = XPS_SELECTOR;
+        return 0;
+}
+
+/* Add a net: rule key here. */
+static const KeySpec net_rule_keys[] = {
+        {"device", parse_net_device, .required = true},
+        {"name", parse_net_name},
+        {"rps", parse_net_rps},
+        {"xps", parse_net_xps},
+        {"on-drift", parse_on_drift, offsetof(NetRule, on_drift)},
+};
+
+static int parse_net(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        char buf[64];
+        int r;
+
+        if (value->kind == NODE_ALIAS || node_is_null(value))
+                return 0;
+        if (value->kind != NODE_SEQUENCE)
+                return type_error(l, value, "net", "a list of network device rules (- device: …)");
+
+        for (size_t i = 0; i < value->n_children; i++) {
+                const Node *item = value->children[i], *name = NULL;
+                _cleanup_(net_rule_done) NetRule rule = {};
+                const NetRule *first = NULL;
+
+                if (item->kind == NODE_ALIAS)
+                        continue;
+                if (item->kind != NODE_MAPPING) {
+                        r = node_error(
+                                l, item,
+                                "net: each entry must be a mapping (device:, rps:, xps:, …), got %s",
+                                node_describe(item, buf, sizeof buf));
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+
+                rule.location = node_location(l, item);
+                r = parse_mapping(l, item, "net rule", net_rule_keys, ELEMENTSOF(net_rule_keys), &rule);
+                if (r < 0)
+                        return r;
+
+                if (!mapping_key(item, "rps") && !mapping_key(item, "xps")) {
+                        r = node_error(
+                                l, item,
+                                "net rule needs rps: (receive packet steering) or xps: (transmit packet "
+                                "steering), or both");
+                        if (r < 0)
+                                return r;
+                }
+
+                /* The name defaults to the device glob; unique among the net: rules of every file
+                 * read so far, reported where the name was written (or defaulted from). */
+                name = mapping_value(item, "name");
+                if (!name && rule.device) {
+                        r = free_and_strdup(&rule.name, rule.device);
+                        if (r < 0)
+                                return r;
+                        name = mapping_value(item, "device");
+                }
+                first = config_find_net_rule(c, rule.name);
+                if (first && name) {
+                        r = node_error(
+                                l, name, "duplicate net rule name \"%s\" (first defined at %s:%u:%u%s)",
+                                esc(l, rule.name), strna(first->location.file), first->location.line,
+                                first->location.column,
+                                mapping_key(item, "name")
+                                        ? ""
+                                        : "; a net: rule without name: is named after its device: glob");
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                r = config_add_net_rule(c, &rule);
                 if (r < 0)
                         return r;
         }
@@ -1967,6 +2398,32 @@ static int parse_restore_on_exit(
         return 0;
 }
 
+static int parse_rfs(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        unsigned long p = 1;
+        long v = 0;
+        int r;
+
+        /* The kernel's limit of net.core.rps_sock_flow_entries, 2^29. */
+        r = parse_int_range(l, value, "rfs", 1, (long)NETDEV_RFS_ENTRIES_MAX, &v);
+        if (r <= 0)
+                return r;
+        c->rfs_entries = (uint32_t)v;
+        c->rfs_location = node_location(l, value);
+        while (p < (unsigned long)v)
+                p <<= 1;
+        if (p != (unsigned long)v) {
+                r = node_warning(
+                        l, value,
+                        "rfs: the kernel rounds %ld up to a power of two: the flow table will have %lu "
+                        "entries",
+                        v, p);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int misplaced_rule(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         return node_error(
                 l, key, "%s: belongs in a policy.d/*.yaml file, not in " SETTINGS_NAME, spec->name);
@@ -1976,21 +2433,30 @@ static int misplaced_setting(Loader *l, const KeySpec *spec, const Node *key, co
         return node_error(l, key, "%s: belongs in " SETTINGS_NAME ", not in a policy.d file", spec->name);
 }
 
-/* affinityd.yaml. Add a setting here (rfs:, allow-realtime: …); rule keys get misplaced_rule. */
+/* affinityd.yaml. Add a setting here (allow-realtime: …); rule keys get misplaced_rule. */
 static const KeySpec settings_keys[] = {
         {"reserve", parse_reserve},
         {"poll-interval", parse_poll_interval},
         {"drift-interval", parse_drift_interval},
         {"allow-realtime", parse_allow_realtime},
         {"restore-on-exit", parse_restore_on_exit},
+        {"rfs", parse_rfs},
         {"policies", misplaced_rule},
+        {"irqs", misplaced_rule},
+        {"net", misplaced_rule},
 };
 
-/* policy.d/ *.yaml. Add a rule kind here (irqs:, net: …); settings get misplaced_setting. */
+/* policy.d/ *.yaml. Add a rule kind here (policies:, irqs:, net: …); settings get misplaced_setting. */
 static const KeySpec rules_keys[] = {
-        {"policies", parse_policies},          {"reserve", misplaced_setting},
-        {"poll-interval", misplaced_setting},  {"drift-interval", misplaced_setting},
-        {"allow-realtime", misplaced_setting}, {"restore-on-exit", misplaced_setting},
+        {"policies", parse_policies},
+        {"irqs", parse_irqs},
+        {"net", parse_net},
+        {"reserve", misplaced_setting},
+        {"poll-interval", misplaced_setting},
+        {"drift-interval", misplaced_setting},
+        {"allow-realtime", misplaced_setting},
+        {"restore-on-exit", misplaced_setting},
+        {"rfs", misplaced_setting},
 };
 
 static bool spec_has(const KeySpec *specs, size_t n, const char *key) {
@@ -2018,9 +2484,33 @@ static const char *misplaced_key_hint(const char *what, const char *key) {
                 return "migrate: goes under memory:";
         if (streq(what, "scheduler") && spec_has(io_keys, ELEMENTSOF(io_keys), key))
                 return "I/O priority keys go under io:";
-        if ((streq(what, "thread rule") || streq(what, "policy") || streq(what, "cpus")) &&
-            streq(key, "spread"))
+        if ((streq(what, "thread rule") || streq(what, "policy")) && streq(key, "spread"))
                 return "write cpus: spread in a thread rule";
+        if (streq(what, "cpus") && streq(key, "spread"))
+                return "write cpus: spread in a thread rule, or spread: true next to cpus: in an irqs: "
+                       "rule";
+        if ((streq(what, "irq rule") || streq(what, "net rule")) && streq(key, "exclusive"))
+                return "exclusive: applies to policies only";
+        if (streq(what, "irq rule") && spec_has(irq_match_keys, ELEMENTSOF(irq_match_keys), key))
+                return "conditions go under match:";
+        if (streq(what, "irq rule") && spec_has(selector_keys, ELEMENTSOF(selector_keys), key))
+                return "selector keys go under cpus:";
+        if (streq(what, "irq match") && spec_has(irq_rule_keys, ELEMENTSOF(irq_rule_keys), key))
+                return "it belongs to the irqs: rule, one level up, not under match:";
+        if (streq(what, "irq match") && spec_has(match_keys, ELEMENTSOF(match_keys), key))
+                return "IRQs are matched by device: (an interface or PCI address) and action: (IRQ "
+                       "names), processes in policies:";
+        if (streq(what, "net rule") && streq(key, "cpus"))
+                return "a net: rule sets rps: (receive) and xps: (transmit) CPUs; interrupt CPUs go in "
+                       "an irqs: rule";
+        if (streq(what, "net rule") && spec_has(selector_keys, ELEMENTSOF(selector_keys), key))
+                return "selector keys go under rps: or xps:";
+        if (streq(what, "net rule") && streq(key, "match"))
+                return "a net: rule selects devices by device: (a glob on interface names)";
+        if (streq(what, "net rule") && streq(key, "spread"))
+                return "write xps: spread";
+        if ((streq(what, "rps") || streq(what, "xps")) && streq(key, "spread"))
+                return "write xps: spread as the whole value of xps:";
         return NULL;
 }
 

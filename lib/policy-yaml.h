@@ -34,6 +34,19 @@
  * only; in a thread rule it is an error saying why): nodes: local or a node list (required),
  * migrate: true|false (default false). The settings' allow-realtime: true|false (default false)
  * gates fifo, rr and io class realtime: config_verify() refuses them without it.
+ *
+ * Device rules (policy.d files, beside policies:; docs/policy-format.md): irqs: entries have
+ * name: (required, unique among the irqs: rules of every file read), match: (required, at least
+ * one of device: — interface names or PCI addresses, not globs, PCI addresses stored
+ * canonically — and action: — globs on IRQ names; each a string or a list), cpus: (required: a
+ * cpu-list or a selector mapping), spread: true|false (default false) and on-drift:. net:
+ * entries have device: (required: a glob on interface names), name: (default: the device glob;
+ * unique among the net: rules), rps: (a cpu-list or a selector mapping), xps: (spread, a
+ * cpu-list or a selector mapping) — at least one of rps:/xps: — and on-drift:. Their selector
+ * mappings take the keys of a policy's except exclusive: (an error: it applies to policies
+ * only), and the word spread is an error for cpus: and rps:. rfs: (affinityd.yaml only) is an
+ * integer from 1 to 2^29 (NETDEV_RFS_ENTRIES_MAX, the kernel's limit); a value that is not a power of
+ * two gets a warning (the kernel rounds it up).
  */
 
 #include "policy.h"
@@ -125,7 +138,9 @@ int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag);
  * Parses one YAML document from memory into c, as settings (is_settings) or as rules.
  * file names the source in diagnostics (NULL: "<string>") and is appended to c->files.
  * text need not be NUL-terminated; len is in bytes. diag may be NULL (diagnostics dropped).
- * Duplicate policy names are found by config_verify(), not here.
+ * Duplicate policy names are found by config_verify(), not here; a duplicate irqs: or net:
+ * rule name is reported here, against the rules already in c (so across files read into one
+ * Config too).
  * Returns 0, -EINVAL (errors in *diag; c then holds a partial model and should be freed),
  * -ENOMEM. Mainly for tests and fuzzing.
  */

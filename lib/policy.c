@@ -61,12 +61,38 @@ void policy_done(Policy *p) {
         *p = (Policy){};
 }
 
+void irq_rule_done(IrqRule *r) {
+        if (!r)
+                return;
+        free(r->name);
+        strv_free(r->device);
+        strv_free(r->action);
+        cpu_selector_done(&r->cpus);
+        *r = (IrqRule){};
+}
+
+void net_rule_done(NetRule *r) {
+        if (!r)
+                return;
+        free(r->name);
+        free(r->device);
+        cpu_selector_done(&r->rps);
+        cpu_selector_done(&r->xps_cpus);
+        *r = (NetRule){};
+}
+
 Config *config_free(Config *c) {
         if (!c)
                 return NULL;
         for (size_t i = 0; i < c->n_policies; i++)
                 policy_done(&c->policies[i]);
         free(c->policies);
+        for (size_t i = 0; i < c->n_irq_rules; i++)
+                irq_rule_done(&c->irq_rules[i]);
+        free(c->irq_rules);
+        for (size_t i = 0; i < c->n_net_rules; i++)
+                net_rule_done(&c->net_rules[i]);
+        free(c->net_rules);
         cpuset_done(&c->reserve);
         strv_free(c->files);
         free(c);
@@ -112,4 +138,42 @@ int config_add_policy(Config *c, Policy *p) {
         c->facts |= p->match.facts;
         *p = (Policy){};
         return 0;
+}
+
+int config_add_irq_rule(Config *c, IrqRule *r) {
+        IrqRule *l = reallocarray(c->irq_rules, c->n_irq_rules + 1, sizeof(IrqRule));
+        if (!l)
+                return -ENOMEM;
+        c->irq_rules = l;
+        c->irq_rules[c->n_irq_rules++] = *r;
+        *r = (IrqRule){};
+        return 0;
+}
+
+int config_add_net_rule(Config *c, NetRule *r) {
+        NetRule *l = reallocarray(c->net_rules, c->n_net_rules + 1, sizeof(NetRule));
+        if (!l)
+                return -ENOMEM;
+        c->net_rules = l;
+        c->net_rules[c->n_net_rules++] = *r;
+        *r = (NetRule){};
+        return 0;
+}
+
+const IrqRule *config_find_irq_rule(const Config *c, const char *name) {
+        if (!c || !name)
+                return NULL;
+        for (size_t i = 0; i < c->n_irq_rules; i++)
+                if (streq_ptr(c->irq_rules[i].name, name))
+                        return &c->irq_rules[i];
+        return NULL;
+}
+
+const NetRule *config_find_net_rule(const Config *c, const char *name) {
+        if (!c || !name)
+                return NULL;
+        for (size_t i = 0; i < c->n_net_rules; i++)
+                if (streq_ptr(c->net_rules[i].name, name))
+                        return &c->net_rules[i];
+        return NULL;
 }

@@ -182,6 +182,50 @@ typedef struct Policy {
         Location via_location; /* of the via: value (zero when not given) */
 } Policy;
 
+/*
+ * irqs: rules. An IRQ is selected when every given match key matches (a list means "any of"):
+ * device: the MSI/MSI-X vectors (or the legacy INTx line) of the PCI function of a network
+ * interface or of a PCI address, from sysfs; action: fnmatch(3) globs on the IRQ's action
+ * names as /proc/interrupts shows them (each name of a shared IRQ is tried; an IRQ with a blank
+ * name matches only "*"). At least one key is given. For an IRQ the first matching rule wins,
+ * in file order. See lib/devplan.h for how the CPUs are handed out.
+ */
+typedef struct IrqRule {
+        char *name; /* unique among irqs: rules */
+        Location location;      /* of the list item */
+        Location name_location; /* of the name: value */
+        char **device;          /* match.device: interface names or PCI addresses; NULL: not given */
+        char **action;          /* match.action: globs; NULL: not given */
+        CpuSelector cpus;       /* required (kind LITERAL or MAPPING) */
+        bool spread;            /* spread: true — one CPU per IRQ, round robin, in IRQ order */
+        DriftMode on_drift;     /* report (default), enforce, respect (stop managing that IRQ) */
+} IrqRule;
+
+/* xps: of a net: rule. */
+typedef enum XpsMode {
+        XPS_NONE,     /* no xps: key — transmit queues untouched */
+        XPS_SPREAD,   /* xps: spread — the CPUs of the rule's rps: selection (without rps:, what an
+                       * empty selector mapping gives) divided among the tx queues */
+        XPS_SELECTOR, /* xps: SELECTOR — that selector's CPUs divided among the tx queues */
+} XpsMode;
+
+/*
+ * net: rules, per network device (receive and transmit packet steering, kernel
+ * Documentation/networking/scaling.rst). For a device the first rule whose device glob matches
+ * wins, in file order.
+ */
+typedef struct NetRule {
+        char *name;             /* name: if given, else a copy of device; unique among net: rules */
+        Location location;      /* of the list item */
+        char *device;           /* fnmatch(3) glob on interface names */
+        Location device_location;
+        CpuSelector rps;        /* kind NONE: rx queues untouched; else every rx-N/rps_cpus */
+        XpsMode xps;
+        CpuSelector xps_cpus;   /* XPS_SELECTOR */
+        Location xps_location;  /* of the xps: value */
+        DriftMode on_drift;     /* report (default), enforce, respect */
+} NetRule;
+
 /* A whole configuration: affinityd.yaml settings plus every policy, in file order. */
 typedef struct Config {
         char **files; /* every file read, in the order read (affinityd.yaml first if present) */
@@ -198,8 +242,16 @@ typedef struct Config {
         /* drift-interval: period of the drift re-check of managed threads, µs; 0 = not set (no
          * re-check, no timer) */
         uint64_t drift_interval_usec;
+        /* rfs: global RFS flow table size (net.core.rps_sock_flow_entries), 0 = not set; on
+         * each rx queue an rps: rule covers, rps_flow_cnt = rfs / number of rx queues */
+        uint32_t rfs_entries;
+        Location rfs_location;
         Policy *policies; /* in the order rules apply: first match wins */
         size_t n_policies;
+        IrqRule *irq_rules; /* irqs:, in file order: first match wins */
+        size_t n_irq_rules;
+        NetRule *net_rules; /* net:, in file order: first match wins */
+        size_t n_net_rules;
         unsigned facts; /* union of every matcher's facts */
 } Config;
 
@@ -219,6 +271,8 @@ void policy_done(Policy *p);
 void matcher_done(Matcher *m);
 void cpu_selector_done(CpuSelector *s);
 void thread_rule_done(ThreadRule *t);
+void irq_rule_done(IrqRule *r);
+void net_rule_done(NetRule *r);
 
 /*
  * Moves *p to the end of c->policies (first match wins, so this is file order) and adds its
@@ -226,6 +280,15 @@ void thread_rule_done(ThreadRule *t);
  * c->policies are invalidated. Returns 0 or -ENOMEM.
  */
 int config_add_policy(Config *c, Policy *p);
+
+/* Move *r to the end of c->irq_rules / c->net_rules (file order). *r is zeroed on success and
+ * untouched on failure. Returns 0 or -ENOMEM. */
+int config_add_irq_rule(Config *c, IrqRule *r);
+int config_add_net_rule(Config *c, NetRule *r);
+
+/* The irqs: / net: rule named name, or NULL. */
+const IrqRule *config_find_irq_rule(const Config *c, const char *name);
+const NetRule *config_find_net_rule(const Config *c, const char *name);
 
 /* The policy named name, or NULL. */
 const Policy *config_find_policy(const Config *c, const char *name);

@@ -1102,7 +1102,8 @@ START_TEST(test_selector_errors) {
                 "unknown key \"spread\" in thread rule (write cpus: spread in a thread rule)");
         check_one_error(
                 P "    cpus: {spread: true}\n", 4, 12,
-                "unknown key \"spread\" in cpus (write cpus: spread in a thread rule)");
+                "unknown key \"spread\" in cpus (write cpus: spread in a thread rule, or spread: true "
+                "next to cpus: in an irqs: rule)");
         check_one_error(
                 P "    threads:\n      - name: t\n        cpus: [spread]\n", 6, 15,
                 "cpus: expected a cpu-list or a selector mapping, got a list");
@@ -1542,6 +1543,498 @@ START_TEST(test_read_changing_file) {
 }
 END_TEST
 
+/* ---- irqs:, net: and rfs: ----------------------------------------------------------------- */
+
+static const char devices_text[] = "# IRQ and network queue rules beside a policy.\n"          /* 1 */
+                                   "irqs:\n"                                                   /* 2 */
+                                   "  - name: nic\n"                                           /* 3 */
+                                   "    match: { device: eth0, action: \"virtio*-input*\" }\n" /* 4 */
+                                   "    cpus: { near: eth0, reserved: only }\n"                /* 5 */
+                                   "    spread: true\n"                                        /* 6 */
+                                   "    on-drift: enforce\n"                                   /* 7 */
+                                   "  - name: storage\n"                                       /* 8 */
+                                   "    match:\n"                                              /* 9 */
+                                   "      device: [\"3b:00.0\", \"0000:5E:00.1\", eno1]\n"     /* 10 */
+                                   "    cpus: \"2-3\"\n"                                       /* 11 */
+                                   "    spread: false\n"                                       /* 12 */
+                                   "  - name: timers\n"                                        /* 13 */
+                                   "    match: { action: [rtc0, \"i8042*\"] }\n"               /* 14 */
+                                   "    cpus: {}\n"                                            /* 15 */
+                                   "    on-drift: respect\n"                                   /* 16 */
+                                   "net:\n"                                                    /* 17 */
+                                   "  - device: \"eth*\"\n"                                    /* 18 */
+                                   "    name: nic-steering\n"                                  /* 19 */
+                                   "    rps: { near: eth0 }\n"                                 /* 20 */
+                                   "    xps: spread\n"                                         /* 21 */
+                                   "    on-drift: report\n"                                    /* 22 */
+                                   "  - device: vt0\n"                                         /* 23 */
+                                   "    rps: \"0-1\"\n"                                        /* 24 */
+                                   "  - device: \"veth*\"\n"                                   /* 25 */
+                                   "    xps: { nodes: 1, cpus: 4 }\n"                          /* 26 */
+                                   "    on-drift: enforce\n"                                   /* 27 */
+                                   "policies:\n"                                               /* 28 */
+                                   "  - name: svc\n"                                           /* 29 */
+                                   "    match: { comm: svc }\n"                                /* 30 */
+                                   "    cpus: { near: eth0 }\n";                               /* 31 */
+
+static const char rfs_settings_text[] = "# RFS for every device an rps: rule covers\n" /* 1 */
+                                        "reserve: \"0-3\"\n"                           /* 2 */
+                                        "rfs: 32768\n";                                /* 3 */
+
+static void assert_location(const Location *loc, unsigned line, unsigned column) {
+        ck_assert_str_eq(loc->file, "test.yaml");
+        ck_assert_uint_eq(loc->line, line);
+        ck_assert_uint_eq(loc->column, column);
+}
+
+START_TEST(test_devices_model) {
+        const IrqRule *nic, *storage, *timers;
+        const NetRule *steer, *vt, *veth;
+
+        ck_assert_int_eq(parse(devices_text), 0);
+        if (diag.n_items > 0)
+                dump_diagnostics(&diag);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_uint_eq(config->n_irq_rules, 3);
+        ck_assert_uint_eq(config->n_net_rules, 3);
+        ck_assert_uint_eq(config->n_policies, 1);
+        ck_assert_uint_eq(config->rfs_entries, 0); /* not in a rules file */
+
+        nic = &config->irq_rules[0];
+        ck_assert_ptr_eq(config_find_irq_rule(config, "nic"), nic);
+        ck_assert_str_eq(nic->name, "nic");
+        assert_location(&nic->location, 3, 5);
+        assert_location(&nic->name_location, 3, 11);
+        ck_assert(strv_is(nic->device, "eth0", NULL));
+        ck_assert(strv_is(nic->action, "virtio*-input*", NULL));
+        ck_assert_int_eq(nic->cpus.kind, CPU_SELECTOR_MAPPING);
+        assert_location(&nic->cpus.location, 5, 11);
+        ck_assert_str_eq(nic->cpus.near, "eth0");
+        ck_assert_int_eq(nic->cpus.reserved, RESERVED_ONLY);
+        ck_assert(!nic->cpus.exclusive);
+        ck_assert(!nic->cpus.has_nodes);
+        ck_assert(nic->spread);
+        ck_assert_int_eq(nic->on_drift, DRIFT_ENFORCE);
+
+        storage = &config->irq_rules[1];
+        ck_assert_ptr_eq(config_find_irq_rule(config, "storage"), storage);
+        assert_location(&storage->location, 8, 5);
+        /* PCI addresses in sysfs's form: domain added, lower case; interface names as written. */
+        ck_assert(strv_is(storage->device, "0000:3b:00.0", "0000:5e:00.1", "eno1", NULL));
+        ck_assert_ptr_null(storage->action);
+        ck_assert_int_eq(storage->cpus.kind, CPU_SELECTOR_LITERAL);
+        ck_assert(set_is(&storage->cpus.literal, "2-3"));
+        ck_assert(!storage->spread);
+        ck_assert_int_eq(storage->on_drift, DRIFT_REPORT); /* the default */
+
+        timers = &config->irq_rules[2];
+        ck_assert_ptr_null(timers->device);
+        ck_assert(strv_is(timers->action, "rtc0", "i8042*", NULL));
+        ck_assert_int_eq(timers->cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert_ptr_null(timers->cpus.near);
+        ck_assert_int_eq(timers->cpus.reserved, RESERVED_AVOID);
+        ck_assert(!timers->spread);
+        ck_assert_int_eq(timers->on_drift, DRIFT_RESPECT);
+        ck_assert_ptr_null(config_find_irq_rule(config, "svc"));
+
+        steer = &config->net_rules[0];
+        ck_assert_ptr_eq(config_find_net_rule(config, "nic-steering"), steer);
+        ck_assert_str_eq(steer->device, "eth*");
+        assert_location(&steer->location, 18, 5);
+        assert_location(&steer->device_location, 18, 13);
+        ck_assert_int_eq(steer->rps.kind, CPU_SELECTOR_MAPPING);
+        ck_assert_str_eq(steer->rps.near, "eth0");
+        assert_location(&steer->rps.location, 20, 10);
+        ck_assert_int_eq(steer->xps, XPS_SPREAD);
+        ck_assert_int_eq(steer->xps_cpus.kind, CPU_SELECTOR_NONE);
+        assert_location(&steer->xps_location, 21, 10);
+        ck_assert_int_eq(steer->on_drift, DRIFT_REPORT);
+
+        /* Without name: the rule is named after its device glob. */
+        vt = &config->net_rules[1];
+        ck_assert_str_eq(vt->name, "vt0");
+        ck_assert_ptr_eq(config_find_net_rule(config, "vt0"), vt);
+        ck_assert_int_eq(vt->rps.kind, CPU_SELECTOR_LITERAL);
+        ck_assert(set_is(&vt->rps.literal, "0-1"));
+        ck_assert_int_eq(vt->xps, XPS_NONE);
+        ck_assert_int_eq(vt->on_drift, DRIFT_REPORT);
+
+        veth = &config->net_rules[2];
+        ck_assert_str_eq(veth->name, "veth*");
+        ck_assert_str_eq(veth->device, "veth*");
+        ck_assert_int_eq(veth->rps.kind, CPU_SELECTOR_NONE);
+        ck_assert_int_eq(veth->xps, XPS_SELECTOR);
+        ck_assert_int_eq(veth->xps_cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert(veth->xps_cpus.has_nodes);
+        ck_assert(set_is(&veth->xps_cpus.nodes, "1"));
+        ck_assert_uint_eq(veth->xps_cpus.n_cpus, 4);
+        assert_location(&veth->xps_location, 26, 10);
+        ck_assert_int_eq(veth->on_drift, DRIFT_ENFORCE);
+        ck_assert_ptr_null(config_find_net_rule(config, "nic"));
+
+        /* Policies are untouched by the new lists. */
+        ck_assert_str_eq(config->policies[0].name, "svc");
+        ck_assert_str_eq(config->policies[0].cpus.near, "eth0");
+
+        /* A file with only device rules, and empty lists. */
+        ck_assert_int_eq(parse("net:\n  - device: lo\n    xps: \"0\"\n"), 0);
+        ck_assert_uint_eq(config->n_net_rules, 1);
+        ck_assert_uint_eq(config->n_irq_rules, 0);
+        ck_assert_uint_eq(config->n_policies, 0);
+        ck_assert_int_eq(parse("irqs: []\nnet:\npolicies: []\n"), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_uint_eq(config->n_irq_rules + config->n_net_rules + config->n_policies, 0);
+}
+END_TEST
+
+START_TEST(test_settings_rfs) {
+        ck_assert_int_eq(parse_as(rfs_settings_text, true), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_uint_eq(config->rfs_entries, 32768);
+        assert_location(&config->rfs_location, 3, 6);
+        ck_assert(set_is(&config->reserve, "0-3"));
+
+        ck_assert_int_eq(parse_as("rfs: 536870912\n", true), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_uint_eq(config->rfs_entries, 536870912U);
+        ck_assert_int_eq(parse_as("rfs: \"1\"\n", true), 0);
+        ck_assert_uint_eq(config->rfs_entries, 1);
+        ck_assert_int_eq(parse_as("reserve: 0\n", true), 0);
+        ck_assert_uint_eq(config->rfs_entries, 0); /* not set */
+
+        /* Not a power of two: loads, with a warning saying what the kernel makes of it. */
+        ck_assert_int_eq(parse_as("rfs: 30000\n", true), 0);
+        ck_assert_uint_eq(config->rfs_entries, 30000);
+        ck_assert_uint_eq(diag.n_errors, 0);
+        ck_assert_uint_eq(diag.n_warnings, 1);
+        assert_diag_full(
+                &diag, DIAGNOSTIC_WARNING, "test.yaml", 1, 6,
+                "rfs: the kernel rounds 30000 up to a power of two: the flow table will have 32768 entries");
+
+        check_one_settings_error("rfs: 0\n", 1, 6, "rfs: 0 is out of range (1 to 536870912)");
+        check_one_settings_error(
+                "rfs: 536870913\n", 1, 6, "rfs: 536870913 is out of range (1 to 536870912)");
+        check_one_settings_error("rfs: -4096\n", 1, 6, "rfs: -4096 is out of range (1 to 536870912)");
+        check_one_settings_error(
+                "rfs: 32k\n", 1, 6, "rfs: expected a number from 1 to 536870912, got \"32k\"");
+        check_one_settings_error(
+                "rfs: [4096]\n", 1, 6, "rfs: expected a number from 1 to 536870912, got a list");
+        check_one_settings_error(
+                "reserve: 0\nrfs:\n", 2, 5,
+                "rfs: expected a number from 1 to 536870912, got an empty value");
+        check_one_settings_error(
+                "rsf: 4096\n", 1, 1, "unknown key \"rsf\" in the top level (did you mean \"rfs\"?)");
+        /* Each list and setting in its own file, and the message says which. */
+        check_one_error(
+                "# global\nrfs: 4096\n", 2, 1, "rfs: belongs in affinityd.yaml, not in a policy.d file");
+        check_one_settings_error(
+                "reserve: 0\nirqs: []\n", 2, 1,
+                "irqs: belongs in a policy.d/*.yaml file, not in affinityd.yaml");
+        check_one_settings_error(
+                "net:\n  - device: eth0\n", 1, 1,
+                "net: belongs in a policy.d/*.yaml file, not in affinityd.yaml");
+}
+END_TEST
+
+/* The start of an irqs: rule: line 4 is the line under test. */
+#define IRQ "irqs:\n  - name: nic\n    match: {device: eth0}\n"
+
+START_TEST(test_irq_errors) {
+        /* exclusive: and spread are a policy's; everything else of a selector works. */
+        check_one_error(
+                IRQ "    cpus: {near: eth0, exclusive: true}\n", 4, 24,
+                "exclusive: applies to policies only (IRQs and network queues don't hold CPUs");
+        check_one_error(IRQ "    cpus: {exclusive: false}\n", 4, 12, "exclusive: applies to policies only");
+        check_one_error(
+                IRQ "    exclusive: true\n    cpus: \"1\"\n", 4, 5,
+                "unknown key \"exclusive\" in irq rule (exclusive: applies to policies only)");
+        check_one_error(
+                IRQ "    cpus: spread\n", 4, 11,
+                "cpus: \"spread\" is not valid in an irqs: rule (give the CPUs here and write spread: true "
+                "next to cpus: to give each IRQ its own CPU)");
+        check_one_error(
+                IRQ "    cpus: {spread: true}\n", 4, 12,
+                "unknown key \"spread\" in cpus (write cpus: spread in a thread rule, or spread: true next "
+                "to cpus: in an irqs: rule)");
+        check_one_error(
+                IRQ "    cpus: [0, 1]\n", 4, 11,
+                "cpus: expected a cpu-list or a selector mapping, got a list (write several CPUs as one "
+                "cpu-list string, e.g. cpus: \"0,2-3\")");
+        check_one_error(IRQ "    cpus: \"0-x\"\n", 4, 14, "cpus: invalid cpu-list \"0-x\"");
+        check_one_error(IRQ "    cpus: {cores: 0}\n", 4, 19, "cores: must be at least 1");
+        check_one_error(
+                IRQ "    cpus: {cpus: 2, cores: 1}\n", 4, 21, "cores: and cpus: can't be used together");
+        check_one_error(
+                IRQ "    cpus: {nods: 1}\n", 4, 12,
+                "unknown key \"nods\" in cpus (did you mean \"nodes\"?)");
+        check_one_error(
+                IRQ "    cpus: {near: \"eth/0\"}\n", 4, 22,
+                "near: \"eth/0\" is not a network interface name");
+        check_one_error(
+                IRQ "    cpus:\n", 4, 10,
+                "cpus: expected a cpu-list such as \"2-5\" or a selector mapping (nodes:, packages:, near:, "
+                "cores:, …), got an empty value");
+
+        /* The rule's own keys. */
+        check_one_error(
+                IRQ "    cpus: \"1\"\n    spread: maybe\n", 5, 13,
+                "spread: expected true or false, got \"maybe\"");
+        check_one_error(
+                IRQ "    cpus: \"1\"\n    spred: true\n", 5, 5,
+                "unknown key \"spred\" in irq rule (did you mean \"spread\"?)");
+        check_one_error(
+                IRQ "    cpus: \"1\"\n    on-drift: fix\n", 5, 15,
+                "on-drift: invalid value \"fix\" (expected report, enforce or respect)");
+        check_one_error(
+                IRQ "    cpus: \"1\"\n    on-drift: restore\n", 5, 15,
+                "on-drift: invalid value \"restore\" (did you mean \"enforce\"?)");
+        check_one_error(
+                IRQ "    device: eth1\n    cpus: \"1\"\n", 4, 5,
+                "unknown key \"device\" in irq rule (conditions go under match:)");
+        check_one_error(
+                IRQ "    near: eth0\n    cpus: \"1\"\n", 4, 5,
+                "unknown key \"near\" in irq rule (selector keys go under cpus:)");
+        check_one_error(
+                IRQ "    cpus: \"1\"\n    cpus: \"2\"\n", 5, 5,
+                "duplicate key \"cpus\" in irq rule (first given at line 4, column 5)");
+
+        /* Required keys, reported at the rule. */
+        check_one_error(IRQ, 2, 5, "irq rule is missing the required key \"cpus\"");
+        check_one_error(
+                "irqs:\n  - name: nic\n    cpus: \"1\"\n", 2, 5,
+                "irq rule is missing the required key \"match\"");
+        check_one_error(
+                "irqs:\n  - match: {action: x}\n    cpus: \"1\"\n", 2, 5,
+                "irq rule is missing the required key \"name\"");
+        check_one_error(
+                "irqs:\n  - name: \"\"\n    match: {action: x}\n    cpus: \"1\"\n", 2, 11,
+                "name: must not be empty");
+
+        /* match: at least one of device:/action:, each a string or a list of strings. */
+#define IRQ_MATCH(m) "irqs:\n  - name: nic\n    match: " m "\n    cpus: \"1\"\n"
+        check_one_error(IRQ_MATCH("{}"), 3, 12, "match: needs at least one of device, action");
+        check_one_error(
+                IRQ_MATCH("eth0"), 3, 12,
+                "match: expected a mapping of IRQ conditions (device: an interface or PCI address, action: "
+                "IRQ name globs), got \"eth0\"");
+        check_one_error(
+                IRQ_MATCH("{devcie: eth0}"), 3, 13,
+                "unknown key \"devcie\" in irq match (did you mean \"device\"?)");
+        check_one_error(
+                IRQ_MATCH("{comm: eth0}"), 3, 13,
+                "unknown key \"comm\" in irq match (IRQs are matched by device: (an interface or PCI "
+                "address) and action: (IRQ names), processes in policies:)");
+        check_one_error(
+                IRQ_MATCH("{action: x, spread: true}"), 3, 24,
+                "unknown key \"spread\" in irq match (it belongs to the irqs: rule, one level up, not under "
+                "match:)");
+        check_one_error(IRQ_MATCH("{action: []}"), 3, 21, "action: the list is empty");
+        check_one_error(IRQ_MATCH("{action: \"\"}"), 3, 21, "action: empty pattern");
+        check_one_error(
+                IRQ_MATCH("{action: {a: b}}"), 3, 21, "action: expected a string or a list of strings");
+        check_one_error(
+                IRQ_MATCH("{device: \"eth*\"}"), 3, 21,
+                "device: \"eth*\" is not a glob: name a network interface or a PCI address");
+        check_one_error(
+                IRQ_MATCH("{device: [eth0, \"a/b\"]}"), 3, 30,
+                "device: \"a/b\" is not a network interface name (they contain no \"/\"");
+        check_one_error(
+                IRQ_MATCH("{device: \"3b:00\"}"), 3, 21,
+                "device: \"3b:00\" is not a PCI address (expected DOMAIN:BUS:DEVICE.FUNCTION in hex");
+        check_one_error(
+                IRQ_MATCH("{device: averyveryverylongname}"), 3, 21,
+                "device: \"averyveryverylongname\" is 21 characters long, but network interface names have "
+                "at most 15");
+#undef IRQ_MATCH
+
+        /* The list itself. */
+        check_one_error(
+                "irqs: {name: nic}\n", 1, 7,
+                "irqs: expected a list of IRQ rules (- name: …), got a mapping");
+        check_one_error(
+                "irqs:\n  - nic\n", 2, 5,
+                "irqs: each entry must be a mapping (name:, match:, cpus:, …), got \"nic\"");
+        check_one_error(
+                "irq:\n  - name: nic\n", 1, 1,
+                "unknown key \"irq\" in the top level (did you mean \"irqs\"?)");
+}
+END_TEST
+
+#undef IRQ
+
+/* The start of a net: rule: line 3 is the line under test. */
+#define NET "net:\n  - device: eth0\n"
+
+START_TEST(test_net_errors) {
+        check_one_error(
+                NET "    rps: {near: eth0, exclusive: true}\n", 3, 23,
+                "exclusive: applies to policies only");
+        check_one_error(NET "    xps: {exclusive: false}\n", 3, 11, "exclusive: applies to policies only");
+        check_one_error(
+                NET "    rps: spread\n", 3, 10,
+                "rps: \"spread\" is not valid (every rx queue gets the whole rps: set; to divide CPUs among "
+                "the transmit queues write xps: spread)");
+        check_one_error(
+                NET "    xps: [0]\n", 3, 10,
+                "xps: expected a cpu-list or a selector mapping, got a list (write several CPUs as one "
+                "cpu-list string, e.g. xps: \"0,2-3\")");
+        check_one_error(NET "    rps: \"0-x\"\n", 3, 13, "rps: invalid cpu-list \"0-x\"");
+        check_one_error(
+                NET "    xps:\n", 3, 9,
+                "xps: expected a cpu-list such as \"2-5\" or a selector mapping (nodes:, packages:, near:, "
+                "cores:, …), got an empty value");
+        check_one_error(NET "    rps: {cores: 0}\n", 3, 18, "cores: must be at least 1");
+        check_one_error(
+                NET "    xps: {nodes: 0, spread: true}\n", 3, 21,
+                "unknown key \"spread\" in xps (write xps: spread as the whole value of xps:)");
+        check_one_error(
+                NET "    rps: \"0\"\n    on-drift: sometimes\n", 4, 15,
+                "on-drift: invalid value \"sometimes\" (expected report, enforce or respect)");
+        check_one_error(
+                NET "    rps: \"0\"\n    cpus: \"1\"\n", 4, 5,
+                "unknown key \"cpus\" in net rule (a net: rule sets rps: (receive) and xps: (transmit) "
+                "CPUs; interrupt CPUs go in an irqs: rule)");
+        check_one_error(
+                NET "    rps: \"0\"\n    near: eth0\n", 4, 5,
+                "unknown key \"near\" in net rule (selector keys go under rps: or xps:)");
+        check_one_error(
+                NET "    rps: \"0\"\n    spread: true\n", 4, 5,
+                "unknown key \"spread\" in net rule (write xps: spread)");
+        check_one_error(
+                NET "    rps: \"0\"\n    match: {comm: x}\n", 4, 5,
+                "unknown key \"match\" in net rule (a net: rule selects devices by device: (a glob on "
+                "interface names))");
+        check_one_error(
+                NET "    rps: \"0\"\n    xsp: spread\n", 4, 5,
+                "unknown key \"xsp\" in net rule (did you mean \"xps\"?)");
+        check_one_error(NET "    rps: \"0\"\n    name: \"\"\n", 4, 11, "name: must not be empty");
+
+        /* A rule that steers nothing, and a rule for no device. */
+        check_one_error(
+                NET "    on-drift: enforce\n", 2, 5,
+                "net rule needs rps: (receive packet steering) or xps: (transmit packet steering), or both");
+        check_one_error(NET, 2, 5, "net rule needs rps:");
+        check_one_error("net:\n  - rps: \"0\"\n", 2, 5, "net rule is missing the required key \"device\"");
+
+        /* device: a glob on interface names, so what no name can contain is an error. */
+        check_one_error(
+                "net:\n  - device: \"0000:3b:00.0\"\n    rps: \"0\"\n", 2, 18,
+                "device: \"0000:3b:00.0\" is not an interface name (they contain no \":\"; net: rules "
+                "select "
+                "devices by interface name, not by PCI address)");
+        check_one_error(
+                "net:\n  - device: \"eth 0\"\n    rps: \"0\"\n", 2, 17,
+                "device: \"eth 0\" is not an interface name (they contain no white space)");
+        check_one_error(
+                "net:\n  - device: eth/0\n    rps: \"0\"\n", 2, 16,
+                "device: \"eth/0\" is not an interface name (they contain no \"/\")");
+        check_one_error("net:\n  - device: \"\"\n    rps: \"0\"\n", 2, 13, "device: must not be empty");
+        check_one_error(
+                "net:\n  - device: averyveryverylongname\n    rps: \"0\"\n", 2, 13,
+                "device: \"averyveryverylongname\" is 21 characters long, but network interface names have "
+                "at most 15");
+        check_one_error(
+                "net:\n  - device: [eth0, eth1]\n    rps: \"0\"\n", 2, 13,
+                "device: expected an interface name or glob such as eth0 or \"eth*\", got a list");
+        /* A long glob is fine: it is not a name. */
+        ck_assert_int_eq(
+                parse("net:\n  - device: \"[ev][nt][ph0-9]*[0-9][0-9][0-9]\"\n    rps: \"0\"\n"), 0);
+
+        /* The list itself. */
+        check_one_error(
+                "net: eth0\n", 1, 6,
+                "net: expected a list of network device rules (- device: …), got \"eth0\"");
+        check_one_error(
+                "net:\n  - [eth0]\n", 2, 5,
+                "net: each entry must be a mapping (device:, rps:, xps:, …), got a list");
+}
+END_TEST
+
+#undef NET
+
+START_TEST(test_device_rule_names) {
+        static const char dup_irqs[] = "irqs:\n"                        /* 1 */
+                                       "  - name: nic\n"                /* 2 */
+                                       "    match: {device: eth0}\n"    /* 3 */
+                                       "    cpus: \"1\"\n"              /* 4 */
+                                       "  - name: nic\n"                /* 5 */
+                                       "    match: {device: eth1}\n"    /* 6 */
+                                       "    cpus: \"2\"\n";             /* 7 */
+        static const char dup_default[] = "net:\n"                      /* 1 */
+                                          "  - device: eth0\n"          /* 2 */
+                                          "    rps: \"0\"\n"            /* 3 */
+                                          "  - device: eth0\n"          /* 4 */
+                                          "    xps: \"1\"\n";           /* 5 */
+        static const char dup_named[] = "net:\n"                        /* 1 */
+                                        "  - device: \"eth*\"\n"        /* 2 */
+                                        "    name: nic\n"               /* 3 */
+                                        "    rps: \"0\"\n"              /* 4 */
+                                        "  - device: \"ens*\"\n"        /* 5 */
+                                        "    rps: \"1\"\n"              /* 6 */
+                                        "    name: nic\n";              /* 7 */
+        static const char named_as_device[] = "net:\n"                  /* 1 */
+                                              "  - device: eth0\n"      /* 2 */
+                                              "    rps: \"0\"\n"        /* 3 */
+                                              "  - device: \"e*\"\n"    /* 4 */
+                                              "    name: eth0\n"        /* 5 */
+                                              "    rps: \"1\"\n";       /* 6 */
+        static const char irq_and_net[] = "irqs:\n"                     /* 1 */
+                                          "  - name: eth0\n"            /* 2 */
+                                          "    match: {device: eth0}\n" /* 3 */
+                                          "    cpus: \"1\"\n"           /* 4 */
+                                          "net:\n"                      /* 5 */
+                                          "  - device: eth0\n"          /* 6 */
+                                          "    rps: \"1\"\n"            /* 7 */
+                                          "policies:\n"                 /* 8 */
+                                          "  - name: eth0\n"            /* 9 */
+                                          "    match: {comm: x}\n";     /* 10 */
+        Config *c = NULL;
+
+        check_one_error(
+                dup_irqs, 5, 11, "duplicate irq rule name \"nic\" (first defined at test.yaml:2:11)");
+        ck_assert_uint_eq(config->n_irq_rules, 1);
+        ck_assert(strv_is(config->irq_rules[0].device, "eth0", NULL)); /* the first one is kept */
+        check_one_error(
+                dup_default, 4, 13,
+                "duplicate net rule name \"eth0\" (first defined at test.yaml:2:5; a net: rule without "
+                "name: is "
+                "named after its device: glob)");
+        ck_assert_uint_eq(config->n_net_rules, 1);
+        check_one_error(
+                dup_named, 7, 11, "duplicate net rule name \"nic\" (first defined at test.yaml:2:5)");
+        check_one_error(
+                named_as_device, 5, 11, "duplicate net rule name \"eth0\" (first defined at test.yaml:2:5)");
+
+        /* Policies, irqs: rules and net: rules are three name spaces. */
+        ck_assert_int_eq(parse(irq_and_net), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+
+        /* Across files read into one configuration: reported in the later file. */
+        teardown();
+        c = config_new();
+        ck_assert_ptr_nonnull(c);
+        /* The first rule of dup_irqs alone: its first four lines. */
+        ck_assert_int_eq(
+                config_parse_string(
+                        c, "10-a.yaml", dup_irqs,
+                        strstr(dup_irqs, "  - name: nic\n    match: {device: eth1}") - dup_irqs, false,
+                        &diag),
+                0);
+        ck_assert_int_eq(
+                config_parse_string(c, "20-b.yaml", dup_irqs, strlen(dup_irqs), false, &diag), -EINVAL);
+        ck_assert_uint_eq(diag.n_errors, 2);
+        assert_diag_full(
+                &diag, DIAGNOSTIC_ERROR, "20-b.yaml", 2, 11,
+                "duplicate irq rule name \"nic\" (first defined at 10-a.yaml:2:11)");
+        assert_diag_full(
+                &diag, DIAGNOSTIC_ERROR, "20-b.yaml", 5, 11,
+                "duplicate irq rule name \"nic\" (first defined at 10-a.yaml:2:11)");
+        ck_assert_uint_eq(c->n_irq_rules, 1);
+        ck_assert_str_eq(c->irq_rules[0].location.file, "10-a.yaml");
+        config_free(c);
+}
+END_TEST
+
 /* ---- robustness --------------------------------------------------------------------------- */
 
 static unsigned count_lines(const char *s, size_t n) {
@@ -1553,15 +2046,15 @@ static unsigned count_lines(const char *s, size_t n) {
         return lines;
 }
 
-/* Parses text[0..n) and checks the invariants every outcome must keep. */
-static void parse_robust(const char *text, size_t n) {
+/* Parses text[0..n) (as settings or rules) and checks the invariants every outcome must keep. */
+static void parse_robust_as(const char *text, size_t n, bool settings) {
         Config *c = config_new();
         Diagnostics d = {};
         unsigned lines = count_lines(text, n);
         int r;
 
         ck_assert_ptr_nonnull(c);
-        r = config_parse_string(c, "fuzz.yaml", text, n, false, &d);
+        r = config_parse_string(c, "fuzz.yaml", text, n, settings, &d);
         ck_assert_int_ne(r, -ENOMEM);
         if (r >= 0)
                 r = config_verify(c, &d);
@@ -1573,13 +2066,74 @@ static void parse_robust(const char *text, size_t n) {
                 ck_assert_uint_le(d.items[i].line, lines + 1);
                 ck_assert_uint_ge(d.items[i].column, 1);
         }
-        if (r == 0)
+        if (r == 0) {
                 for (size_t i = 0; i < c->n_policies; i++) {
                         ck_assert_ptr_nonnull(c->policies[i].name);
                         ck_assert_uint_ne(c->policies[i].match.facts, 0);
                 }
+                for (size_t i = 0; i < c->n_irq_rules; i++) {
+                        const IrqRule *x = &c->irq_rules[i];
+
+                        ck_assert_ptr_nonnull(x->name);
+                        ck_assert(x->device || x->action);
+                        ck_assert(
+                                x->cpus.kind == CPU_SELECTOR_LITERAL ||
+                                x->cpus.kind == CPU_SELECTOR_MAPPING);
+                        ck_assert(!x->cpus.exclusive);
+                        ck_assert_ptr_eq(config_find_irq_rule(c, x->name), x);
+                }
+                for (size_t i = 0; i < c->n_net_rules; i++) {
+                        const NetRule *x = &c->net_rules[i];
+
+                        ck_assert_ptr_nonnull(x->name);
+                        ck_assert_ptr_nonnull(x->device);
+                        ck_assert(x->rps.kind != CPU_SELECTOR_NONE || x->xps != XPS_NONE);
+                        ck_assert(
+                                x->rps.kind != CPU_SELECTOR_SPREAD &&
+                                x->xps_cpus.kind != CPU_SELECTOR_SPREAD);
+                        ck_assert_int_eq(x->xps == XPS_SELECTOR, x->xps_cpus.kind != CPU_SELECTOR_NONE);
+                        ck_assert(!x->rps.exclusive && !x->xps_cpus.exclusive);
+                        ck_assert_ptr_eq(config_find_net_rule(c, x->name), x);
+                }
+                if (c->rfs_entries != 0)
+                        ck_assert_uint_le(c->rfs_entries, 536870912U);
+        }
         diagnostics_done(&d);
         config_free(c);
+}
+
+static void parse_robust(const char *text, size_t n) {
+        parse_robust_as(text, n, false);
+}
+
+/* Every prefix of text, each in a heap copy of exactly n bytes, so ASan sees any read past the end. */
+static void parse_prefixes(const char *text, bool settings) {
+        size_t len = strlen(text);
+
+        for (size_t n = 0; n <= len; n++) {
+                char *copy = malloc(n ? n : 1);
+
+                ck_assert_ptr_nonnull(copy);
+                memcpy(copy, text, n);
+                parse_robust_as(copy, n, settings);
+                free(copy);
+        }
+}
+
+/* text with each byte replaced by each of replacements in turn. */
+static void parse_mutations(const char *text, bool settings) {
+        static const char replacements[] = ":-[]{}&*!|>'\"\t\n #,?%@`\\\0\xff";
+        size_t len = strlen(text);
+        char *copy = malloc(len);
+
+        ck_assert_ptr_nonnull(copy);
+        for (size_t i = 0; i < len; i++)
+                for (size_t k = 0; k < sizeof replacements - 1; k++) {
+                        memcpy(copy, text, len);
+                        copy[i] = replacements[k];
+                        parse_robust_as(copy, len, settings);
+                }
+        free(copy);
 }
 
 START_TEST(test_truncated_prefixes) {
@@ -1594,6 +2148,8 @@ START_TEST(test_truncated_prefixes) {
                 parse_robust(copy, n);
                 free(copy);
         }
+        parse_prefixes(devices_text, false);
+        parse_prefixes(rfs_settings_text, true);
 }
 END_TEST
 
@@ -1621,6 +2177,9 @@ START_TEST(test_mutations) {
                         parse_robust(copy, len);
                 }
         free(copy);
+
+        parse_mutations(devices_text, false);
+        parse_mutations(rfs_settings_text, true);
 }
 END_TEST
 
@@ -2040,6 +2599,15 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_scheduler_errors);
         tcase_add_test(tc, test_realtime_opt_in);
         tcase_add_test(tc, test_memory);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("devices");
+        tcase_add_checked_fixture(tc, NULL, teardown);
+        tcase_add_test(tc, test_devices_model);
+        tcase_add_test(tc, test_settings_rfs);
+        tcase_add_test(tc, test_irq_errors);
+        tcase_add_test(tc, test_net_errors);
+        tcase_add_test(tc, test_device_rule_names);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("files");
