@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * IRQ affinity through /proc/irq/N/ and the IRQs of a PCI function from sysfs (see irq.h).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpuset.h"
+#include "irq.h"
+#include "macro.h"
+
+IrqRefusal irq_refusal_from_errno(int error) {
+        if (error < 0)
+                error = -error;
+        switch (error) {
+        case 0:
+                return IRQ_REFUSAL_NONE;
+        case EPERM:
+        case EIO:
+                return IRQ_REFUSAL_MANAGED;
+        case ENOSPC:
+                return IRQ_REFUSAL_NO_VECTOR;
+        case EINVAL:
+                return IRQ_REFUSAL_OFFLINE;
+        case ERANGE:
+        case EOVERFLOW:
+                return IRQ_REFUSAL_TOO_WIDE;
+        case ENOENT:
+                return IRQ_REFUSAL_GONE;
+        default:
+                return IRQ_REFUSAL_OTHER;
+        }
+}
+
+const char *irq_refusal_to_string(IrqRefusal r) {
+        static const char *const table[_IRQ_REFUSAL_MAX] = {
+                [IRQ_REFUSAL_NONE] = "none",           [IRQ_REFUSAL_MANAGED] = "managed",
+                [IRQ_REFUSAL_NO_VECTOR] = "no-vector", [IRQ_REFUSAL_OFFLINE] = "offline",
+                [IRQ_REFUSAL_TOO_WIDE] = "too-wide",   [IRQ_REFUSAL_GONE] = "gone",
+                [IRQ_REFUSAL_OTHER] = "failed",
+        };
+
+        if ((unsigned)r >= _IRQ_REFUSAL_MAX)
+                return NULL;
+        return table[r];
+}
+
+const char *irq_refusal_explain(IrqRefusal r) {
+        static const char *const table[_IRQ_REFUSAL_MAX] = {
+                [IRQ_REFUSAL_NONE] = "",
+                [IRQ_REFUSAL_MANAGED] = "managed by the kernel; see isolcpus=managed_irq",
+                [IRQ_REFUSAL_NO_VECTOR] = "no free interrupt vector on those CPUs (ENOSPC)",
+                [IRQ_REFUSAL_OFFLINE] = "no online CPU in the mask (EINVAL)",
+                [IRQ_REFUSAL_TOO_WIDE] = "CPU beyond the kernel's limit (nr_cpu_ids)",
+                [IRQ_REFUSAL_GONE] = "the IRQ no longer exists",
+                [IRQ_REFUSAL_OTHER] = "the kernel refused the affinity",
+        };
+
+        if ((unsigned)r >= _IRQ_REFUSAL_MAX)
+                return NULL;
+        return table[r];
+}
+
+/* ROOT/REL in a newly allocated string (root NULL or "/" = real), or NULL on OOM. */
+_printf_(2, 3) static char *root_path(const char *root, const char *fmt, ...) {
+        _cleanup_free_ char *rel = NULL;
+        char *p = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&rel, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return NULL;
+        if (!root || streq(root, "/"))
+                root = "";
+        if (asprintf(&p, "%s%s", root, rel) < 0)
+                return NULL;
+        return p;
+}
+
+/* The whole content of path, NUL-terminated. Returns 0, -errno of open/read, -ENOMEM. */
+static int read_text(const char *path, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n;
+
+                if (allocated - size < 2) {
+                        size_t na = allocated ? allocated * 2 : 256;
+                        char *a = realloc(buf, na);
+                        if (!a)
+                                return -ENOMEM;
+                        buf = a;
+                        allocated = na;
+                }
+                n = read(fd, buf + size, allocated - size - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t)n;
+        }
+        if (!buf) {
+                buf = strdup("");
+                if (!buf)
+                        return -ENOMEM;
+        } else
+                buf[size] = '\0';
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int read_list_file(const char *root, unsigned irq, const char *file, CpuSet *ret) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_cpuset_ CpuSet set = CPUSET_NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        path = root_path(root, "/proc/irq/%u/%s", irq, file);
+        if (!path)
+                return -ENOMEM;
+        r = read_text(path, &text);
+        if (r < 0)
+                return r;
+        r = cpuset_parse_list(text, &set, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return -EBADMSG;
+        cpuset_done(ret);
+        *ret = set;
+        set = CPUSET_NULL;
+        return 0;
+}
+
+int irq_read_affinity(const char *root, unsigned irq, CpuSet *ret) {
+        return read_list_file(root, irq, "smp_affinity_list", ret);
+}
+
+int irq_read_effective(const char *root, unsigned irq, CpuSet *ret) {
+        return read_list_file(root, irq, "effective_affinity_list", ret);
+}
+
+int irq_is_managed(const char *root, unsigned irq) {
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+
+        path = root_path(root, "/proc/irq/%u/smp_affinity", irq);
+        if (!path)
+                return -ENOMEM;
+        if (stat(path, &st) < 0)
+                return -errno;
+        return (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0;
+}
+
+int irq_write_affinity(const char *root, unsigned irq, const CpuSet *cpus) {
+        _cleanup_free_ char *path = NULL, *list = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t len;
+        ssize_t n;
+        int r;
+
+        if (!cpus || cpuset_is_empty(cpus))
+                return -EINVAL;
+
+        r = irq_is_managed(root, irq);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return -EPERM;
+
+        r = cpuset_format_list(cpus, &list);
+        if (r < 0)
+                return r;
+        len = strlen(list);
+
+        path = root_path(root, "/proc/irq/%u/smp_affinity_list", irq);
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        do
+                n = write(fd, list, len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if ((size_t)n != len)
+                return -EIO;
+        if (close(TAKE_FD(fd)) < 0)
+                return -errno;
+        return 0;
+}
+
+int irq_read_node(const char *root, unsigned irq, int *ret) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        char *end;
+        long v;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        path = root_path(root, "/proc/irq/%u/node", irq);
+        if (!path)
+                return -ENOMEM;
+        r = read_text(path, &text);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtol(text, &end, 10);
+        if (errno != 0 || end == text || v < -1 || v > INT_MAX)
+                return -EBADMSG;
+        while (*end == ' ' || *end == '\t' || *end == '\n')
+                end++;
+        if (*end)
+                return -EBADMSG;
+        *ret = (int)v;
+        return 0;
+}
+
+static int hexval(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+/*
+ * Whether s is a PCI address "DDDD:BB:DD.F" (domain of 4 to 8 hex digits; with allow_short also
+ * "BB:DD.F" for domain 0), any case. The normalized form (lower case, domain included) goes into
+ * ret (at least 20 bytes) when non-NULL.
+ */
+static bool pci_address_parse(const char *s, bool allow_short, char *ret) {
+        size_t len = strlen(s), dom;
+        const char *bdf;
+
+        /* "BB:DD.F" is 7 characters; the domain and its ':' come before. */
+        if (len < 7)
+                return false;
+        bdf = s + len - 7;
+        if (hexval(bdf[0]) < 0 || hexval(bdf[1]) < 0 || bdf[2] != ':' || hexval(bdf[3]) < 0 ||
+            hexval(bdf[4]) < 0 || bdf[5] != '.' || bdf[6] < '0' || bdf[6] > '7')
+                return false;
+        if (len == 7) {
+                if (!allow_short)
+                        return false;
+                dom = 0;
+        } else {
+                dom = len - 8;
+                if (s[dom] != ':' || dom < 4 || dom > 8)
+                        return false;
+                for (size_t i = 0; i < dom; i++)
+                        if (hexval(s[i]) < 0)
+                                return false;
+        }
+        if (ret) {
+                size_t o = 0;
+                if (dom == 0) {
+                        memcpy(ret, "0000:", 5);
+                        o = 5;
+                } else {
+                        for (size_t i = 0; i <= dom; i++)
+                                ret[o++] = (char)(s[i] == ':' ? ':' : "0123456789abcdef"[hexval(s[i])]);
+                }
+                for (size_t i = 0; i < 7; i++)
+                        ret[o++] =
+                                (char)(bdf[i] == ':' || bdf[i] == '.' ? bdf[i]
+                                                                      : "0123456789abcdef"[hexval(bdf[i])]);
+                ret[o] = '\0';
+        }
+        return true;
+}
+
+int irq_device_pci_address(const char *root, const char *device, char **ret) {
+        _cleanup_free_ char *path = NULL, *resolved = NULL, *rootreal = NULL;
+        char addr[32];
+        struct stat st;
+        size_t rootlen;
+
+        if (!device || !ret)
+                return -EINVAL;
+        if (device[0] == '\0' || strchr(device, '/') || streq(device, ".") || streq(device, ".."))
+                return -EINVAL;
+
+        if (pci_address_parse(device, true, addr)) {
+                path = root_path(root, "/sys/bus/pci/devices/%s", addr);
+                if (!path)
+                        return -ENOMEM;
+                if (stat(path, &st) < 0)
+                        return errno == ENOENT || errno == ENOTDIR ? -ENODEV : -errno;
+                if (!S_ISDIR(st.st_mode))
+                        return -ENODEV;
+                *ret = strdup(addr);
+                return *ret ? 0 : -ENOMEM;
+        }
+
+        path = root_path(root, "/sys/class/net/%s", device);
+        if (!path)
+                return -ENOMEM;
+        if (stat(path, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? -ENODEV : -errno;
+        path = mfree(path);
+
+        path = root_path(root, "/sys/class/net/%s/device", device);
+        if (!path)
+                return -ENOMEM;
+        resolved = realpath(path, NULL);
+        if (!resolved)
+                return errno == ENOENT || errno == ENOTDIR ? -ENXIO : -errno;
+
+        rootreal = realpath(root && *root ? root : "/", NULL);
+        if (!rootreal)
+                return -errno;
+        rootlen = streq(rootreal, "/") ? 0 : strlen(rootreal);
+        if (strncmp(resolved, rootreal, rootlen) != 0 || (resolved[rootlen] != '/' && rootlen > 0))
+                return -ENXIO;
+
+        /* Walk up from the device towards ROOT to the nearest PCI function. */
+        for (;;) {
+                char *slash = strrchr(resolved, '/');
+
+                if (!slash || (size_t)(slash - resolved) < rootlen)
+                        return -ENXIO;
+                if (pci_address_parse(slash + 1, false, addr)) {
+                        *ret = strdup(addr);
+                        return *ret ? 0 : -ENOMEM;
+                }
+                if ((size_t)(slash - resolved) == rootlen)
+                        return -ENXIO;
+                *slash = '\0';
+        }
+}
+
+static int cmp_unsigned(const void *a, const void *b) {
+        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* A decimal unsigned number filling all of s (no sign, no blanks). */
+static bool parse_unsigned(const char *s, unsigned *ret) {
+        unsigned long v;
+        char *end;
+
+        if (s[0] < '0' || s[0] > '9')
+                return false;
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno != 0 || *end != '\0' || v > UINT_MAX)
+                return false;
+        *ret = (unsigned)v;
+        return true;
+}
+
+int irq_device_irqs(const char *root, const char *device, unsigned **ret, size_t *ret_n) {
+        _cleanup_free_ char *addr = NULL, *dir = NULL, *path = NULL, *text = NULL;
+        _cleanup_free_ unsigned *irqs = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t n = 0, allocated = 0;
+        struct stat st;
+        int r;
+
+        if (!ret || !ret_n)
+                return -EINVAL;
+
+        r = irq_device_pci_address(root, device, &addr);
+        if (r < 0)
+                return r;
+
+        dir = root_path(root, "/sys/bus/pci/devices/%s", addr);
+        if (!dir)
+                return -ENOMEM;
+        if (stat(dir, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? -ENODEV : -errno;
+
+        path = root_path(root, "/sys/bus/pci/devices/%s/msi_irqs", addr);
+        if (!path)
+                return -ENOMEM;
+        d = opendir(path);
+        if (!d && errno != ENOENT)
+                return -errno;
+        if (d) {
+                struct dirent *de;
+
+                errno = 0;
+                while ((de = readdir(d))) {
+                        unsigned v;
+
+                        if (!parse_unsigned(de->d_name, &v))
+                                continue;
+                        if (n == allocated) {
+                                size_t na = allocated ? allocated * 2 : 16;
+                                unsigned *a = reallocarray(irqs, na, sizeof(unsigned));
+                                if (!a)
+                                        return -ENOMEM;
+                                irqs = a;
+                                allocated = na;
+                        }
+                        irqs[n++] = v;
+                        errno = 0;
+                }
+                if (errno != 0)
+                        return -errno;
+        }
+
+        if (n == 0) {
+                unsigned v;
+                char *e;
+
+                path = mfree(path);
+                path = root_path(root, "/sys/bus/pci/devices/%s/irq", addr);
+                if (!path)
+                        return -ENOMEM;
+                r = read_text(path, &text);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                if (r >= 0) {
+                        e = text + strcspn(text, " \t\n");
+                        *e = '\0';
+                        if (parse_unsigned(text, &v) && v > 0) {
+                                irqs = malloc(sizeof(unsigned));
+                                if (!irqs)
+                                        return -ENOMEM;
+                                irqs[n++] = v;
+                        }
+                }
+        } else
+                qsort(irqs, n, sizeof(unsigned), cmp_unsigned);
+
+        *ret = TAKE_PTR(irqs);
+        *ret_n = n;
+        return 0;
+}
