@@ -769,3 +769,275 @@ int state_unit_list(const char *dir, char ***ret) {
         *ret = TAKE_PTR(units);
         return 0;
 }
+
+/* ---- device targets ---- */
+
+#define STATE_TARGET_MAGIC "affinityd-target 1"
+
+void state_target_done(StateTarget *s) {
+        if (!s)
+                return;
+        free(s->kind);
+        free(s->key);
+        free(s->identity);
+        free(s->original);
+        *s = (StateTarget){};
+}
+
+static bool target_kind_valid(const char *kind) {
+        return kind && *kind && strspn(kind, "abcdefghijklmnopqrstuvwxyz") == strlen(kind);
+}
+
+/* A field that fits on its line: present, no newline, non-empty unless empty_ok. */
+static bool target_field_valid(const char *s, bool empty_ok) {
+        return s && (empty_ok || *s) && !strchr(s, '\n');
+}
+
+int state_target_format(const StateTarget *s, char **ret) {
+        char *text;
+
+        if (!target_kind_valid(s->kind) || !target_field_valid(s->key, false) ||
+            !target_field_valid(s->identity, true) || !target_field_valid(s->original, false))
+                return -EINVAL;
+        if (asprintf(
+                    &text, STATE_TARGET_MAGIC "\nkind %s\nkey %s\nidentity %s\noriginal %s\n", s->kind,
+                    s->key, s->identity, s->original) < 0)
+                return -ENOMEM;
+        *ret = text;
+        return 0;
+}
+
+int state_target_parse(const char *text, StateTarget *ret, char **ret_error) {
+        static const char *const keys[] = {"kind", "key", "identity", "original"};
+        _cleanup_(state_target_done) StateTarget s = {};
+        _cleanup_free_ char *copy = NULL;
+        char **fields[] = {&s.kind, &s.key, &s.identity, &s.original};
+        size_t n_fields = 0;
+        unsigned line = 0;
+        char *l;
+
+        copy = strdup(text);
+        if (!copy)
+                return -ENOMEM;
+        /* strsep keeps empty lines, so line numbers stay right. */
+        for (char *cursor = copy; (l = strsep(&cursor, "\n"));) {
+                size_t i, klen;
+                const char *value;
+
+                line++;
+                if (line > 1 && !cursor && !*l)
+                        break; /* after the final newline */
+                if (line == 1) {
+                        if (!streq(l, STATE_TARGET_MAGIC))
+                                return parse_error(
+                                        ret_error, line, "not an affinityd target file (expected \"%s\")",
+                                        STATE_TARGET_MAGIC);
+                        continue;
+                }
+                i = line - 2;
+                if (i >= ELEMENTSOF(keys))
+                        return parse_error(ret_error, line, "unexpected extra line");
+                klen = strlen(keys[i]);
+                if (strncmp(l, keys[i], klen) != 0 || (l[klen] != ' ' && l[klen] != 0))
+                        return parse_error(ret_error, line, "expected \"%s VALUE\"", keys[i]);
+                value = l[klen] ? l + klen + 1 : l + klen;
+                if (i == 0 && !target_kind_valid(value))
+                        return parse_error(ret_error, line, "invalid kind \"%s\" (expected [a-z]+)", value);
+                if (i != 2 && !*value)
+                        return parse_error(ret_error, line, "empty %s", keys[i]);
+                *fields[i] = strdup(value);
+                if (!*fields[i])
+                        return -ENOMEM;
+                n_fields++;
+        }
+        if (n_fields < ELEMENTSOF(keys))
+                return parse_error(
+                        ret_error, 2 + (unsigned)n_fields, "truncated: the \"%s\" line is missing",
+                        keys[n_fields]);
+        *ret = s;
+        s = (StateTarget){};
+        return 0;
+}
+
+/* The file name of (kind, key): "KIND@ESCAPED". -EINVAL for a kind not [a-z]+ or an empty key. */
+static int state_target_name(const char *kind, const char *key, char **ret) {
+        _cleanup_free_ char *escaped = NULL;
+        int r;
+
+        if (!target_kind_valid(kind))
+                return -EINVAL;
+        r = state_unit_escape(key, &escaped);
+        if (r < 0)
+                return r;
+        return asprintf(ret, "%s@%s", kind, escaped) < 0 ? -ENOMEM : 0;
+}
+
+int state_target_write(const char *dir, const StateTarget *s) {
+        _cleanup_free_ char *text = NULL, *name = NULL, *sub = NULL, *path = NULL, *tmp = NULL;
+        int r;
+
+        r = state_target_format(s, &text);
+        if (r < 0)
+                return r;
+        r = state_target_name(s->kind, s->key, &name);
+        if (r < 0)
+                return r;
+        if (asprintf(&sub, "%s/targets", dir) < 0 || asprintf(&path, "%s/%s", sub, name) < 0 ||
+            asprintf(&tmp, "%s/.%s.tmp", sub, name) < 0)
+                return -ENOMEM;
+        return write_atomic(dir, sub, tmp, path, text);
+}
+
+/* Sets *ret_error (if non-NULL) to "PATH:REST" and returns -EBADMSG (or -ENOMEM). */
+_printf_(3, 4) static int target_file_error(char **ret_error, const char *path, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int r;
+
+        if (!ret_error)
+                return -EBADMSG;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                msg = NULL; /* undefined after a failure */
+                return -ENOMEM;
+        }
+        if (asprintf(ret_error, "%s:%s", path, msg) < 0) {
+                *ret_error = NULL;
+                return -ENOMEM;
+        }
+        return -EBADMSG;
+}
+
+int state_target_read(
+        const char *dir, const char *kind, const char *key, StateTarget *ret, char **ret_error) {
+        _cleanup_(state_target_done) StateTarget s = {};
+        _cleanup_free_ char *name = NULL, *path = NULL, *text = NULL, *err = NULL;
+        int r;
+
+        r = state_target_name(kind, key, &name);
+        if (r < 0)
+                return r;
+        if (asprintf(&path, "%s/targets/%s", dir, name) < 0)
+                return -ENOMEM;
+        r = read_file(path, &text);
+        if (r == -EBADMSG)
+                return target_file_error(ret_error, path, " contains a NUL byte");
+        if (r < 0)
+                return r;
+        r = state_target_parse(text, &s, &err);
+        if (r == -EBADMSG)
+                /* err is "line N: reason": make it "PATH:N: reason". */
+                return target_file_error(ret_error, path, "%s", err ? err + strlen("line ") : " malformed");
+        if (r < 0)
+                return r;
+        if (!streq(s.kind, kind))
+                return target_file_error(ret_error, path, "2: names kind \"%s\", not the file's", s.kind);
+        if (!streq(s.key, key))
+                return target_file_error(ret_error, path, "3: names key \"%s\", not the file's", s.key);
+        *ret = s;
+        s = (StateTarget){};
+        return 0;
+}
+
+int state_target_remove(const char *dir, const char *kind, const char *key) {
+        _cleanup_free_ char *name = NULL, *path = NULL;
+        int r;
+
+        r = state_target_name(kind, key, &name);
+        if (r < 0)
+                return r;
+        if (asprintf(&path, "%s/targets/%s", dir, name) < 0)
+                return -ENOMEM;
+        if (unlink(path) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+static int state_target_compare(const void *a, const void *b) {
+        const StateTarget *x = a, *y = b;
+        int c = strcmp(x->kind, y->kind);
+        return c != 0 ? c : strcmp(x->key, y->key);
+}
+
+static void state_target_array_free(StateTarget *a, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                state_target_done(&a[i]);
+        free(a);
+}
+
+int state_target_list(const char *dir, StateTarget **ret, size_t *ret_n) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ char *sub = NULL;
+        StateTarget *targets = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        if (asprintf(&sub, "%s/targets", dir) < 0)
+                return -ENOMEM;
+        d = opendir(sub);
+        if (!d) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        for (;;) {
+                _cleanup_(state_target_done) StateTarget t = {};
+                _cleanup_free_ char *kind = NULL, *key = NULL;
+                struct dirent *de;
+                const char *at;
+                StateTarget *a;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        r = -errno;
+                        break;
+                }
+                /* "KIND@ESCAPED"; temporary files (".NAME.tmp") and anything else skipped. */
+                at = strchr(de->d_name, '@');
+                if (!at || at == de->d_name)
+                        continue;
+                kind = strndup(de->d_name, (size_t)(at - de->d_name));
+                if (!kind) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (!target_kind_valid(kind))
+                        continue;
+                r = state_unit_unescape(at + 1, &key);
+                if (r == -ENOMEM)
+                        break;
+                if (r < 0) {
+                        r = 0;
+                        continue;
+                }
+                r = state_target_read(dir, kind, key, &t, NULL);
+                if (r == -ENOMEM)
+                        break;
+                if (r < 0) {
+                        r = 0;
+                        continue; /* unreadable or malformed: skipped */
+                }
+                a = reallocarray(targets, n + 1, sizeof(StateTarget));
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                targets = a;
+                targets[n++] = t;
+                t = (StateTarget){};
+        }
+        if (r < 0) {
+                state_target_array_free(targets, n);
+                return r;
+        }
+        if (n > 0)
+                qsort(targets, n, sizeof(StateTarget), state_target_compare);
+        *ret = targets;
+        *ret_n = n;
+        return 0;
+}

@@ -171,3 +171,61 @@ int state_unit_remove(const char *dir, const char *unit);
  * NULL-terminated string vector (NULL when empty) in *ret. An absent directory is an empty list.
  * Returns 0 or -errno (opendir(3)). */
 int state_unit_list(const char *dir, char ***ret);
+
+/*
+ * Persisted originals of device targets (irqs:/net: rules): before the daemon first writes an
+ * IRQ's affinity, a queue's rps_cpus / xps_cpus / rps_flow_cnt or net.core.rps_sock_flow_entries,
+ * it records the value there, so that it can be put back when the rule goes away — also by a
+ * restarted daemon. One file per target: STATE_DIR/targets/KIND@ESCAPED, ESCAPED being the key
+ * escaped as state_unit_escape() does.
+ *
+ *   KIND  key                 value (as read from the kernel, verbatim)   identity
+ *   irq   "38"                smp_affinity_list ("0-1")                   the action names ("virtio2-input.0")
+ *   rps   "eth0/rx-0"         rps_cpus ("00000000,00000003")            ifindex ("2")
+ *   xps   "eth0/tx-1"         xps_cpus                                    ifindex
+ *   flow  "eth0/rx-0"         rps_flow_cnt ("0")                          ifindex
+ *   rfs   "rps_sock_flow_entries"  rps_sock_flow_entries ("0")           ""
+ *
+ * The identity tells a target from a later one with the same key (an IRQ number reused by
+ * another device, an interface deleted and created again): a record whose identity no longer
+ * matches is dropped without writing anything back.
+ *
+ * File format (text):
+ *
+ *   affinityd-target 1
+ *   kind KIND
+ *   key KEY
+ *   identity IDENTITY      (may be empty after the space)
+ *   original VALUE
+ *
+ * Written to a temporary name and renamed into place.
+ */
+typedef struct StateTarget {
+        char *kind;     /* "irq", "rps", "xps", "flow", "rfs": [a-z]+ */
+        char *key;      /* non-empty, one line */
+        char *identity; /* one line, may be "" */
+        char *original; /* one line, non-empty */
+} StateTarget;
+
+/* Releases what s owns and zeroes it. NULL accepted. */
+void state_target_done(StateTarget *s);
+
+/* The text of s in the format above. Returns 0, -EINVAL (a field missing, multi-line, a kind not
+ * [a-z]+), -ENOMEM. */
+int state_target_format(const StateTarget *s, char **ret);
+/* Parses text into *ret. Returns 0; -EBADMSG with "line N: reason" in *ret_error (may be NULL);
+ * -ENOMEM. */
+int state_target_parse(const char *text, StateTarget *ret, char **ret_error);
+
+/* Writes s to DIR/targets/KIND@ESCAPED (creating the directories, 0755) through a temporary file.
+ * Returns 0 or -errno. */
+int state_target_write(const char *dir, const StateTarget *s);
+/* Reads the record of (kind, key). Returns 0; -ENOENT; -EBADMSG ("PATH:LINE: reason" in
+ * *ret_error, may be NULL; also for a file naming another kind or key); -errno. */
+int state_target_read(const char *dir, const char *kind, const char *key, StateTarget *ret, char **ret_error);
+/* Removes the record of (kind, key). Returns 0 (also when there was none) or -errno. */
+int state_target_remove(const char *dir, const char *kind, const char *key);
+/* Every record of DIR/targets, sorted by kind then key, newly allocated into *ret (NULL when
+ * none; free each with state_target_done(), then the array), count in *ret_n. Unreadable or
+ * malformed files are skipped. An absent directory is an empty list. Returns 0 or -errno. */
+int state_target_list(const char *dir, StateTarget **ret, size_t *ret_n);

@@ -376,6 +376,249 @@ START_TEST(test_unit_files) {
 }
 END_TEST
 
+/* ---- device targets (STATE_DIR/targets) ---- */
+
+static void target_set(
+        StateTarget *t, const char *kind, const char *key, const char *identity, const char *original) {
+        *t = (StateTarget){
+                .kind = strdup(kind),
+                .key = strdup(key),
+                .identity = strdup(identity),
+                .original = strdup(original)};
+        ck_assert(t->kind && t->key && t->identity && t->original);
+}
+
+static void assert_target_eq(const StateTarget *a, const StateTarget *b) {
+        ck_assert_str_eq(a->kind, b->kind);
+        ck_assert_str_eq(a->key, b->key);
+        ck_assert_str_eq(a->identity, b->identity);
+        ck_assert_str_eq(a->original, b->original);
+}
+
+START_TEST(test_target_format_parse) {
+        static const struct {
+                const char *kind, *key, *identity, *original;
+        } cases[] = {
+                {"irq", "38", "virtio2-input.0", "0-1"},
+                {"rps", "eth0/rx-0", "2", "00000000,00000003"},
+                {"xps", "eth0/tx-1", "2", "00000000"},
+                {"flow", "eth0/rx-0", "2", "0"},
+                {"rfs", "rps_sock_flow_entries", "", "0"},
+                {"irq", "24", "eth0-TxRx-0 extra name", " spaces kept "},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(state_target_done) StateTarget s = {}, t = {};
+                _cleanup_free_ char *text = NULL, *text2 = NULL, *expected = NULL;
+
+                target_set(&s, cases[i].kind, cases[i].key, cases[i].identity, cases[i].original);
+                ck_assert_int_eq(state_target_format(&s, &text), 0);
+                ck_assert_int_ge(
+                        asprintf(
+                                &expected, "affinityd-target 1\nkind %s\nkey %s\nidentity %s\noriginal %s\n",
+                                cases[i].kind, cases[i].key, cases[i].identity, cases[i].original),
+                        0);
+                ck_assert_str_eq(text, expected);
+                ck_assert_int_eq(state_target_parse(text, &t, NULL), 0);
+                assert_target_eq(&t, &s);
+                ck_assert_int_eq(state_target_format(&t, &text2), 0);
+                ck_assert_str_eq(text2, text);
+        }
+
+        /* "identity" with nothing after it (no space) is the empty identity too; no final newline
+         * is fine. */
+        _cleanup_(state_target_done) StateTarget u = {};
+        ck_assert_int_eq(
+                state_target_parse("affinityd-target 1\nkind rfs\nkey k\nidentity\noriginal 4096", &u, NULL),
+                0);
+        ck_assert_str_eq(u.identity, "");
+        ck_assert_str_eq(u.original, "4096");
+}
+END_TEST
+
+START_TEST(test_target_format_refuses_invalid) {
+        static const struct {
+                const char *kind, *key, *identity, *original;
+        } bad[] = {
+                {NULL, "38", "", "1"},      {"", "38", "", "1"},      {"IRQ", "38", "", "1"},
+                {"ir q", "38", "", "1"},    {"rps2", "38", "", "1"},  {"irq", NULL, "", "1"},
+                {"irq", "", "", "1"},       {"irq", "3\n8", "", "1"}, {"irq", "38", NULL, "1"},
+                {"irq", "38", "a\nb", "1"}, {"irq", "38", "", NULL},  {"irq", "38", "", ""},
+                {"irq", "38", "", "1\n"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                StateTarget s = {
+                        .kind = (char *)bad[i].kind,
+                        .key = (char *)bad[i].key,
+                        .identity = (char *)bad[i].identity,
+                        .original = (char *)bad[i].original};
+                char *text = NULL;
+                ck_assert_msg(state_target_format(&s, &text) == -EINVAL, "case %zu accepted", i);
+                ck_assert_ptr_null(text);
+        }
+}
+END_TEST
+
+static const struct {
+        const char *text, *error;
+} target_corrupt[] = {
+        {"", "line 1: not an affinityd target file"},
+        {"affinityd-unit 1\nkind irq\nkey 1\nidentity \noriginal 1\n",
+         "line 1: not an affinityd target file"},
+        {"affinityd-target 1\n", "line 2: truncated: the \"kind\" line is missing"},
+        {"affinityd-target 1\nkind irq\nkey 38\n", "line 4: truncated: the \"identity\" line is missing"},
+        {"affinityd-target 1\nkind irq\nkey 38\nidentity x\n", "line 5: truncated: the \"original\" line"},
+        {"affinityd-target 1\nkind IRQ\nkey 38\nidentity x\noriginal 1\n", "line 2: invalid kind \"IRQ\""},
+        {"affinityd-target 1\nkind \nkey 38\nidentity x\noriginal 1\n", "line 2: invalid kind \"\""},
+        {"affinityd-target 1\nkey 38\nkind irq\nidentity x\noriginal 1\n",
+         "line 2: expected \"kind VALUE\""},
+        {"affinityd-target 1\nkind irq\nkey \nidentity x\noriginal 1\n", "line 3: empty key"},
+        {"affinityd-target 1\nkind irq\nkeys 38\nidentity x\noriginal 1\n",
+         "line 3: expected \"key VALUE\""},
+        {"affinityd-target 1\nkind irq\nkey 38\nidentity x\noriginal \n", "line 5: empty original"},
+        {"affinityd-target 1\nkind irq\nkey 38\n\nidentity x\noriginal 1\n", "line 4: expected \"identity"},
+        {"affinityd-target 1\nkind irq\nkey 38\nidentity x\noriginal 1\nextra\n",
+         "line 6: unexpected extra"},
+        {"affinityd-target 1\nkind irq\nkey 38\nidentity x\noriginal 1\n\n", "line 6: unexpected extra"},
+};
+
+START_TEST(test_target_corrupt_rejected) {
+        _cleanup_(state_target_done) StateTarget s = {};
+        _cleanup_free_ char *err = NULL;
+
+        ck_assert_int_eq(state_target_parse(target_corrupt[_i].text, &s, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(
+                strncmp(err, target_corrupt[_i].error, strlen(target_corrupt[_i].error)) == 0,
+                "error \"%s\", expected \"%s...\"", err, target_corrupt[_i].error);
+        ck_assert_ptr_null(s.kind);
+        ck_assert_ptr_null(s.original);
+        /* ret_error may be NULL. */
+        ck_assert_int_eq(state_target_parse(target_corrupt[_i].text, &s, NULL), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_target_files) {
+        _cleanup_free_ char *dir = make_tmpdir(), *err = NULL;
+        _cleanup_(state_target_done) StateTarget irq = {}, rps = {}, xps = {}, rfs = {}, r = {};
+        StateTarget *list = NULL;
+        size_t n = SIZE_MAX;
+        char path[512];
+        struct stat st;
+
+        /* Absent directory: empty list. */
+        ck_assert_int_eq(state_target_list(dir, &list, &n), 0);
+        ck_assert_ptr_null(list);
+        ck_assert_uint_eq(n, 0);
+        ck_assert_int_eq(state_target_read(dir, "irq", "38", &r, NULL), -ENOENT);
+
+        target_set(&irq, "irq", "38", "virtio2-input.0", "0-1");
+        target_set(&rps, "rps", "eth0/rx-0", "2", "00000000,00000003");
+        target_set(&xps, "xps", "eth0/tx-1", "2", "00000001");
+        target_set(&rfs, "rfs", "rps_sock_flow_entries", "", "0");
+        ck_assert_int_eq(state_target_write(dir, &xps), 0);
+        ck_assert_int_eq(state_target_write(dir, &rps), 0);
+        ck_assert_int_eq(state_target_write(dir, &irq), 0);
+        ck_assert_int_eq(state_target_write(dir, &rfs), 0);
+
+        /* KIND@ESCAPED: the "/" of the key escaped, no temporary file left behind. */
+        snprintf(path, sizeof path, "%s/targets/rps@eth0%%2Frx-0", dir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert(S_ISREG(st.st_mode));
+        snprintf(path, sizeof path, "%s/targets/irq@38", dir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        snprintf(path, sizeof path, "%s/targets/.rps@eth0%%2Frx-0.tmp", dir);
+        ck_assert_int_eq(stat(path, &st), -1);
+
+        ck_assert_int_eq(state_target_read(dir, "rps", "eth0/rx-0", &r, NULL), 0);
+        assert_target_eq(&r, &rps);
+        state_target_done(&r);
+        ck_assert_int_eq(state_target_read(dir, "rfs", "rps_sock_flow_entries", &r, NULL), 0);
+        assert_target_eq(&r, &rfs);
+        ck_assert_str_eq(r.identity, "");
+        state_target_done(&r);
+        /* Same key, other kind: another record. */
+        ck_assert_int_eq(state_target_read(dir, "flow", "eth0/rx-0", &r, NULL), -ENOENT);
+
+        /* Overwritten in place. */
+        free(irq.original);
+        irq.original = strdup("1");
+        ck_assert_ptr_nonnull(irq.original);
+        ck_assert_int_eq(state_target_write(dir, &irq), 0);
+        ck_assert_int_eq(state_target_read(dir, "irq", "38", &r, NULL), 0);
+        ck_assert_str_eq(r.original, "1");
+        state_target_done(&r);
+
+        /* Leftovers, malformed files and files that are not targets are skipped by the list. */
+        snprintf(path, sizeof path, "%s/targets/.irq@38.tmp", dir);
+        write_text(path, "junk");
+        snprintf(path, sizeof path, "%s/targets/irq@39", dir);
+        write_text(path, "affinityd-target 1\nkind irq\nkey 39\n");
+        snprintf(path, sizeof path, "%s/targets/README", dir);
+        write_text(path, "not a target");
+        snprintf(path, sizeof path, "%s/targets/Irq@40", dir);
+        write_text(path, "affinityd-target 1\nkind irq\nkey 40\nidentity \noriginal 1\n");
+
+        ck_assert_int_eq(state_target_list(dir, &list, &n), 0);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_ptr_nonnull(list);
+        /* Sorted by kind, then key. */
+        assert_target_eq(&list[0], &irq);
+        assert_target_eq(&list[1], &rfs);
+        assert_target_eq(&list[2], &rps);
+        assert_target_eq(&list[3], &xps);
+        for (size_t i = 0; i < n; i++)
+                state_target_done(&list[i]);
+        list = mfree(list);
+
+        /* Malformed: "PATH:LINE: reason". */
+        ck_assert_int_eq(state_target_read(dir, "irq", "39", &r, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(
+                strstr(err, "/targets/irq@39:4: truncated: the \"identity\" line is missing") != NULL,
+                "error \"%s\"", err);
+        ck_assert_ptr_null(r.kind);
+        err = mfree(err);
+
+        /* A file naming another kind, or another key. */
+        snprintf(path, sizeof path, "%s/targets/flow@eth0%%2Frx-0", dir);
+        write_text(path, "affinityd-target 1\nkind rps\nkey eth0/rx-0\nidentity 2\noriginal 0\n");
+        ck_assert_int_eq(state_target_read(dir, "flow", "eth0/rx-0", &r, &err), -EBADMSG);
+        ck_assert_msg(
+                strstr(err, "/targets/flow@eth0%2Frx-0:2: names kind \"rps\"") != NULL, "error \"%s\"", err);
+        ck_assert_ptr_null(r.kind);
+        err = mfree(err);
+        snprintf(path, sizeof path, "%s/targets/irq@41", dir);
+        write_text(path, "affinityd-target 1\nkind irq\nkey 42\nidentity \noriginal 1\n");
+        ck_assert_int_eq(state_target_read(dir, "irq", "41", &r, &err), -EBADMSG);
+        ck_assert_msg(strstr(err, "/targets/irq@41:3: names key \"42\"") != NULL, "error \"%s\"", err);
+        err = mfree(err);
+        /* Both are skipped by the list. */
+        ck_assert_int_eq(state_target_list(dir, &list, &n), 0);
+        ck_assert_uint_eq(n, 4);
+        for (size_t i = 0; i < n; i++)
+                state_target_done(&list[i]);
+        list = mfree(list);
+
+        /* Invalid kinds and keys never reach the file system. */
+        ck_assert_int_eq(state_target_read(dir, "../x", "38", &r, NULL), -EINVAL);
+        ck_assert_int_eq(state_target_read(dir, "irq", "", &r, NULL), -EINVAL);
+        ck_assert_int_eq(state_target_remove(dir, "IRQ", "38"), -EINVAL);
+
+        ck_assert_int_eq(state_target_remove(dir, "rps", "eth0/rx-0"), 0);
+        ck_assert_int_eq(state_target_remove(dir, "rps", "eth0/rx-0"), 0); /* already gone */
+        ck_assert_int_eq(state_target_read(dir, "rps", "eth0/rx-0", &r, NULL), -ENOENT);
+        ck_assert_int_eq(state_target_list(dir, &list, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        assert_target_eq(&list[0], &irq);
+        assert_target_eq(&list[1], &rfs);
+        assert_target_eq(&list[2], &xps);
+        for (size_t i = 0; i < n; i++)
+                state_target_done(&list[i]);
+        free(list);
+        rm_rf(dir);
+}
+END_TEST
+
 static Suite *state_suite(void) {
         Suite *s = suite_create("state");
         TCase *tc = tcase_create("format");
@@ -394,6 +637,12 @@ static Suite *state_suite(void) {
         tcase_add_test(tc, test_unit_format_parse);
         tcase_add_loop_test(tc, test_unit_corrupt_rejected, 0, (int)ELEMENTSOF(unit_corrupt));
         tcase_add_test(tc, test_unit_files);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("targets");
+        tcase_add_test(tc, test_target_format_parse);
+        tcase_add_test(tc, test_target_format_refuses_invalid);
+        tcase_add_loop_test(tc, test_target_corrupt_rejected, 0, (int)ELEMENTSOF(target_corrupt));
+        tcase_add_test(tc, test_target_files);
         suite_add_tcase(s, tc);
         return s;
 }
