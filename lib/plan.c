@@ -1427,11 +1427,8 @@ int plan_resolve_selector(
 
 /* ---- spread ---- */
 
-/*
- * The spread order of set (see ThreadPlan.spread_order): one PU of every core, cores in the
- * packed order of the set, then the second PUs, and so on. Returns 0 or -ENOMEM.
- */
-static int spread_order_of(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n) {
+/* See plan.h. */
+int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ unsigned *cores = NULL, *order = NULL, *out = NULL;
         _cleanup_cpuset_ CpuSet added = CPUSET_NULL, x = CPUSET_NULL;
         size_t n_cores = 0, n = 0, total = cpuset_count(set);
@@ -1892,7 +1889,7 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                         set = &bare;
                 }
 
-                r = spread_order_of(ctx->topology, set, &tp->spread_order, &tp->n_spread_order);
+                r = plan_spread_order(ctx->topology, set, &tp->spread_order, &tp->n_spread_order);
                 if (r < 0)
                         return r;
                 tp->spread = true;

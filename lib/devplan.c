@@ -1,0 +1,1166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Device placement planning: the inventory of IRQs and network queues read from procfs/sysfs
+ * under a root, and the pure plan that hands each of them the CPUs its irqs:/net: rule asks for.
+ *
+ * Selectors resolve through plan_resolve_selector() (never reimplemented here); a mapping then
+ * loses the CPUs held by exclusive policies of the process plan, a literal list is taken as
+ * written with warnings. IRQs and devices go to the first rule that matches (file order).
+ * Spread order comes from plan_spread_order(); XPS divides its CPUs, ordered core by core,
+ * among the tx queues of a device.
+ */
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devplan.h"
+#include "interrupts.h"
+#include "irq.h"
+#include "netdev.h"
+
+/* ---- small helpers ---- */
+
+/* Appends a formatted string to the NULL-terminated vector *l. Returns 0 or -ENOMEM. */
+_printf_(2, 3) static int strv_extendf(char ***l, const char *format, ...) {
+        size_t n = strv_length(*l);
+        char **nl, *s = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&s, format, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+
+        nl = reallocarray(*l, n + 2, sizeof(char *));
+        if (!nl) {
+                free(s);
+                return -ENOMEM;
+        }
+        nl[n] = s;
+        nl[n + 1] = NULL;
+        *l = nl;
+        return 0;
+}
+
+/* A copy of the NULL-terminated vector l (an empty vector for NULL). NULL on OOM. */
+static char **strv_copy(char *const *l) {
+        size_t n = strv_length(l);
+        char **c = calloc(n + 1, sizeof(char *));
+
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                c[i] = strdup(l[i]);
+                if (!c[i])
+                        return strv_free(c);
+        }
+        return c;
+}
+
+/* "0-3", or "none" for the empty set, for messages. NULL on OOM. */
+static char *set_str(const CpuSet *s) {
+        if (cpuset_is_empty(s))
+                return strdup("none");
+        return cpuset_to_string(s);
+}
+
+/* Ascending IRQ numbers as ranges: "37-39,41". NULL on OOM. */
+static char *irqs_str(const unsigned *irqs, size_t n) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < n;) {
+                size_t j = i;
+
+                while (j + 1 < n && irqs[j + 1] == irqs[j] + 1)
+                        j++;
+                if (j == i)
+                        fprintf(f, "%s%u", i > 0 ? "," : "", irqs[i]);
+                else
+                        fprintf(f, "%s%u-%u", i > 0 ? "," : "", irqs[i], irqs[j]);
+                i = j + 1;
+        }
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+/* "8,24,9": numbers in the given order. NULL on OOM. */
+static char *unsigned_list_str(const unsigned *v, size_t n) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s%u", i > 0 ? "," : "", v[i]);
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+/* ROOT + suffix ("/proc/interrupts" for NULL or "/"). NULL on OOM. */
+static char *root_path(const char *root, const char *suffix) {
+        char *p = NULL;
+
+        if (!root || streq(root, "/"))
+                return strdup(suffix);
+        if (asprintf(&p, "%s%s", root, suffix) < 0)
+                return NULL;
+        return p;
+}
+
+static int unsigned_compare(const void *a, const void *b) {
+        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* ---- the inventory ---- */
+
+static void device_irq_done(DeviceIrq *i) {
+        free(i->actions);
+        strv_free(i->names);
+}
+
+DeviceInventory *device_inventory_free(DeviceInventory *inv) {
+        if (!inv)
+                return NULL;
+        for (size_t i = 0; i < inv->n_irqs; i++)
+                device_irq_done(&inv->irqs[i]);
+        free(inv->irqs);
+        for (size_t i = 0; i < inv->n_lookups; i++) {
+                free(inv->lookups[i].device);
+                free(inv->lookups[i].irqs);
+        }
+        free(inv->lookups);
+        for (size_t i = 0; i < inv->n_nets; i++)
+                free(inv->nets[i].name);
+        free(inv->nets);
+        free(inv);
+        return NULL;
+}
+
+static int device_irq_compare(const void *a, const void *b) {
+        const DeviceIrq *x = a, *y = b;
+        return x->irq < y->irq ? -1 : x->irq > y->irq;
+}
+
+/* Every numeric line of table into inv->irqs, ascending, with irq_is_managed() under root. */
+static int inventory_add_irqs(DeviceInventory *inv, const char *root, const InterruptTable *table) {
+        size_t n = 0;
+
+        inv->irqs = calloc(MAX(table->n_lines, 1U), sizeof(DeviceIrq));
+        if (!inv->irqs)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < table->n_lines; i++) {
+                const InterruptLine *l = &table->lines[i];
+                DeviceIrq *d = &inv->irqs[n];
+
+                if (!l->numeric)
+                        continue;
+                d->irq = l->irq;
+                d->actions = strdup(l->actions ?: "");
+                d->names = strv_copy(l->names);
+                n++; /* counted now: device_inventory_free() frees a half-filled entry */
+                inv->n_irqs = n;
+                if (!d->actions || !d->names)
+                        return -ENOMEM;
+                /* -ENOENT (no ROOT/proc/irq/N: gone, or a fixture without it) and other stat(2)
+                 * failures leave it unmanaged: writing it will say what is wrong. */
+                d->managed = irq_is_managed(root, l->irq) > 0;
+        }
+
+        qsort(inv->irqs, n, sizeof(DeviceIrq), device_irq_compare);
+        /* A line printed twice (never by the kernel; a pasted dump may): keep one. */
+        size_t w = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (w > 0 && inv->irqs[i].irq == inv->irqs[w - 1].irq) {
+                        device_irq_done(&inv->irqs[i]);
+                        continue;
+                }
+                inv->irqs[w++] = inv->irqs[i];
+        }
+        inv->n_irqs = w;
+        return 0;
+}
+
+/* One lookup per distinct device: value of c's irqs: rules. */
+static int inventory_add_lookups(DeviceInventory *inv, const char *root, const Config *c) {
+        for (size_t i = 0; c && i < c->n_irq_rules; i++)
+                STRV_FOREACH (d, c->irq_rules[i].device) {
+                        DeviceIrqLookup *l, *nl;
+                        int r;
+
+                        if (device_inventory_find_lookup(inv, *d))
+                                continue;
+                        nl = reallocarray(inv->lookups, inv->n_lookups + 1, sizeof(DeviceIrqLookup));
+                        if (!nl)
+                                return -ENOMEM;
+                        inv->lookups = nl;
+                        l = &inv->lookups[inv->n_lookups];
+                        *l = (DeviceIrqLookup){.device = strdup(*d)};
+                        if (!l->device)
+                                return -ENOMEM;
+                        inv->n_lookups++;
+
+                        r = irq_device_irqs(root, *d, &l->irqs, &l->n_irqs);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0) {
+                                l->error = r;
+                                l->irqs = NULL;
+                                l->n_irqs = 0;
+                        } else if (l->n_irqs == 0)
+                                l->irqs = mfree(l->irqs);
+                }
+        return 0;
+}
+
+/* Every interface of ROOT/sys/class/net with its queues. */
+static int inventory_add_nets(DeviceInventory *inv, const char *root) {
+        _cleanup_strv_free_ char **names = NULL;
+        size_t n;
+        int r;
+
+        r = netdev_list(root, &names);
+        if (r < 0)
+                return r;
+        n = strv_length(names);
+        if (n == 0)
+                return 0;
+        inv->nets = calloc(n, sizeof(DeviceNet));
+        if (!inv->nets)
+                return -ENOMEM;
+
+        STRV_FOREACH (name, names) {
+                NetDeviceQueues q = {};
+
+                r = netdev_queues(root, *name, &q);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue; /* vanished while being read (-ENODEV, -ENOENT), or unreadable */
+                inv->nets[inv->n_nets] = (DeviceNet){.name = strdup(*name), .queues = q};
+                if (!inv->nets[inv->n_nets].name)
+                        return -ENOMEM;
+                inv->n_nets++;
+        }
+        return 0;
+}
+
+int device_inventory_load(const char *root, const Config *c, DeviceInventory **ret, char **ret_error) {
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
+        _cleanup_(interrupt_table_freep) InterruptTable *table = NULL;
+        _cleanup_free_ char *path = NULL, *error = NULL;
+        int r;
+
+        if (!root)
+                root = "/";
+        inv = calloc(1, sizeof(DeviceInventory));
+        path = root_path(root, "/proc/interrupts");
+        if (!inv || !path)
+                return -ENOMEM;
+
+        r = interrupts_read(path, &table, &error);
+        if (r == -EBADMSG) {
+                if (ret_error) {
+                        char *e = NULL;
+
+                        if (asprintf(&e, "%s: %s", path, error ?: "unparsable") < 0)
+                                return -ENOMEM;
+                        *ret_error = e;
+                }
+                return r;
+        }
+        if (r < 0)
+                return r;
+
+        r = inventory_add_irqs(inv, root, table);
+        if (r < 0)
+                return r;
+        r = inventory_add_lookups(inv, root, c);
+        if (r < 0)
+                return r;
+        r = inventory_add_nets(inv, root);
+        if (r < 0)
+                return r;
+
+        r = netdev_mask_bits(root);
+        if (r == -ENOMEM)
+                return r;
+        inv->mask_bits = r > 0 ? (unsigned)r : 0;
+
+        *ret = TAKE_PTR(inv);
+        return 0;
+}
+
+const DeviceIrqLookup *device_inventory_find_lookup(const DeviceInventory *inv, const char *device) {
+        if (!inv || !device)
+                return NULL;
+        for (size_t i = 0; i < inv->n_lookups; i++)
+                if (streq_ptr(inv->lookups[i].device, device))
+                        return &inv->lookups[i];
+        return NULL;
+}
+
+const DeviceIrq *device_inventory_find_irq(const DeviceInventory *inv, unsigned irq) {
+        DeviceIrq key = {.irq = irq};
+
+        if (!inv || inv->n_irqs == 0)
+                return NULL;
+        return bsearch(&key, inv->irqs, inv->n_irqs, sizeof(DeviceIrq), device_irq_compare);
+}
+
+/* ---- resolving selectors ---- */
+
+static const char *const net_queue_kind_table[_NET_QUEUE_KIND_MAX] = {
+        [NET_QUEUE_RPS] = "rps",
+        [NET_QUEUE_XPS] = "xps",
+};
+
+const char *net_queue_kind_to_string(NetQueueKind k) {
+        if ((unsigned)k >= _NET_QUEUE_KIND_MAX)
+                return NULL;
+        return net_queue_kind_table[k];
+}
+
+/* What a selector mapping says, for the explanation: "{ near: eth0, reserved: only }". */
+static char *mapping_describe(const CpuSelector *s) {
+        _cleanup_free_ char *nodes = NULL, *packages = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        bool first = true;
+        FILE *f;
+
+        if ((s->has_nodes && !(nodes = set_str(&s->nodes))) ||
+            (s->has_packages && !(packages = set_str(&s->packages))))
+                return NULL;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+#define ITEM(...) \
+        do { \
+                fputs(first ? " " : ", ", f); \
+                fprintf(f, __VA_ARGS__); \
+                first = false; \
+        } while (0)
+        fputc('{', f);
+        if (nodes)
+                ITEM("nodes: %s", nodes);
+        if (packages)
+                ITEM("packages: %s", packages);
+        if (s->near)
+                ITEM("near: %s", s->near);
+        if (s->cpu_kind != CPU_KIND_ANY)
+                ITEM("kind: %s", s->cpu_kind == CPU_KIND_PERFORMANCE ? "performance" : "efficiency");
+        if (s->n_cores > 0)
+                ITEM("cores: %u", s->n_cores);
+        if (s->n_cpus > 0)
+                ITEM("cpus: %u", s->n_cpus);
+        if (s->smt == SMT_ONE_PER_CORE)
+                ITEM("smt: one-per-core");
+        if (s->reserved != RESERVED_AVOID)
+                ITEM("reserved: %s", s->reserved == RESERVED_ONLY ? "only" : "allow");
+#undef ITEM
+        fputs(first ? "}" : " }", f);
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+/* Where explanation and warning lines of one selector go. */
+typedef struct RuleNotes {
+        char ***explanation;
+        char ***warnings;
+} RuleNotes;
+
+/* Warnings for a literal cpu-list, as the policy side gives them: CPUs that don't exist, are
+ * offline, disallowed, reserved, or held by an exclusive policy. */
+static int literal_warnings(
+        const CpuSelector *s, const Plan *p, const Topology *t, const char *prefix, RuleNotes *notes) {
+        _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
+        _cleanup_free_ char *l = set_str(&s->literal);
+        int r;
+
+        if (!l)
+                return -ENOMEM;
+
+        struct {
+                const CpuSet *in, *out;
+                const char *what;
+                const CpuSet *context;
+                const char *context_name;
+        } checks[] = {
+                {NULL, topology_all_cpus(t), "names nonexistent", topology_all_cpus(t), "CPUs here"},
+                {topology_all_cpus(t), topology_online_cpus(t), "names offline", topology_online_cpus(t),
+                 "online"},
+                {topology_online_cpus(t), topology_allowed_cpus(t), "names disallowed",
+                 topology_allowed_cpus(t), "allowed"},
+                {&p->reserve, NULL, "overlaps the reserve on", &p->reserve, "reserve"},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
+                _cleanup_free_ char *bad = NULL, *context = NULL;
+
+                r = cpuset_copy(&x, &s->literal);
+                if (r < 0)
+                        return r;
+                if (checks[i].in)
+                        cpuset_and(&x, checks[i].in);
+                if (checks[i].out)
+                        cpuset_andnot(&x, checks[i].out);
+                if (cpuset_is_empty(&x))
+                        continue;
+                bad = set_str(&x);
+                context = set_str(checks[i].context);
+                if (!bad || !context)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        notes->warnings, "%scpu-list %s %s CPU%s %s (%s: %s)", prefix, l, checks[i].what,
+                        cpuset_count(&x) == 1 ? "" : "s", bad, checks[i].context_name, context);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < p->n_policies; i++) {
+                _cleanup_free_ char *bad = NULL;
+
+                r = cpuset_copy(&x, &s->literal);
+                if (r < 0)
+                        return r;
+                cpuset_and(&x, &p->policies[i].exclusive_cpus);
+                if (cpuset_is_empty(&x))
+                        continue;
+                bad = set_str(&x);
+                if (!bad)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        notes->warnings, "%scpu-list %s overlaps CPU%s %s held by exclusive policy \"%s\"",
+                        prefix, l, cpuset_count(&x) == 1 ? "" : "s", bad, p->policies[i].policy->name);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* A mapping loses what exclusive policies hold; one explanation line per holder. Returns 0,
+ * or 1 with a reason when nothing is left, or -ENOMEM. */
+static int remove_held(
+        const Plan *p, const char *prefix, CpuSet *cpus, RuleNotes *notes, char **ret_reason) {
+        _cleanup_cpuset_ CpuSet x = CPUSET_NULL, removed = CPUSET_NULL;
+        _cleanup_free_ char *holders = NULL;
+        int r;
+
+        for (size_t i = 0; i < p->n_policies; i++) {
+                _cleanup_free_ char *l = NULL, *h = NULL;
+                const char *name = p->policies[i].policy->name;
+
+                r = cpuset_copy(&x, cpus);
+                if (r < 0)
+                        return r;
+                cpuset_and(&x, &p->policies[i].exclusive_cpus);
+                if (cpuset_is_empty(&x))
+                        continue;
+                l = set_str(&x);
+                if (!l)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        notes->explanation, "%sheld by exclusive policy \"%s\": %s", prefix, name, l);
+                if (r < 0)
+                        return r;
+                r = cpuset_or(&removed, &x);
+                if (r < 0)
+                        return r;
+                if (asprintf(&h, "%s%s\"%s\"", holders ?: "", holders ? ", " : "", name) < 0)
+                        return -ENOMEM;
+                free(holders);
+                holders = TAKE_PTR(h);
+                cpuset_andnot(cpus, &x);
+        }
+
+        if (cpuset_is_empty(cpus) && holders) {
+                _cleanup_free_ char *l = set_str(&removed);
+                char *reason = NULL;
+
+                if (!l ||
+                    asprintf(&reason, "%sno CPU left: %s held by exclusive policy %s", prefix, l, holders) <
+                            0)
+                        return -ENOMEM;
+                *ret_reason = reason;
+                return 1;
+        }
+        return 0;
+}
+
+/*
+ * Resolves s for a device rule into *ret (initialised, replaced): plan_resolve_selector() with
+ * c's reserve, then (a mapping) without the exclusive holdings of p. Explanation and warning
+ * lines are prefixed with prefix. Returns 0; 1 with a reason (prefixed) when the selector can't
+ * be resolved here; -ENOMEM.
+ */
+static int resolve_device_selector(
+        const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
+        CpuSet *ret, RuleNotes *notes, char **ret_reason) {
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, x = CPUSET_NULL;
+        _cleanup_free_ char *reason = NULL, *l = NULL;
+        int r;
+
+        r = plan_resolve_selector(s, t, c->has_reserve ? &c->reserve : NULL, &cpus, &reason);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                char *full = NULL;
+
+                if (asprintf(&full, "%s%s", prefix, reason ?: "the selector can't be resolved here") < 0)
+                        return -ENOMEM;
+                *ret_reason = full;
+                return 1;
+        }
+
+        l = set_str(&cpus);
+        if (!l)
+                return -ENOMEM;
+
+        if (s->kind == CPU_SELECTOR_LITERAL) {
+                _cleanup_free_ char *written = set_str(&s->literal);
+
+                if (!written)
+                        return -ENOMEM;
+                if (cpuset_equal(&cpus, &s->literal))
+                        r = strv_extendf(
+                                notes->explanation, "%scpu-list %s taken as written", prefix, written);
+                else
+                        r = strv_extendf(
+                                notes->explanation, "%scpu-list %s: its online CPUs: %s", prefix, written,
+                                l);
+                if (r < 0)
+                        return r;
+                r = literal_warnings(s, p, t, prefix, notes);
+                if (r < 0)
+                        return r;
+        } else {
+                _cleanup_free_ char *d = mapping_describe(s);
+
+                if (!d)
+                        return -ENOMEM;
+                r = strv_extendf(notes->explanation, "%sselector %s: %s", prefix, d, l);
+                if (r < 0)
+                        return r;
+
+                if (s->near && topology_n_nodes(t) > 1) {
+                        r = topology_device_locality(t, s->near, &x, NULL, NULL);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r == TOPOLOGY_LOCALITY_NONE) {
+                                r = strv_extendf(
+                                        notes->warnings,
+                                        "%snear: %s has no NUMA locality (a virtual device, or the firmware "
+                                        "doesn't say); using every online CPU",
+                                        prefix, s->near);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+
+                r = remove_held(p, prefix, &cpus, notes, ret_reason);
+                if (r != 0)
+                        return r;
+        }
+
+        cpuset_done(ret);
+        *ret = cpus;
+        cpus = CPUSET_NULL;
+        return 0;
+}
+
+/* ---- IRQs ---- */
+
+/* Whether rule r selects IRQ irq: every given key matches. */
+static bool irq_rule_matches(const IrqRule *rule, const DeviceIrq *irq, const DeviceInventory *inv) {
+        if (rule->device) {
+                bool found = false;
+
+                STRV_FOREACH (d, rule->device) {
+                        const DeviceIrqLookup *l = device_inventory_find_lookup(inv, *d);
+
+                        if (l && l->n_irqs > 0 &&
+                            bsearch(&irq->irq, l->irqs, l->n_irqs, sizeof(unsigned), unsigned_compare)) {
+                                found = true;
+                                break;
+                        }
+                }
+                if (!found)
+                        return false;
+        }
+
+        if (rule->action) {
+                bool blank = strv_length(irq->names) == 0;
+
+                STRV_FOREACH (glob, rule->action) {
+                        if (blank) {
+                                if (streq(*glob, "*"))
+                                        return true;
+                                continue;
+                        }
+                        STRV_FOREACH (name, irq->names)
+                                if (fnmatch(*glob, *name, 0) == 0)
+                                        return true;
+                }
+                return false;
+        }
+        return true;
+}
+
+/* What the device: lookups of a rule found, for its explanation. */
+static int explain_devices(const IrqRule *rule, const DeviceInventory *inv, char ***explanation) {
+        int r;
+
+        STRV_FOREACH (d, rule->device) {
+                const DeviceIrqLookup *l = device_inventory_find_lookup(inv, *d);
+                _cleanup_free_ char *irqs = NULL;
+
+                if (!l || l->error == -ENODEV)
+                        r = strv_extendf(explanation, "device %s: not present", *d);
+                else if (l->error == -ENXIO)
+                        r = strv_extendf(explanation, "device %s: no PCI function, no IRQs", *d);
+                else if (l->error < 0)
+                        r = strv_extendf(explanation, "device %s: %s", *d, strerror(-l->error));
+                else if (l->n_irqs == 0)
+                        r = strv_extendf(explanation, "device %s: no IRQs", *d);
+                else {
+                        irqs = irqs_str(l->irqs, l->n_irqs);
+                        if (!irqs)
+                                return -ENOMEM;
+                        r = strv_extendf(
+                                explanation, "device %s: IRQ%s %s", *d, l->n_irqs == 1 ? "" : "s", irqs);
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int irq_rule_plan_resolve(
+        const IrqRule *rule, const Config *c, const Plan *p, const Topology *t, const DeviceInventory *inv,
+        IrqRulePlan *rp) {
+        RuleNotes notes = {&rp->explanation, &rp->warnings};
+        _cleanup_free_ char *reason = NULL;
+        int r;
+
+        rp->rule = rule;
+        r = resolve_device_selector(&rule->cpus, c, p, t, "", &rp->cpus, &notes, &reason);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                rp->pending_reason = TAKE_PTR(reason);
+                rp->pending_location = &rule->cpus.location;
+                cpuset_clear(&rp->cpus);
+                rp->explanation = strv_free(rp->explanation);
+        } else if (rule->spread) {
+                _cleanup_free_ char *order = NULL;
+
+                r = plan_spread_order(t, &rp->cpus, &rp->spread_order, &rp->n_spread_order);
+                if (r < 0)
+                        return r;
+                order = unsigned_list_str(rp->spread_order, rp->n_spread_order);
+                if (!order)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        &rp->explanation, "spread: one CPU per IRQ, in the order %s, round robin", order);
+                if (r < 0)
+                        return r;
+        }
+
+        return explain_devices(rule, inv, &rp->explanation);
+}
+
+static const DeviceIrq **irqs_sorted(const DeviceInventory *inv) {
+        const DeviceIrq **v = calloc(MAX(inv->n_irqs, 1U), sizeof(DeviceIrq *));
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < inv->n_irqs; i++)
+                v[i] = &inv->irqs[i];
+        /* The inventory is ascending already; a hand-built one may not be. */
+        for (size_t i = 1; i < inv->n_irqs; i++)
+                for (size_t j = i; j > 0 && v[j - 1]->irq > v[j]->irq; j--) {
+                        const DeviceIrq *tmp = v[j];
+                        v[j] = v[j - 1];
+                        v[j - 1] = tmp;
+                }
+        return v;
+}
+
+static int plan_irqs(
+        const Config *c, const Plan *p, const Topology *t, const DeviceInventory *inv, DevicePlan *dp) {
+        _cleanup_free_ const DeviceIrq **order = NULL;
+        _cleanup_free_ size_t *next = NULL;
+        _cleanup_free_ unsigned *won = NULL;
+        int r;
+
+        if (c->n_irq_rules == 0)
+                return 0;
+        dp->irq_rules = calloc(c->n_irq_rules, sizeof(IrqRulePlan));
+        if (dp->irq_rules)
+                dp->n_irq_rules = c->n_irq_rules;
+        next = calloc(c->n_irq_rules, sizeof(size_t));
+        order = irqs_sorted(inv);
+        if (!dp->irq_rules || !next || !order)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_irq_rules; i++) {
+                r = irq_rule_plan_resolve(&c->irq_rules[i], c, p, t, inv, &dp->irq_rules[i]);
+                if (r < 0)
+                        return r;
+        }
+
+        if (inv->n_irqs > 0) {
+                dp->irqs = calloc(inv->n_irqs, sizeof(IrqAssignment));
+                if (!dp->irqs)
+                        return -ENOMEM;
+        }
+
+        for (size_t k = 0; k < inv->n_irqs; k++) {
+                const DeviceIrq *irq = order[k];
+
+                for (size_t i = 0; i < c->n_irq_rules; i++) {
+                        IrqRulePlan *rp = &dp->irq_rules[i];
+                        IrqAssignment *a;
+
+                        if (!irq_rule_matches(&c->irq_rules[i], irq, inv))
+                                continue;
+                        if (dp->n_irqs > 0 && dp->irqs[dp->n_irqs - 1].irq == irq->irq)
+                                break; /* the same IRQ twice in a hand-made inventory */
+                        rp->n_matched++;
+                        a = &dp->irqs[dp->n_irqs++];
+                        *a = (IrqAssignment){.irq = irq->irq, .rule = i, .managed = irq->managed};
+                        if (rp->pending_reason || irq->managed)
+                                break;
+                        if (c->irq_rules[i].spread && rp->n_spread_order > 0)
+                                r = cpuset_add(&a->cpus, rp->spread_order[next[i]++ % rp->n_spread_order]);
+                        else
+                                r = cpuset_copy(&a->cpus, &rp->cpus);
+                        if (r < 0)
+                                return r;
+                        break;
+                }
+        }
+
+        /* What each rule won, and rules that won nothing. */
+        won = calloc(MAX(dp->n_irqs, 1U), sizeof(unsigned));
+        if (!won)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_irq_rules; i++) {
+                IrqRulePlan *rp = &dp->irq_rules[i];
+                _cleanup_free_ char *l = NULL;
+                size_t n = 0, n_managed = 0;
+
+                if (rp->n_matched == 0) {
+                        r = strv_extendf(&rp->warnings, "matches no IRQ");
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                for (size_t j = 0; j < dp->n_irqs; j++)
+                        if (dp->irqs[j].rule == i) {
+                                won[n++] = dp->irqs[j].irq;
+                                n_managed += dp->irqs[j].managed;
+                        }
+                l = irqs_str(won, n);
+                if (!l)
+                        return -ENOMEM;
+                if (n_managed > 0)
+                        r = strv_extendf(
+                                &rp->explanation, "matches IRQ%s %s (%zu managed by the kernel, left alone)",
+                                n == 1 ? "" : "s", l, n_managed);
+                else
+                        r = strv_extendf(&rp->explanation, "matches IRQ%s %s", n == 1 ? "" : "s", l);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- network queues ---- */
+
+/*
+ * The CPUs of set ordered for XPS: core by core (cores in the order of their lowest CPU in set),
+ * the PUs of a core together, ascending. CPUs t has no core for stand alone. Newly allocated.
+ */
+static int xps_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n) {
+        _cleanup_cpuset_ CpuSet done = CPUSET_NULL, core = CPUSET_NULL;
+        _cleanup_free_ unsigned *out = NULL;
+        size_t n = 0;
+        int r;
+
+        out = calloc(MAX(cpuset_count(set), 1U), sizeof(unsigned));
+        if (!out)
+                return -ENOMEM;
+        CPUSET_FOREACH (cpu, set) {
+                if (cpuset_contains(&done, cpu))
+                        continue;
+                r = topology_core_siblings(t, cpu, &core);
+                if (r == -ENOENT)
+                        cpuset_clear(&core);
+                else if (r < 0)
+                        return r;
+                cpuset_and(&core, set);
+                r = cpuset_add(&core, cpu);
+                if (r < 0)
+                        return r;
+                CPUSET_FOREACH (sibling, &core)
+                        if (!cpuset_contains(&done, sibling)) {
+                                out[n++] = (unsigned)sibling;
+                                r = cpuset_add(&done, sibling);
+                                if (r < 0)
+                                        return r;
+                        }
+        }
+        *ret = TAKE_PTR(out);
+        *ret_n = n;
+        return 0;
+}
+
+static int net_rule_plan_resolve(
+        const NetRule *rule, const Config *c, const Plan *p, const Topology *t, NetRulePlan *np) {
+        RuleNotes notes = {&np->explanation, &np->warnings};
+        _cleanup_free_ char *reason = NULL;
+        int r = 0;
+
+        np->rule = rule;
+        if (rule->rps.kind != CPU_SELECTOR_NONE) {
+                r = resolve_device_selector(&rule->rps, c, p, t, "rps: ", &np->rps, &notes, &reason);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        np->pending_location = &rule->rps.location;
+                else
+                        np->has_rps = true;
+        }
+
+        if (r == 0 && rule->xps == XPS_SPREAD) {
+                if (np->has_rps) {
+                        r = cpuset_copy(&np->xps, &np->rps);
+                        if (r < 0)
+                                return r;
+                        r = strv_extendf(&np->explanation, "xps: spread over the rps: CPUs");
+                        if (r < 0)
+                                return r;
+                } else {
+                        CpuSelector all = {.kind = CPU_SELECTOR_MAPPING, .location = rule->xps_location};
+
+                        r = resolve_device_selector(&all, c, p, t, "xps: ", &np->xps, &notes, &reason);
+                        if (r < 0)
+                                return r;
+                        if (r > 0)
+                                np->pending_location = &rule->xps_location;
+                }
+                np->has_xps = r == 0;
+        } else if (r == 0 && rule->xps == XPS_SELECTOR) {
+                r = resolve_device_selector(&rule->xps_cpus, c, p, t, "xps: ", &np->xps, &notes, &reason);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        np->pending_location = rule->xps_cpus.location.line > 0 ? &rule->xps_cpus.location
+                                                                                : &rule->xps_location;
+                np->has_xps = r == 0;
+        }
+
+        if (reason) {
+                np->pending_reason = TAKE_PTR(reason);
+                np->has_rps = np->has_xps = false;
+                cpuset_clear(&np->rps);
+                cpuset_clear(&np->xps);
+                np->explanation = strv_free(np->explanation);
+        }
+        return 0;
+}
+
+static int queues_append(DevicePlan *dp, size_t *allocated, NetQueueAssignment *a) {
+        if (dp->n_queues >= *allocated) {
+                size_t n = MAX(*allocated * 2, 16U);
+                NetQueueAssignment *q = reallocarray(dp->queues, n, sizeof(NetQueueAssignment));
+
+                if (!q)
+                        return -ENOMEM;
+                dp->queues = q;
+                *allocated = n;
+        }
+        dp->queues[dp->n_queues++] = *a;
+        *a = (NetQueueAssignment){};
+        return 0;
+}
+
+static void net_queue_assignment_done(NetQueueAssignment *a) {
+        free(a->device);
+        cpuset_done(&a->cpus);
+}
+
+/* The assignments of device net under rule i. */
+static int plan_device(
+        const Config *c, const Topology *t, const DeviceNet *net, size_t i, DevicePlan *dp,
+        size_t *allocated) {
+        NetRulePlan *np = &dp->net_rules[i];
+        const NetDeviceQueues *q = &net->queues;
+        int r;
+
+        if (np->has_rps) {
+                if (!q->has_rps || q->n_rx == 0) {
+                        r = strv_extendf(&np->warnings, "%s: no RPS support (rps_cpus missing)", net->name);
+                        if (r < 0)
+                                return r;
+                } else
+                        for (unsigned k = 0; k < q->n_rx; k++) {
+                                _cleanup_(net_queue_assignment_done) NetQueueAssignment a = {
+                                        .kind = NET_QUEUE_RPS,
+                                        .queue = k,
+                                        .rule = i,
+                                        .has_flow_cnt = c->rfs_entries > 0,
+                                        .flow_cnt =
+                                                c->rfs_entries > 0 ? MAX(c->rfs_entries / q->n_rx, 1U) : 0,
+                                };
+
+                                a.device = strdup(net->name);
+                                if (!a.device)
+                                        return -ENOMEM;
+                                r = cpuset_copy(&a.cpus, &np->rps);
+                                if (r < 0)
+                                        return r;
+                                r = queues_append(dp, allocated, &a);
+                                if (r < 0)
+                                        return r;
+                        }
+        }
+
+        if (np->has_xps) {
+                _cleanup_free_ unsigned *order = NULL;
+                size_t n_cpus = 0, n_q = q->n_tx;
+
+                if (!q->has_xps || n_q == 0) {
+                        if (n_q <= 1)
+                                r = strv_extendf(
+                                        &np->warnings,
+                                        "%s: one tx queue: XPS has no use on a single-queue device",
+                                        net->name);
+                        else
+                                r = strv_extendf(
+                                        &np->warnings, "%s: no XPS support (xps_cpus missing)", net->name);
+                        return r;
+                }
+                r = xps_order(t, &np->xps, &order, &n_cpus);
+                if (r < 0)
+                        return r;
+                if (n_cpus == 0)
+                        return 0; /* can't happen: a resolved set is never empty */
+
+                for (size_t k = 0; k < n_q; k++) {
+                        _cleanup_(net_queue_assignment_done) NetQueueAssignment a = {
+                                .kind = NET_QUEUE_XPS,
+                                .queue = (unsigned)k,
+                                .rule = i,
+                        };
+
+                        a.device = strdup(net->name);
+                        if (!a.device)
+                                return -ENOMEM;
+                        if (n_cpus >= n_q) {
+                                for (size_t j = k * n_cpus / n_q; j < (k + 1) * n_cpus / n_q; j++) {
+                                        r = cpuset_add(&a.cpus, order[j]);
+                                        if (r < 0)
+                                                return r;
+                                }
+                        } else {
+                                r = cpuset_add(&a.cpus, order[k % n_cpus]);
+                                if (r < 0)
+                                        return r;
+                        }
+                        r = queues_append(dp, allocated, &a);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int queue_compare(const void *a, const void *b) {
+        const NetQueueAssignment *x = a, *y = b;
+        int d = strcmp(x->device, y->device);
+
+        if (d != 0)
+                return d;
+        if (x->kind != y->kind)
+                return x->kind < y->kind ? -1 : 1;
+        return x->queue < y->queue ? -1 : x->queue > y->queue;
+}
+
+static int net_compare(const void *a, const void *b) {
+        const DeviceNet *const *x = a, *const *y = b;
+        return strcmp((*x)->name, (*y)->name);
+}
+
+static int plan_nets(
+        const Config *c, const Plan *p, const Topology *t, const DeviceInventory *inv, DevicePlan *dp) {
+        _cleanup_free_ const DeviceNet **nets = NULL;
+        size_t allocated = 0;
+        int r;
+
+        if (c->n_net_rules == 0)
+                return 0;
+        dp->net_rules = calloc(c->n_net_rules, sizeof(NetRulePlan));
+        if (dp->net_rules)
+                dp->n_net_rules = c->n_net_rules;
+        nets = calloc(MAX(inv->n_nets, 1U), sizeof(DeviceNet *));
+        if (!dp->net_rules || !nets)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_net_rules; i++) {
+                r = net_rule_plan_resolve(&c->net_rules[i], c, p, t, &dp->net_rules[i]);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t k = 0; k < inv->n_nets; k++)
+                nets[k] = &inv->nets[k];
+        qsort(nets, inv->n_nets, sizeof(DeviceNet *), net_compare);
+
+        for (size_t i = 0; i < c->n_net_rules; i++) {
+                NetRulePlan *np = &dp->net_rules[i];
+                _cleanup_free_ char *names = NULL;
+
+                for (size_t k = 0; k < inv->n_nets; k++) {
+                        size_t first = SIZE_MAX;
+
+                        for (size_t j = 0; j <= i && first == SIZE_MAX; j++)
+                                if (fnmatch(c->net_rules[j].device, nets[k]->name, 0) == 0)
+                                        first = j;
+                        if (first != i)
+                                continue;
+
+                        char *n = NULL;
+                        if (asprintf(&n, "%s%s%s", names ?: "", names ? ", " : "", nets[k]->name) < 0)
+                                return -ENOMEM;
+                        free(names);
+                        names = n;
+
+                        if (np->pending_reason)
+                                continue;
+                        r = plan_device(c, t, nets[k], i, dp, &allocated);
+                        if (r < 0)
+                                return r;
+                }
+
+                if (!names)
+                        r = strv_extendf(&np->warnings, "matches no device");
+                else
+                        r = strv_extendf(
+                                &np->explanation, "device%s %s%s", strchr(names, ',') ? "s" : "", names,
+                                np->pending_reason ? " (left alone: pending)" : "");
+                if (r < 0)
+                        return r;
+        }
+
+        if (dp->n_queues > 1)
+                qsort(dp->queues, dp->n_queues, sizeof(NetQueueAssignment), queue_compare);
+        return 0;
+}
+
+/* ---- the plan ---- */
+
+int device_plan_new(
+        const Config *c, const Plan *p, const Topology *t, const DeviceInventory *inv, DevicePlan **ret) {
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        int r;
+
+        dp = calloc(1, sizeof(DevicePlan));
+        if (!dp)
+                return -ENOMEM;
+        dp->config = c;
+        dp->has_rfs = c->rfs_entries > 0;
+        dp->rfs_entries = c->rfs_entries;
+
+        r = plan_irqs(c, p, t, inv, dp);
+        if (r < 0)
+                return r;
+        r = plan_nets(c, p, t, inv, dp);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(dp);
+        return 0;
+}
+
+DevicePlan *device_plan_free(DevicePlan *dp) {
+        if (!dp)
+                return NULL;
+        for (size_t i = 0; i < dp->n_irq_rules; i++) {
+                IrqRulePlan *rp = &dp->irq_rules[i];
+
+                free(rp->pending_reason);
+                cpuset_done(&rp->cpus);
+                free(rp->spread_order);
+                strv_free(rp->explanation);
+                strv_free(rp->warnings);
+        }
+        free(dp->irq_rules);
+        for (size_t i = 0; i < dp->n_irqs; i++)
+                cpuset_done(&dp->irqs[i].cpus);
+        free(dp->irqs);
+        for (size_t i = 0; i < dp->n_net_rules; i++) {
+                NetRulePlan *np = &dp->net_rules[i];
+
+                free(np->pending_reason);
+                cpuset_done(&np->rps);
+                cpuset_done(&np->xps);
+                strv_free(np->explanation);
+                strv_free(np->warnings);
+        }
+        free(dp->net_rules);
+        for (size_t i = 0; i < dp->n_queues; i++)
+                net_queue_assignment_done(&dp->queues[i]);
+        free(dp->queues);
+        free(dp);
+        return NULL;
+}
+
+static int irq_assignment_compare(const void *a, const void *b) {
+        const IrqAssignment *x = a, *y = b;
+        return x->irq < y->irq ? -1 : x->irq > y->irq;
+}
+
+const IrqAssignment *device_plan_find_irq(const DevicePlan *dp, unsigned irq) {
+        IrqAssignment key = {.irq = irq};
+
+        if (!dp || dp->n_irqs == 0)
+                return NULL;
+        return bsearch(&key, dp->irqs, dp->n_irqs, sizeof(IrqAssignment), irq_assignment_compare);
+}
+
+const NetQueueAssignment *device_plan_find_queue(
+        const DevicePlan *dp, const char *device, NetQueueKind kind, unsigned queue) {
+        if (!dp || !device)
+                return NULL;
+        for (size_t i = 0; i < dp->n_queues; i++)
+                if (dp->queues[i].kind == kind && dp->queues[i].queue == queue &&
+                    streq(dp->queues[i].device, device))
+                        return &dp->queues[i];
+        return NULL;
+}

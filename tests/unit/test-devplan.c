@@ -1,0 +1,925 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Tests for lib/devplan (issue 6, test 2): the device plan made from the corpus topologies
+ * ($AFFINITYD_CORPUS/topologies) and inventories built from the corpus /proc/interrupts dumps
+ * ($AFFINITYD_CORPUS/interrupts) — spread order, near-node choice, masks beyond 64 CPUs,
+ * exclusive holdings — and device_inventory_load() on a fixture tree standing in for /proc and
+ * /sys.
+ *
+ * Inventories for the pure plan are built by hand: the IRQ numbers and names are taken from the
+ * dumps by a small parser here (the number before ':' and the last word of the line), not by
+ * lib/interrupts. Expected CPU sets come from the topology API or, where written out, from
+ * `hwloc-calc -i FILE --po -I pu node:N` on the corpus files (noted where used).
+ */
+
+#include <check.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpuset.h"
+#include "devplan.h"
+#include "macro.h"
+#include "plan.h"
+#include "policy.h"
+#include "topology.h"
+
+/* ---- building configurations by hand ---- */
+
+static CpuSet set_of(const char *list) {
+        CpuSet s = CPUSET_NULL;
+        ck_assert_msg(cpuset_parse_list(list, &s, NULL) == 0, "bad test cpu-list \"%s\"", list);
+        return s;
+}
+
+static CpuSelector sel_literal(const char *list) {
+        return (CpuSelector){.kind = CPU_SELECTOR_LITERAL, .literal = set_of(list)};
+}
+
+typedef struct Sel {
+        const char *nodes, *near;
+        unsigned cores;
+        bool exclusive;
+        ReservedMode reserved;
+} Sel;
+
+static CpuSelector sel_full(Sel o) {
+        CpuSelector s = {.kind = CPU_SELECTOR_MAPPING, .reserved = o.reserved, .exclusive = o.exclusive};
+
+        if (o.nodes) {
+                s.has_nodes = true;
+                s.nodes = set_of(o.nodes);
+        }
+        if (o.near) {
+                s.near = strdup(o.near);
+                ck_assert_ptr_nonnull(s.near);
+        }
+        s.n_cores = o.cores;
+        return s;
+}
+#define SEL(...) sel_full((Sel){__VA_ARGS__})
+
+/* A NULL-terminated vector from a NULL-terminated argument list. */
+static char **strv_make(const char *first, ...) {
+        char **l = NULL;
+        size_t n = 0;
+        va_list ap;
+
+        va_start(ap, first);
+        for (const char *s = first; s; s = va_arg(ap, const char *)) {
+                l = reallocarray(l, n + 2, sizeof(char *));
+                ck_assert_ptr_nonnull(l);
+                l[n] = strdup(s);
+                ck_assert_ptr_nonnull(l[n]);
+                l[++n] = NULL;
+        }
+        va_end(ap);
+        return l;
+}
+
+/* device / action: NULL-terminated-list vectors or NULL (not given). */
+static void add_irq_rule(
+        Config *c, const char *name, char **device, char **action, CpuSelector cpus, bool spread) {
+        IrqRule r = {
+                .name = strdup(name), .device = device, .action = action, .cpus = cpus, .spread = spread};
+
+        ck_assert_ptr_nonnull(r.name);
+        r.cpus.location = (Location){"irqs.yaml", (unsigned)c->n_irq_rules + 10, 9};
+        ck_assert_int_eq(config_add_irq_rule(c, &r), 0);
+}
+
+static void add_net_rule(Config *c, const char *device, CpuSelector rps, XpsMode xps, CpuSelector xps_cpus) {
+        NetRule r = {
+                .name = strdup(device),
+                .device = strdup(device),
+                .rps = rps,
+                .xps = xps,
+                .xps_cpus = xps_cpus};
+
+        ck_assert_ptr_nonnull(r.name);
+        ck_assert_ptr_nonnull(r.device);
+        ck_assert_int_eq(config_add_net_rule(c, &r), 0);
+}
+
+static void add_policy(Config *c, const char *name, CpuSelector cpus) {
+        Policy p = {.name = strdup(name), .cpus = cpus};
+
+        ck_assert_ptr_nonnull(p.name);
+        ck_assert_int_eq(config_add_policy(c, &p), 0);
+}
+
+static void config_set_reserve(Config *c, const char *list) {
+        c->has_reserve = true;
+        cpuset_done(&c->reserve);
+        c->reserve = set_of(list);
+}
+
+static Topology *load_corpus(const char *file) {
+        const char *corpus = getenv("AFFINITYD_CORPUS");
+        _cleanup_free_ char *path = NULL;
+        Topology *t = NULL;
+
+        ck_assert_msg(corpus && *corpus, "AFFINITYD_CORPUS is not set (tests/meson.build sets it)");
+        ck_assert_int_ge(asprintf(&path, "%s/topologies/%s", corpus, file), 0);
+        ck_assert_msg(topology_load_xml(path, &t) == 0, "cannot load %s", path);
+        return t;
+}
+
+static char *corpus_path(const char *dir, const char *file) {
+        char *path = NULL;
+        ck_assert_int_ge(asprintf(&path, "%s/%s/%s", getenv("AFFINITYD_CORPUS"), dir, file), 0);
+        return path;
+}
+
+/* ---- building inventories by hand ---- */
+
+static DeviceInventory *inv_new(void) {
+        DeviceInventory *inv = calloc(1, sizeof(DeviceInventory));
+        ck_assert_ptr_nonnull(inv);
+        return inv;
+}
+
+static void inv_add_irq(DeviceInventory *inv, unsigned irq, const char *name, bool managed) {
+        DeviceIrq *d;
+
+        inv->irqs = reallocarray(inv->irqs, inv->n_irqs + 1, sizeof(DeviceIrq));
+        ck_assert_ptr_nonnull(inv->irqs);
+        d = &inv->irqs[inv->n_irqs++];
+        *d = (DeviceIrq){.irq = irq, .actions = strdup(name), .managed = managed};
+        d->names = *name ? strv_make(name, NULL) : calloc(1, sizeof(char *));
+        ck_assert_ptr_nonnull(d->actions);
+        ck_assert_ptr_nonnull(d->names);
+}
+
+/* irqs: ascending, count n. */
+static void inv_add_lookup(
+        DeviceInventory *inv, const char *device, int error, const unsigned *irqs, size_t n) {
+        DeviceIrqLookup *l;
+
+        inv->lookups = reallocarray(inv->lookups, inv->n_lookups + 1, sizeof(DeviceIrqLookup));
+        ck_assert_ptr_nonnull(inv->lookups);
+        l = &inv->lookups[inv->n_lookups++];
+        *l = (DeviceIrqLookup){.device = strdup(device), .error = error, .n_irqs = n};
+        if (n > 0) {
+                l->irqs = calloc(n, sizeof(unsigned));
+                ck_assert_ptr_nonnull(l->irqs);
+                memcpy(l->irqs, irqs, n * sizeof(unsigned));
+        }
+}
+
+static void inv_add_net(
+        DeviceInventory *inv, const char *name, unsigned n_rx, unsigned n_tx, bool rps, bool xps) {
+        inv->nets = reallocarray(inv->nets, inv->n_nets + 1, sizeof(DeviceNet));
+        ck_assert_ptr_nonnull(inv->nets);
+        inv->nets[inv->n_nets++] = (DeviceNet){
+                .name = strdup(name),
+                .queues = {.n_rx = n_rx, .n_tx = n_tx, .has_rps = rps, .has_xps = xps, .ifindex = 2},
+        };
+}
+
+/*
+ * The numeric lines of a corpus /proc/interrupts dump: IRQ number and the last word as its
+ * name; an IRQ is marked managed when its name matches one of the globs in managed (NULL-
+ * terminated vector or NULL).
+ */
+static DeviceInventory *inv_from_dump(const char *file, char **managed) {
+        _cleanup_free_ char *path = corpus_path("interrupts", file);
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        DeviceInventory *inv = inv_new();
+        char line[4096];
+
+        ck_assert_msg(f, "cannot open %s", path);
+        while (fgets(line, sizeof line, f)) {
+                char *p = line, *end, *last = NULL, *tok, *save = NULL;
+                unsigned long irq;
+                bool m = false;
+
+                while (isspace((unsigned char)*p))
+                        p++;
+                if (!isdigit((unsigned char)*p))
+                        continue;
+                irq = strtoul(p, &end, 10);
+                ck_assert(*end == ':');
+                for (tok = strtok_r(end + 1, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+                        last = tok;
+                ck_assert_ptr_nonnull(last);
+                STRV_FOREACH (g, managed)
+                        if (fnmatch(*g, last, 0) == 0)
+                                m = true;
+                inv_add_irq(inv, (unsigned)irq, last, m);
+        }
+        return inv;
+}
+
+static bool strv_contains_substring(char **l, const char *needle) {
+        STRV_FOREACH (s, l)
+                if (strstr(*s, needle))
+                        return true;
+        return false;
+}
+
+static void assert_set(const CpuSet *got, const CpuSet *want, const char *what) {
+        _cleanup_free_ char *g = cpuset_to_string(got), *w = cpuset_to_string(want);
+        ck_assert_msg(cpuset_equal(got, want), "%s: got \"%s\", want \"%s\"", what, g, w);
+}
+
+static void assert_set_str(const CpuSet *got, const char *want, const char *what) {
+        _cleanup_cpuset_ CpuSet w = set_of(want);
+        assert_set(got, &w, what);
+}
+
+static CpuSet node_cpus(const Topology *t, const char *nodes) {
+        _cleanup_cpuset_ CpuSet n = set_of(nodes);
+        CpuSet cpus = CPUSET_NULL;
+
+        ck_assert_int_eq(topology_cpus_of_nodes(t, &n, &cpus), 0);
+        cpuset_and(&cpus, topology_online_cpus(t));
+        ck_assert(!cpuset_is_empty(&cpus));
+        return cpus;
+}
+
+/*
+ * Invariants of a spread order over set: every CPU of set exactly once; the first
+ * (number of cores of set) entries are on distinct cores, one of each core; every later
+ * entry's core appears earlier.
+ */
+static void assert_spread_order(const Topology *t, const CpuSet *set, const unsigned *order, size_t n) {
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL, cores = CPUSET_NULL, first = CPUSET_NULL;
+        size_t n_cores;
+
+        ck_assert_uint_eq(n, cpuset_count(set));
+        CPUSET_FOREACH (cpu, set) {
+                int core = topology_core_of_cpu(t, (unsigned)cpu);
+                ck_assert_int_ge(core, 0);
+                ck_assert_int_eq(cpuset_add(&cores, (unsigned)core), 0);
+        }
+        n_cores = cpuset_count(&cores);
+        for (size_t i = 0; i < n; i++) {
+                int core = topology_core_of_cpu(t, order[i]);
+
+                ck_assert_msg(
+                        cpuset_contains(set, order[i]), "spread order has CPU %u outside the set", order[i]);
+                ck_assert_msg(
+                        !cpuset_contains(&seen, order[i]), "CPU %u twice in the spread order", order[i]);
+                ck_assert_int_eq(cpuset_add(&seen, order[i]), 0);
+                if (i < n_cores) {
+                        ck_assert_msg(
+                                !cpuset_contains(&first, (unsigned)core),
+                                "spread order position %zu: core %d already had a PU", i, core);
+                        ck_assert_int_eq(cpuset_add(&first, (unsigned)core), 0);
+                } else
+                        ck_assert(cpuset_contains(&first, (unsigned)core));
+        }
+}
+
+/* ---- IRQ spread on the 40-CPU ixgbe dump ---- */
+
+/*
+ * rbench dump (p7p1-TxRx-0..7 = IRQs 128-135, em4-* = 272-276, nvme* and megasas* managed) on the
+ * 2-socket 32em64t file, whose eth0 is on NUMA node 1 (INDEX.md; hwloc-calc: node 1 = 8-15,24-31,
+ * cores (8,24) .. (15,31)).
+ */
+START_TEST(test_irq_spread_rbench) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_strv_free_ char **managed = strv_make("nvme*", "megasas*", NULL);
+        _cleanup_(device_inventory_freep) DeviceInventory *inv =
+                inv_from_dump("rbench-interrupts-40cpu-xeon-ixgbe.txt", managed);
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet node1 = node_cpus(t, "1"), low = set_of("0-7");
+        const IrqRulePlan *pending, *nic, *rest;
+        size_t k = 0, n_rest = 0, n_managed = 0;
+
+        ck_assert_uint_ge(inv->n_irqs, 200);
+        add_irq_rule(c, "pending", NULL, strv_make("em4-*", NULL), SEL(.near = "nosuchdev"), true);
+        add_irq_rule(c, "nic", NULL, strv_make("p7p1-TxRx-*", NULL), SEL(.near = "eth0"), true);
+        add_irq_rule(c, "rest", NULL, strv_make("*", NULL), sel_literal("0-7"), true);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        pending = &dp->irq_rules[0];
+        nic = &dp->irq_rules[1];
+        rest = &dp->irq_rules[2];
+
+        /* The pending rule keeps em4's IRQs from "rest", and leaves them untouched. */
+        ck_assert_ptr_nonnull(pending->pending_reason);
+        ck_assert_msg(strstr(pending->pending_reason, "nosuchdev"), "reason: %s", pending->pending_reason);
+        ck_assert_ptr_eq(pending->pending_location, &c->irq_rules[0].cpus.location);
+        ck_assert_uint_eq(pending->n_matched, 5);
+        for (unsigned irq = 272; irq <= 276; irq++) {
+                const IrqAssignment *a = device_plan_find_irq(dp, irq);
+                ck_assert_ptr_nonnull(a);
+                ck_assert_uint_eq(a->rule, 0);
+                ck_assert(cpuset_is_empty(&a->cpus));
+        }
+
+        /* Near eth0: node 1, spread one PU per core first. */
+        ck_assert_ptr_null(nic->pending_reason);
+        assert_set(&nic->cpus, &node1, "nic cpus");
+        assert_spread_order(t, &node1, nic->spread_order, nic->n_spread_order);
+        /* Hand-derived: node 1 is one L3; cores in ascending order, then their siblings. */
+        for (unsigned i = 0; i < 8; i++) {
+                ck_assert_uint_eq(nic->spread_order[i], 8 + i);
+                ck_assert_uint_eq(nic->spread_order[8 + i], 24 + i);
+        }
+        ck_assert_uint_eq(nic->n_matched, 8);
+        for (unsigned q = 0; q < 8; q++) {
+                const IrqAssignment *a = device_plan_find_irq(dp, 128 + q);
+                _cleanup_cpuset_ CpuSet want = CPUSET_NULL;
+
+                ck_assert_ptr_nonnull(a);
+                ck_assert_uint_eq(a->rule, 1); /* first match wins over "rest" */
+                ck_assert(!a->managed);
+                ck_assert_int_eq(cpuset_add(&want, nic->spread_order[q % nic->n_spread_order]), 0);
+                assert_set(&a->cpus, &want, "p7p1 IRQ");
+        }
+
+        /* "rest": everything else; managed ones skipped in the rotation. */
+        assert_spread_order(t, &low, rest->spread_order, rest->n_spread_order);
+        for (size_t i = 0; i < inv->n_irqs; i++) {
+                const DeviceIrq *irq = &inv->irqs[i];
+                const IrqAssignment *a = device_plan_find_irq(dp, irq->irq);
+
+                ck_assert_msg(a, "IRQ %u won by no rule", irq->irq);
+                if (fnmatch("p7p1-TxRx-*", irq->names[0], 0) == 0 || fnmatch("em4-*", irq->names[0], 0) == 0)
+                        continue;
+                ck_assert_uint_eq(a->rule, 2);
+                n_rest++;
+                if (irq->managed) {
+                        ck_assert(a->managed);
+                        ck_assert(cpuset_is_empty(&a->cpus));
+                        n_managed++;
+                        continue;
+                }
+                ck_assert(!a->managed);
+                ck_assert_uint_eq(cpuset_count(&a->cpus), 1);
+                ck_assert_msg(
+                        cpuset_contains(&a->cpus, rest->spread_order[k % rest->n_spread_order]),
+                        "IRQ %u: unmanaged #%zu of \"rest\"", irq->irq, k);
+                k++;
+        }
+        ck_assert_uint_eq(rest->n_matched, n_rest);
+        ck_assert_uint_eq(dp->n_irqs, inv->n_irqs);
+        ck_assert_uint_gt(k, 8);           /* the rotation wrapped */
+        ck_assert_uint_ge(n_managed, 100); /* 41 megasas + 82 nvme vectors */
+        /* IRQ 104 (dmar6) comes after megasas0-msix0..24 (79-103): those did not use up slots. */
+        {
+                size_t before = 0;
+                const IrqAssignment *a = device_plan_find_irq(dp, 104);
+
+                for (size_t i = 0; i < inv->n_irqs && inv->irqs[i].irq < 104; i++)
+                        if (!inv->irqs[i].managed)
+                                before++;
+                ck_assert_uint_lt(before, 79);
+                ck_assert(cpuset_contains(&a->cpus, rest->spread_order[before % rest->n_spread_order]));
+        }
+        ck_assert_ptr_null(dp->irq_rules[0].warnings);
+}
+END_TEST
+
+/* device: and action: together; a device that isn't there matches nothing. */
+START_TEST(test_irq_device_match) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv =
+                inv_from_dump("rbench-interrupts-40cpu-xeon-ixgbe.txt", NULL);
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        const unsigned p7p1[] = {128, 129, 130, 131, 132, 133, 134, 135};
+
+        inv_add_lookup(inv, "p7p1", 0, p7p1, ELEMENTSOF(p7p1));
+        inv_add_lookup(inv, "eth9", -ENODEV, NULL, 0);
+        inv_add_lookup(inv, "veth0", -ENXIO, NULL, 0);
+        add_irq_rule(c, "gone", strv_make("eth9", "veth0", NULL), NULL, sel_literal("2"), false);
+        add_irq_rule(
+                c, "low-queues", strv_make("p7p1", NULL), strv_make("*TxRx-[0-3]", NULL),
+                sel_literal("1,17"), false);
+        add_irq_rule(c, "whole-nic", strv_make("eth9", "p7p1", NULL), NULL, sel_literal("3"), false);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        ck_assert_uint_eq(dp->irq_rules[0].n_matched, 0);
+        ck_assert(strv_contains_substring(dp->irq_rules[0].warnings, "matches no IRQ"));
+        ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, "device eth9: not present"));
+        ck_assert(strv_contains_substring(
+                dp->irq_rules[0].explanation, "device veth0: no PCI function, no IRQs"));
+        ck_assert(strv_contains_substring(dp->irq_rules[1].explanation, "device p7p1: IRQs 128-135"));
+        ck_assert_uint_eq(dp->irq_rules[1].n_matched, 4);
+        ck_assert_uint_eq(dp->irq_rules[2].n_matched, 4);
+        ck_assert_uint_eq(dp->n_irqs, 8);
+        for (unsigned irq = 128; irq <= 135; irq++) {
+                const IrqAssignment *a = device_plan_find_irq(dp, irq);
+
+                ck_assert_ptr_nonnull(a);
+                ck_assert_uint_eq(a->rule, irq <= 131 ? 1 : 2);
+                assert_set_str(&a->cpus, irq <= 131 ? "1,17" : "3", "device-matched IRQ");
+        }
+        ck_assert_ptr_null(device_plan_find_irq(dp, 0));
+        ck_assert_ptr_null(device_plan_find_irq(dp, 272));
+}
+END_TEST
+
+/* ---- near-node choice ---- */
+
+/* 32em64t: eth0 on node 1 (INDEX.md). The CPUs are exactly node 1's minus the reserve. */
+START_TEST(test_near_2socket) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet want = node_cpus(t, "1"), reserve = set_of("0,8,24");
+
+        inv_add_irq(inv, 40, "eth0-TxRx-0", false);
+        config_set_reserve(c, "0,8,24");
+        add_irq_rule(c, "near", NULL, strv_make("eth0-*", NULL), SEL(.near = "eth0"), false);
+        add_irq_rule(
+                c, "near-housekeeping", NULL, strv_make("eth0-*", NULL),
+                SEL(.near = "eth0", .reserved = RESERVED_ONLY), false);
+        add_net_rule(c, "eth*", SEL(.near = "eth0"), XPS_NONE, (CpuSelector){});
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        cpuset_andnot(&want, &reserve);
+        assert_set(&dp->irq_rules[0].cpus, &want, "near eth0, reserve avoided");
+        assert_set_str(&dp->irq_rules[0].cpus, "9-15,25-31", "hand-derived (hwloc-calc node:1)");
+        assert_set_str(&dp->irq_rules[1].cpus, "8,24", "near eth0, reserved: only");
+        assert_set(&dp->net_rules[0].rps, &want, "rps near eth0");
+        ck_assert(dp->net_rules[0].has_rps);
+        ck_assert(!dp->net_rules[0].has_xps);
+        ck_assert(strv_contains_substring(dp->net_rules[0].warnings, "matches no device"));
+        /* The first rule wins IRQ 40; the second matches nothing. */
+        ck_assert_uint_eq(device_plan_find_irq(dp, 40)->rule, 0);
+        ck_assert(strv_contains_substring(dp->irq_rules[1].warnings, "matches no IRQ"));
+}
+END_TEST
+
+static void run(const char *format, ...) {
+        _cleanup_free_ char *cmd = NULL;
+        va_list ap;
+
+        va_start(ap, format);
+        ck_assert_int_ge(vasprintf(&cmd, format, ap), 0);
+        va_end(ap);
+        ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+}
+
+/*
+ * The 8-node EPYC (no NIC in the XML): eth0 through the sysfs fallback of a fixture tree, on
+ * node 5 (hwloc-calc: node 5 = 30-35,78-83, cores (30,78) .. (35,83)). XPS divided core by core.
+ */
+START_TEST(test_near_epyc) {
+        char dir[] = "/tmp/test-devplan-epyc-XXXXXX";
+        _cleanup_(topology_freep) Topology *t = load_corpus("AMD-17h-Zen-2xEpyc-7451.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet want = CPUSET_NULL, reserve = set_of("30,78");
+        static const char *const xps0[] = {"0-1,48", "2,49-50", "3-4,51", "5,52-53"};
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        run("mkdir -p %1$s/sys/devices/pci0000:40/0000:40:03.1/0000:43:00.0 %1$s/sys/class/net/eth0 && "
+            "echo 5 > %1$s/sys/devices/pci0000:40/0000:40:03.1/0000:43:00.0/numa_node && "
+            "ln -s ../../../devices/pci0000:40/0000:40:03.1/0000:43:00.0 %1$s/sys/class/net/eth0/device",
+            dir);
+        ck_assert_int_eq(topology_set_sysfs_root(t, dir), 0);
+
+        inv_add_net(inv, "eth0", 4, 4, true, true);
+        inv_add_net(inv, "eth1", 2, 4, true, true);
+        config_set_reserve(c, "30,78");
+        c->rfs_entries = 32768;
+        add_net_rule(c, "eth0", SEL(.near = "eth0"), XPS_SPREAD, (CpuSelector){});
+        add_net_rule(c, "eth1", (CpuSelector){}, XPS_SELECTOR, SEL(.nodes = "0"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        want = node_cpus(t, "5");
+        cpuset_andnot(&want, &reserve);
+        assert_set(&dp->net_rules[0].rps, &want, "rps near eth0 on node 5");
+        assert_set_str(&dp->net_rules[0].rps, "31-35,79-83", "hand-derived");
+        assert_set(&dp->net_rules[0].xps, &want, "xps: spread = the rps set");
+
+        /* eth0: 10 CPUs over 4 tx queues, cores in order (31,79) (32,80) ... : [q*10/4, (q+1)*10/4). */
+        assert_set_str(&device_plan_find_queue(dp, "eth0", NET_QUEUE_XPS, 0)->cpus, "31,79", "eth0 tx-0");
+        assert_set_str(&device_plan_find_queue(dp, "eth0", NET_QUEUE_XPS, 1)->cpus, "32,80,33", "eth0 tx-1");
+        assert_set_str(&device_plan_find_queue(dp, "eth0", NET_QUEUE_XPS, 2)->cpus, "81,34", "eth0 tx-2");
+        assert_set_str(&device_plan_find_queue(dp, "eth0", NET_QUEUE_XPS, 3)->cpus, "82,35,83", "eth0 tx-3");
+        for (unsigned q = 0; q < 4; q++) {
+                const NetQueueAssignment *a = device_plan_find_queue(dp, "eth0", NET_QUEUE_RPS, q);
+
+                ck_assert_ptr_nonnull(a);
+                assert_set(&a->cpus, &want, "eth0 rps");
+                ck_assert(a->has_flow_cnt);
+                ck_assert_uint_eq(a->flow_cnt, 32768 / 4);
+        }
+        /* eth1: no rps: rule, xps over node 0 = 0-5,48-53: 12 CPUs over 4 queues, 3 each. */
+        ck_assert_ptr_null(device_plan_find_queue(dp, "eth1", NET_QUEUE_RPS, 0));
+        for (unsigned q = 0; q < 4; q++)
+                assert_set_str(
+                        &device_plan_find_queue(dp, "eth1", NET_QUEUE_XPS, q)->cpus, xps0[q], "eth1 xps");
+        ck_assert_uint_eq(dp->n_queues, 4 + 4 + 4);
+        ck_assert(dp->has_rfs);
+        ck_assert_uint_eq(dp->rfs_entries, 32768);
+
+        run("rm -rf '%s'", dir);
+}
+END_TEST
+
+/* ---- masks beyond 64 CPUs ---- */
+
+/*
+ * The 104-CPU irqbalance dump: IRQs 4, 8, 9 with smp_affinity ff,ffffc000,000fffff,fc000000
+ * (26-51,78-103) given back as a literal rule on the 256-CPU Xeon Phi file; the mask as written
+ * 104 bits wide is the dump's, zero-padded.
+ */
+START_TEST(test_masks_104cpu_dump) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("topo.knl05_v2_4.xml");
+        _cleanup_free_ char *path =
+                corpus_path("interrupts", "irqbalance-169-proc-irq-node-and-smp_affinity-104cpu.txt");
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet mask = CPUSET_NULL;
+        _cleanup_free_ char *mask_text = NULL, *formatted = NULL, *padded = NULL;
+        char line[256];
+        unsigned n = 0;
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_ge(topology_n_cpus(t), 104);
+        while (fgets(line, sizeof line, f)) {
+                unsigned irq;
+                char m[128];
+
+                if (sscanf(line, "/proc/irq/%u/smp_affinity:%127s", &irq, m) != 2)
+                        continue;
+                inv_add_irq(inv, irq, "legacy", false);
+                free(mask_text);
+                mask_text = strdup(m);
+                n++;
+        }
+        ck_assert_uint_eq(n, 3);
+        ck_assert_int_eq(cpuset_parse_mask(mask_text, &mask, NULL), 0);
+        ck_assert_uint_eq(cpuset_count(&mask), 52);
+        ck_assert(
+                cpuset_contains(&mask, 103) && cpuset_contains(&mask, 78) && !cpuset_contains(&mask, 77) &&
+                !cpuset_contains(&mask, 64));
+
+        add_irq_rule(
+                c, "legacy", NULL, strv_make("legacy", NULL), (CpuSelector){.kind = CPU_SELECTOR_LITERAL},
+                false);
+        ck_assert_int_eq(cpuset_copy(&c->irq_rules[0].cpus.literal, &mask), 0);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        ck_assert_uint_eq(dp->n_irqs, 3);
+        for (size_t i = 0; i < dp->n_irqs; i++)
+                assert_set(&dp->irqs[i].cpus, &mask, "IRQ of the 104-CPU dump");
+        ck_assert_int_eq(cpuset_format_mask(&dp->irqs[0].cpus, 104, &formatted), 0);
+        ck_assert_int_ge(asprintf(&padded, "000000%s", mask_text), 0);
+        ck_assert_str_eq(formatted, padded);
+        ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, "taken as written"));
+}
+END_TEST
+
+/*
+ * coral-lassen (POWER9 SMT4, 160 PUs: 8-87 on node 0, 96-175 on node 8; enP5p1s0f0 on node 0):
+ * RPS over 80 CPUs (8-87), XPS spread over 6 tx queues (80 >= 6: chunks), a literal XPS with
+ * fewer CPUs than queues (round robin), and devices without RPS/XPS.
+ */
+START_TEST(test_masks_lassen) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("coral-lassen.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet node0 = node_cpus(t, "0"), all = CPUSET_NULL;
+        _cleanup_free_ unsigned *order = NULL;
+        _cleanup_free_ char *mask = NULL;
+        size_t n = 0, C, Q = 6;
+        const NetQueueAssignment *prev = NULL;
+
+        inv_add_net(inv, "ib9", 1, 1, false, false);
+        inv_add_net(inv, "enP5p1s0f1", 2, 5, true, true);
+        inv_add_net(inv, "enP5p1s0f0", 8, 6, true, true);
+        inv_add_net(inv, "sq0", 1, 1, true, false);
+        c->rfs_entries = 32768;
+        add_net_rule(c, "enP5p1s0f0", SEL(.near = "enP5p1s0f0"), XPS_SPREAD, (CpuSelector){});
+        add_net_rule(c, "enP5p1s0f*", (CpuSelector){}, XPS_SELECTOR, sel_literal("8,9,12"));
+        add_net_rule(c, "*", SEL(.nodes = "8"), XPS_SPREAD, (CpuSelector){});
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        assert_set_str(&node0, "8-87", "hand-derived (hwloc-calc node:0)");
+        assert_set(&dp->net_rules[0].rps, &node0, "rps near enP5p1s0f0");
+        ck_assert_int_eq(cpuset_format_mask(&dp->net_rules[0].rps, 176, &mask), 0);
+        /* 176 bits: six 32-bit words; CPUs 8-87 set. */
+        ck_assert_str_eq(mask, "00000000,00000000,00000000,00ffffff,ffffffff,ffffff00");
+        for (unsigned q = 0; q < 8; q++) {
+                const NetQueueAssignment *a = device_plan_find_queue(dp, "enP5p1s0f0", NET_QUEUE_RPS, q);
+
+                ck_assert_ptr_nonnull(a);
+                assert_set(&a->cpus, &node0, "rps queue");
+                ck_assert_uint_eq(a->flow_cnt, 32768 / 8);
+        }
+
+        /* The XPS order computed here: cores by lowest CPU, PUs of a core together. */
+        C = cpuset_count(&node0);
+        order = calloc(C, sizeof(unsigned));
+        ck_assert_ptr_nonnull(order);
+        CPUSET_FOREACH (cpu, &node0) {
+                _cleanup_cpuset_ CpuSet sib = CPUSET_NULL;
+                bool done = false;
+
+                for (size_t i = 0; i < n; i++)
+                        done = done || order[i] == (unsigned)cpu;
+                if (done)
+                        continue;
+                ck_assert_int_eq(topology_core_siblings(t, (unsigned)cpu, &sib), 0);
+                ck_assert_uint_eq(cpuset_count(&sib), 4);
+                CPUSET_FOREACH (s, &sib)
+                        order[n++] = (unsigned)s;
+        }
+        ck_assert_uint_eq(n, C);
+        for (size_t q = 0; q < Q; q++) {
+                const NetQueueAssignment *a =
+                        device_plan_find_queue(dp, "enP5p1s0f0", NET_QUEUE_XPS, (unsigned)q);
+                _cleanup_cpuset_ CpuSet want = CPUSET_NULL;
+
+                ck_assert_ptr_nonnull(a);
+                for (size_t j = q * C / Q; j < (q + 1) * C / Q; j++)
+                        ck_assert_int_eq(cpuset_add(&want, order[j]), 0);
+                assert_set(&a->cpus, &want, "xps chunk");
+                ck_assert(!cpuset_intersects(&all, &a->cpus));
+                ck_assert_int_eq(cpuset_or(&all, &a->cpus), 0);
+                ck_assert(!a->has_flow_cnt);
+        }
+        assert_set(&all, &node0, "xps chunks cover the set");
+        assert_set_str(&device_plan_find_queue(dp, "enP5p1s0f0", NET_QUEUE_XPS, 0)->cpus, "8-20", "tx-0");
+        assert_set_str(&device_plan_find_queue(dp, "enP5p1s0f0", NET_QUEUE_XPS, 5)->cpus, "74-87", "tx-5");
+
+        /* 3 CPUs over 5 queues: round robin in core order 8,9 (core 8-11), 12. */
+        static const char *const rr[] = {"8", "9", "12", "8", "9"};
+        for (unsigned q = 0; q < 5; q++)
+                assert_set_str(
+                        &device_plan_find_queue(dp, "enP5p1s0f1", NET_QUEUE_XPS, q)->cpus, rr[q],
+                        "round robin");
+        ck_assert_ptr_null(device_plan_find_queue(dp, "enP5p1s0f1", NET_QUEUE_RPS, 0));
+
+        /* Rule 3: node 8 = 96-175; ib9 has neither, sq0 one tx queue. */
+        assert_set_str(&dp->net_rules[2].rps, "96-175", "node 8");
+        ck_assert(strv_contains_substring(dp->net_rules[2].warnings, "ib9: no RPS support"));
+        ck_assert(strv_contains_substring(dp->net_rules[2].warnings, "sq0: one tx queue"));
+        ck_assert(!strv_contains_substring(dp->net_rules[2].warnings, "sq0: no RPS"));
+        assert_set_str(&device_plan_find_queue(dp, "sq0", NET_QUEUE_RPS, 0)->cpus, "96-175", "sq0 rps");
+        ck_assert_uint_eq(device_plan_find_queue(dp, "sq0", NET_QUEUE_RPS, 0)->flow_cnt, 32768);
+        ck_assert_ptr_null(device_plan_find_queue(dp, "sq0", NET_QUEUE_XPS, 0));
+        ck_assert_ptr_null(device_plan_find_queue(dp, "ib9", NET_QUEUE_RPS, 0));
+
+        /* Sorted by device, RPS before XPS, queue number. */
+        ck_assert_uint_eq(dp->n_queues, 8 + 6 + 5 + 1);
+        for (size_t i = 0; i < dp->n_queues; prev = &dp->queues[i], i++) {
+                int d;
+
+                if (!prev)
+                        continue;
+                d = strcmp(prev->device, dp->queues[i].device);
+                ck_assert_int_le(d, 0);
+                if (d == 0) {
+                        ck_assert_int_le(prev->kind, dp->queues[i].kind);
+                        if (prev->kind == dp->queues[i].kind)
+                                ck_assert_uint_lt(prev->queue, dp->queues[i].queue);
+                }
+        }
+}
+END_TEST
+
+/* ---- exclusive holdings ---- */
+
+START_TEST(test_exclusive_holdings) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet want = node_cpus(t, "1");
+        const PolicyPlan *db;
+
+        inv_add_irq(inv, 50, "eth0-rx", false);
+        inv_add_irq(inv, 51, "eth0-tx", false);
+        inv_add_net(inv, "eth0", 2, 4, true, true);
+        add_policy(c, "db", SEL(.nodes = "1", .cores = 2, .exclusive = true));
+        add_policy(c, "web", SEL(.nodes = "0", .cores = 1, .exclusive = true));
+        add_irq_rule(c, "rx", NULL, strv_make("*-rx", NULL), SEL(.near = "eth0"), false);
+        add_irq_rule(c, "tx", NULL, strv_make("*-tx", NULL), sel_literal("8-11"), false);
+        add_net_rule(c, "eth0", SEL(.nodes = "1"), XPS_SELECTOR, sel_literal("8-11,24-27"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        db = plan_find_policy(p, "db");
+        ck_assert_uint_eq(cpuset_count(&db->exclusive_cpus), 4);
+        ck_assert(cpuset_is_subset(&db->exclusive_cpus, &want));
+        cpuset_andnot(&want, &db->exclusive_cpus);
+
+        assert_set(&dp->irq_rules[0].cpus, &want, "mapping without db's holdings");
+        assert_set(&device_plan_find_irq(dp, 50)->cpus, &want, "IRQ 50");
+        ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, "held by exclusive policy \"db\""));
+        /* A literal list is taken as written, with a warning. */
+        assert_set_str(&dp->irq_rules[1].cpus, "8-11", "literal");
+        ck_assert(cpuset_intersects(&dp->irq_rules[1].cpus, &db->exclusive_cpus));
+        ck_assert(strv_contains_substring(dp->irq_rules[1].warnings, "held by exclusive policy \"db\""));
+        assert_set(&dp->net_rules[0].rps, &want, "rps mapping without db's holdings");
+        assert_set_str(&dp->net_rules[0].xps, "8-11,24-27", "xps literal");
+        assert_set_str(&device_plan_find_queue(dp, "eth0", NET_QUEUE_XPS, 0)->cpus, "8,24", "tx-0");
+        assert_set_str(&device_plan_find_queue(dp, "eth0", NET_QUEUE_XPS, 3)->cpus, "11,27", "tx-3");
+
+        /* A mapping that only exclusive CPUs would satisfy is pending. */
+        device_plan_free(TAKE_PTR(dp));
+        plan_free(TAKE_PTR(p));
+        config_free(TAKE_PTR(c));
+        c = config_new();
+        add_policy(c, "all1", SEL(.nodes = "1", .exclusive = true));
+        add_irq_rule(c, "rx", NULL, strv_make("*-rx", NULL), SEL(.near = "eth0"), false);
+        add_net_rule(c, "eth0", (CpuSelector){}, XPS_SPREAD, (CpuSelector){});
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+        ck_assert_ptr_nonnull(dp->irq_rules[0].pending_reason);
+        ck_assert_msg(
+                strstr(dp->irq_rules[0].pending_reason, "held by exclusive policy \"all1\""), "reason: %s",
+                dp->irq_rules[0].pending_reason);
+        ck_assert(cpuset_is_empty(&device_plan_find_irq(dp, 50)->cpus));
+        ck_assert_ptr_null(device_plan_find_irq(dp, 51));
+        /* xps: spread without rps: every online CPU but node 1. */
+        cpuset_done(&want);
+        want = node_cpus(t, "0");
+        assert_set(&dp->net_rules[0].xps, &want, "xps: spread without rps:");
+}
+END_TEST
+
+/* ---- device_inventory_load() on a fixture tree ---- */
+
+static void write_file(const char *dir, const char *rel, const char *text, mode_t mode) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+
+        ck_assert_int_ge(asprintf(&path, "%s/%s", dir, rel), 0);
+        f = fopen(path, "we");
+        ck_assert_msg(f, "cannot create %s", path);
+        fputs(text, f);
+        ck_assert_int_eq(fflush(f), 0);
+        ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+START_TEST(test_inventory_fixture) {
+        char dir[] = "/tmp/test-devplan-root-XXXXXX";
+        _cleanup_free_ char *dump = corpus_path("interrupts", "amzn-drivers-316-ena-4cpu-blank-names.txt");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new(), *loaded = NULL;
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_free_ char *error = NULL;
+        const DeviceIrqLookup *l;
+        const DeviceIrq *irq;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        run("mkdir -p %1$s/proc/irq %1$s/sys/class/net %1$s/sys/devices/system/cpu "
+            "%1$s/sys/devices/pci0000:00/0000:00:05.0/msi_irqs %1$s/sys/bus/pci/devices "
+            "%1$s/sys/devices/virtual/net/lo/queues/rx-0 %1$s/sys/devices/virtual/net/lo/queues/tx-0 && "
+            "cp %2$s %1$s/proc/interrupts && "
+            "for i in 65 66 67 68 69; do mkdir %1$s/proc/irq/$i && echo 0-3 > "
+            "%1$s/proc/irq/$i/smp_affinity_list && "
+            "echo f > %1$s/proc/irq/$i/smp_affinity && touch "
+            "%1$s/sys/devices/pci0000:00/0000:00:05.0/msi_irqs/$i; done && "
+            "ln -s ../../../devices/pci0000:00/0000:00:05.0 %1$s/sys/bus/pci/devices/0000:00:05.0 && "
+            "mkdir -p %1$s/sys/devices/pci0000:00/0000:00:05.0/net/eth0 && "
+            "ln -s ../../devices/pci0000:00/0000:00:05.0/net/eth0 %1$s/sys/class/net/eth0 && "
+            "ln -s ../../devices/virtual/net/lo %1$s/sys/class/net/lo && "
+            "ln -s ../../../0000:00:05.0 %1$s/sys/devices/pci0000:00/0000:00:05.0/net/eth0/device && "
+            "echo 2 > %1$s/sys/class/net/eth0/ifindex && echo 1 > %1$s/sys/class/net/lo/ifindex && "
+            "for q in 0 1 2 3; do mkdir -p %1$s/sys/class/net/eth0/queues/rx-$q "
+            "%1$s/sys/class/net/eth0/queues/tx-$q && "
+            "echo 0 > %1$s/sys/class/net/eth0/queues/rx-$q/rps_cpus && echo 0 > "
+            "%1$s/sys/class/net/eth0/queues/rx-$q/rps_flow_cnt && "
+            "echo 0 > %1$s/sys/class/net/eth0/queues/tx-$q/xps_cpus; done && "
+            "echo 0 > %1$s/sys/class/net/lo/queues/rx-0/rps_cpus",
+            dir, dump);
+        write_file(dir, "sys/devices/system/cpu/possible", "0-103\n", 0444);
+        write_file(dir, "proc/irq/66/smp_affinity", "1\n", 0444); /* kernel-managed */
+
+        add_irq_rule(c, "nic", strv_make("eth0", "eth9", NULL), NULL, sel_literal("1"), false);
+        add_irq_rule(c, "virt", strv_make("lo", "eth0", NULL), NULL, sel_literal("1"), false);
+        ck_assert_int_eq(device_inventory_load(dir, c, &loaded, &error), 0);
+
+        /* IRQs: the numeric lines of the dump (65-69), names, blank names, the managed one. */
+        ck_assert_uint_eq(loaded->n_irqs, 5);
+        for (unsigned i = 0; i < 5; i++)
+                ck_assert_uint_eq(loaded->irqs[i].irq, 65 + i);
+        irq = device_inventory_find_irq(loaded, 65);
+        ck_assert_str_eq(irq->actions, "ena-mgmnt@pci:0000:27:00.0");
+        ck_assert_str_eq(irq->names[0], "ena-mgmnt@pci:0000:27:00.0");
+        ck_assert_ptr_null(irq->names[1]);
+        ck_assert(!irq->managed);
+        irq = device_inventory_find_irq(loaded, 66);
+        ck_assert_str_eq(irq->names[0], "enp39s0-Tx-Rx-0");
+        ck_assert(irq->managed);
+        irq = device_inventory_find_irq(loaded, 68);
+        ck_assert_str_eq(irq->actions, "");
+        ck_assert_ptr_nonnull(irq->names);
+        ck_assert_ptr_null(irq->names[0]);
+        ck_assert(!irq->managed);
+        ck_assert_ptr_null(device_inventory_find_irq(loaded, 70));
+
+        /* Lookups: one per distinct device. */
+        ck_assert_uint_eq(loaded->n_lookups, 3);
+        l = device_inventory_find_lookup(loaded, "eth0");
+        ck_assert_ptr_nonnull(l);
+        ck_assert_int_eq(l->error, 0);
+        ck_assert_uint_eq(l->n_irqs, 5);
+        for (unsigned i = 0; i < 5; i++)
+                ck_assert_uint_eq(l->irqs[i], 65 + i);
+        ck_assert_int_eq(device_inventory_find_lookup(loaded, "eth9")->error, -ENODEV);
+        ck_assert_int_eq(device_inventory_find_lookup(loaded, "lo")->error, -ENXIO);
+        ck_assert_ptr_null(device_inventory_find_lookup(loaded, "lo")->irqs);
+
+        /* Interfaces, sorted, with their queues. */
+        ck_assert_uint_eq(loaded->n_nets, 2);
+        ck_assert_str_eq(loaded->nets[0].name, "eth0");
+        ck_assert_uint_eq(loaded->nets[0].queues.n_rx, 4);
+        ck_assert_uint_eq(loaded->nets[0].queues.n_tx, 4);
+        ck_assert(loaded->nets[0].queues.has_rps);
+        ck_assert(loaded->nets[0].queues.has_xps);
+        ck_assert_int_eq(loaded->nets[0].queues.ifindex, 2);
+        ck_assert_str_eq(loaded->nets[1].name, "lo");
+        ck_assert_uint_eq(loaded->nets[1].queues.n_rx, 1);
+        ck_assert(loaded->nets[1].queues.has_rps);
+        ck_assert(!loaded->nets[1].queues.has_xps);
+        ck_assert_uint_eq(loaded->mask_bits, 104);
+
+        /* The loaded inventory plans: rule "nic" wins every IRQ of eth0, the managed one kept. */
+        {
+                _cleanup_(topology_freep) Topology *t = NULL;
+                _cleanup_(plan_freep) Plan *p = NULL;
+                _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+
+                ck_assert_int_eq(topology_load_synthetic("pack:1 core:2 pu:2", &t), 0);
+                ck_assert_int_eq(plan_new(c, t, &p), 0);
+                ck_assert_int_eq(device_plan_new(c, p, t, loaded, &dp), 0);
+                ck_assert_uint_eq(dp->n_irqs, 5);
+                ck_assert_uint_eq(dp->irq_rules[0].n_matched, 5);
+                ck_assert_uint_eq(dp->irq_rules[1].n_matched, 0);
+                ck_assert(device_plan_find_irq(dp, 66)->managed);
+                ck_assert(cpuset_is_empty(&device_plan_find_irq(dp, 66)->cpus));
+                assert_set_str(&device_plan_find_irq(dp, 67)->cpus, "1", "IRQ 67");
+        }
+
+        /* Unparsable /proc/interrupts: -EBADMSG naming the file; missing: -ENOENT. */
+        write_file(dir, "proc/interrupts", "           CPU0\nthis is not an interrupt line\n", 0644);
+        ck_assert_int_eq(device_inventory_load(dir, c, &inv, &error), -EBADMSG);
+        ck_assert_ptr_nonnull(error);
+        ck_assert_msg(strstr(error, "/proc/interrupts: line 2"), "error: %s", error);
+        run("rm %s/proc/interrupts", dir);
+        ck_assert_int_eq(device_inventory_load(dir, c, &loaded, NULL), -ENOENT);
+        ck_assert_ptr_nonnull(loaded); /* untouched on failure */
+
+        run("rm -rf '%s'", dir);
+}
+END_TEST
+
+static Suite *devplan_suite(void) {
+        Suite *s = suite_create("devplan");
+        TCase *tc = tcase_create("core");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_irq_spread_rbench);
+        tcase_add_test(tc, test_irq_device_match);
+        tcase_add_test(tc, test_near_2socket);
+        tcase_add_test(tc, test_near_epyc);
+        tcase_add_test(tc, test_masks_104cpu_dump);
+        tcase_add_test(tc, test_masks_lassen);
+        tcase_add_test(tc, test_exclusive_holdings);
+        tcase_add_test(tc, test_inventory_fixture);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr;
+        int failed;
+
+        if (!getenv("AFFINITYD_CORPUS")) {
+                fprintf(stderr, "AFFINITYD_CORPUS is not set (tests/meson.build sets it)\n");
+                return EXIT_FAILURE;
+        }
+        sr = srunner_create(devplan_suite());
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
