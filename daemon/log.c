@@ -126,8 +126,9 @@ static int write_journal(
         char priority[sizeof("PRIORITY=") + 2], code_line[sizeof("CODE_LINE=") + 12],
                 errno_field[sizeof("ERRNO=") + 12], pid_field[sizeof("PID=") + 12];
         _cleanup_free_ char *message_field = NULL, *file_field = NULL, *func_field = NULL,
-                            *policy_field = NULL, *comm_field = NULL, *cpus_field = NULL;
-        struct iovec iov[12];
+                            *policy_field = NULL, *comm_field = NULL, *cpus_field = NULL, *irq_field = NULL,
+                            *interface_field = NULL;
+        struct iovec iov[16];
         size_t n = 0;
 
 #define IOV_STR(s) (iov[n++] = (struct iovec){.iov_base = (char *)(s), .iov_len = strlen(s)})
@@ -161,6 +162,10 @@ static int write_journal(
                         IOV_STR(comm_field);
                 if (fields->cpus && asprintf(&cpus_field, "CPUS=%s", fields->cpus) >= 0)
                         IOV_STR(cpus_field);
+                if (fields->irq && asprintf(&irq_field, "IRQ=%s", fields->irq) >= 0)
+                        IOV_STR(irq_field);
+                if (fields->interface && asprintf(&interface_field, "INTERFACE=%s", fields->interface) >= 0)
+                        IOV_STR(interface_field);
         }
 #undef IOV_STR
 

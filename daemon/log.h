@@ -5,9 +5,10 @@
  * Logging for affinityd: syslog levels (err, warning, notice, info, debug), written either to
  * the systemd journal through its native protocol (sd_journal_sendv(3)), with structured
  * fields POLICY=, PID=, COMM=, CPUS= where the caller gives them, or to stderr as
- * "affinityd: message". The journal is used when asked for, or automatically when stderr is
- * already connected to the journal (the JOURNAL_STREAM environment variable names the
- * device:inode of fd 2, as systemd sets it for services).
+ * "affinityd: message"; messages about devices carry IRQ= (the IRQ number) and INTERFACE= (a
+ * network interface name, as systemd-networkd logs it). The journal is used when asked for, or
+ * automatically when stderr is already connected to the journal (the JOURNAL_STREAM environment
+ * variable names the device:inode of fd 2, as systemd sets it for services).
  *
  * The log_*() macros evaluate their arguments only when the level is enabled, so debug
  * messages on hot paths cost one comparison when debug logging is off. The log_*_errno()
@@ -33,10 +34,12 @@ typedef enum LogTarget {
 
 /* Structured journal fields for one message; NULL strings and pid 0 are left out. */
 typedef struct LogFields {
-        const char *policy; /* POLICY= */
-        pid_t pid;          /* PID= (the process the message is about, not the daemon's) */
-        const char *comm;   /* COMM= */
-        const char *cpus;   /* CPUS= (a cpu-list of OS CPU numbers) */
+        const char *policy;    /* POLICY= */
+        pid_t pid;             /* PID= (the process the message is about, not the daemon's) */
+        const char *comm;      /* COMM= */
+        const char *cpus;      /* CPUS= (a cpu-list of OS CPU numbers) */
+        const char *irq;       /* IRQ= (the IRQ number, decimal) */
+        const char *interface; /* INTERFACE= (a network interface name) */
 } LogFields;
 
 /* Messages with a level numerically above this (less severe) are dropped. Default LOG_INFO. */
@@ -107,6 +110,18 @@ _printf_(7, 8) int log_internal(
         log_full_errno_fields( \
                 level, error, \
                 (&(const LogFields){.policy = (_policy), .pid = (_pid), .comm = (_comm), .cpus = (_cpus)}), \
+                __VA_ARGS__)
+
+/*
+ * A message about a device target, with the journal fields POLICY= (the irqs:/net: rule), IRQ=
+ * (decimal text), INTERFACE= and CPUS= (any may be NULL). Returns -abs(error):
+ *   log_device(LOG_WARNING, r, "nic", "38", NULL, "1", "Kernel refused …: %m");
+ */
+#define log_device(level, error, _policy, _irq, _interface, _cpus, ...) \
+        log_full_errno_fields( \
+                level, error, \
+                (&(const LogFields){ \
+                        .policy = (_policy), .irq = (_irq), .interface = (_interface), .cpus = (_cpus)}), \
                 __VA_ARGS__)
 
 /*

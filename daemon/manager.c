@@ -19,6 +19,7 @@
 #include "apply-numa.h"
 #include "apply-sched.h"
 #include "cgroup.h"
+#include "device-placement.h"
 #include "drift.h"
 #include "log.h"
 #include "manager-bus.h"
@@ -2392,7 +2393,8 @@ int manager_reload(Manager *m, char **ret_error) {
         plan_free(old_plan);
         config_free(old_config);
         (void)manager_rescan(m);
-        unit_placement_flush(m->units); /* units no longer placed get their properties reset */
+        unit_placement_flush(m->units);           /* units no longer placed get their properties reset */
+        (void)device_placement_apply(m->devices); /* IRQs and queues: placed, or restored */
 
         m->last_reload_error = mfree(m->last_reload_error);
         (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "PolicyFiles");
@@ -2482,6 +2484,7 @@ static int manager_replan_topology(Manager *m) {
         m->force_placement = true;
         r = manager_rescan(m);
         m->force_placement = false;
+        (void)device_placement_apply(m->devices); /* IRQ and queue masks follow the new plan */
         manager_notify(m, NULL);
         return r;
 }
@@ -2754,6 +2757,7 @@ static void manager_restore_all(Manager *m) {
         }
         unit_placement_reset_all(m->units);
         log_info("restore-on-exit: gave %zu processes their original placement back", n);
+        (void)device_placement_restore_all(m->devices);
 }
 
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -2838,6 +2842,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = unit_placement_set_state_dir(m->units, m->state_dir);
         if (r < 0)
                 return r;
+        r = device_placement_new(m, "/", &m->devices);
+        if (r < 0)
+                return r;
 
         /* sd_event_add_signal() needs the signals blocked. */
         sigemptyset(&mask);
@@ -2876,6 +2883,8 @@ Manager *manager_free(Manager *m) {
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);
+        /* Before the uevent monitor: it holds subscriptions to it. */
+        m->devices = device_placement_free(m->devices);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
         m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);
@@ -2921,6 +2930,11 @@ int manager_startup(Manager *m) {
         /* CPU changes from here on re-plan: none is missed between the topology load and the
          * subscription. */
         manager_start_uevents(m);
+        /* Link and queue events too (the same uevent socket, and rtnetlink); the device originals
+         * a previous instance recorded are read. */
+        r = device_placement_start(m->devices);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start device placement: %m");
         r = manager_load_topology(m, &m->topology);
         if (r < 0)
                 return log_error_errno(
@@ -2968,6 +2982,9 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return r;
         manager_state_finish_recovery(m);
+        r = device_placement_apply(m->devices);
+        if (r < 0)
+                return r;
 
         manager_set_state(m, MANAGER_RUNNING);
         manager_notify(m, "READY=1");

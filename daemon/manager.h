@@ -181,6 +181,7 @@ typedef struct Manager {
         UeventSubscription *cpu_subscription;
         struct Drift *drift; /* the drift re-check (daemon/drift.h), NULL until manager_new() made it */
         struct UnitPlacement *units; /* via: systemd (daemon/unit-placement.h) */
+        struct DevicePlacement *devices; /* irqs: and net: rules (daemon/device-placement.h) */
 
         /* Options. */
         char *config_dir;

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Device placement: the daemon side of irqs: and net: rules (lib/devplan.h plans them).
+ *
+ * When the Manager installs a plan (startup, reload, CPU hotplug re-plan), and ~100 ms after
+ * the last of a burst of device events (rtnetlink RTM_NEWLINK/DELLINK, daemon/rtnl-monitor.h;
+ * kernel uevents of subsystems "net" and "queues"), the inventory is read again
+ * (device_inventory_load() under the root), a DevicePlan made, and each target brought to it:
+ *  - an IRQ a rule won: its original smp_affinity_list recorded (memory and
+ *    STATE_DIR/targets, lib/state.h) before the first write; written unless it already is what
+ *    the plan says; effective_affinity_list read back, reported only when not a subset of what
+ *    was asked; a mask mixing online and offline CPUs is a warning. Kernel refusals
+ *    (lib/irq.h IrqRefusal) are logged once with their meaning (IRQ=, POLICY= the rule), counted,
+ *    shown in ListIrqs, and not retried until the plan or the inventory changes;
+ *    kernel-managed IRQs are never written.
+ *  - a queue: rps_cpus / xps_cpus / rps_flow_cnt likewise (originals recorded, written, read
+ *    back: flow counts compared with netdev_flow_cnt_expected()); rps_sock_flow_entries once.
+ *  - a target no rule covers any more (rule removed, or changed to not cover it) gets its
+ *    original back and its record removed; a device that vanished just has its records dropped.
+ * Drift: with drift-interval set, every applied IRQ and queue mask is read back on that timer;
+ * a change is logged and counted once per value, and put back under on-drift: enforce;
+ * on-drift: respect stops managing that target (until the plan changes).
+ * irqbalance: at startup and when the set of managed IRQs grows, a running irqbalance (a
+ * process whose comm is "irqbalance") is named with the IRQs it will fight over and how to stop
+ * it (IRQBALANCE_BANNED_CPULIST, --banirq=N).
+ * In --dry-run (and with --topology) nothing is written: the plan is logged.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "devplan.h"
+#include "macro.h"
+
+typedef struct Manager Manager;
+typedef struct DevicePlacement DevicePlacement;
+
+/* Counters shown on D-Bus. */
+typedef struct DevicePlacementCounters {
+        uint64_t irqs_placed;      /* IRQ affinity writes the kernel accepted */
+        uint64_t irq_refusals;     /* writes refused (managed IRQs included, once per plan) */
+        uint64_t queues_placed;    /* rps/xps/flow writes accepted */
+        uint64_t queue_failures;   /* rps/xps/flow writes refused */
+        uint64_t restores;         /* targets given their original back */
+        uint64_t drift_detected;   /* device targets found changed by someone else */
+        uint64_t drift_corrections;
+        uint64_t device_events;    /* rtnetlink and uevent events received */
+} DevicePlacementCounters;
+
+/* The state of one IRQ, for ListIrqs. */
+typedef struct IrqStatus {
+        unsigned irq;
+        const char *name;      /* action names, "" when blank */
+        const char *rule;      /* the irqs: rule that won it, "" when none */
+        CpuSet requested;      /* what the rule asked for; with no rule (or managed): the current
+                                * smp_affinity_list */
+        CpuSet effective;      /* effective_affinity_list as last read, empty if unknown */
+        /* "unmanaged" (no rule), "applied", "managed" (by the kernel), "refused" (with reason),
+         * "drifted" (someone changed it, on-drift: report), "released" (on-drift: respect),
+         * "pending" (the rule's selector can't be resolved) */
+        const char *state;
+        const char *reason;    /* human detail for refused/managed/drifted/pending, "" otherwise */
+} IrqStatus;
+
+/* The state of one queue setting, for ListNetQueues. */
+typedef struct NetQueueStatus {
+        const char *device;
+        const char *queue;     /* "rx-0", "tx-3" */
+        const char *kind;      /* "rps", "xps" */
+        CpuSet cpus;           /* the mask now (as last read or written) */
+        uint32_t flow_cnt;     /* rx queues: rps_flow_cnt as last read, 0 otherwise */
+        const char *rule;      /* the net: rule, "" when none */
+        const char *state;     /* "unmanaged", "applied", "refused", "drifted", "released", "pending" */
+} NetQueueStatus;
+
+/* A device placement for m (borrowed). root: "/" for the machine (tests: a fixture tree).
+ * Opens nothing yet. Returns 0 or -ENOMEM. */
+int device_placement_new(Manager *m, const char *root, DevicePlacement **ret);
+DevicePlacement *device_placement_free(DevicePlacement *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DevicePlacement *, device_placement_free);
+
+/* Starts listening for link and queue events (rtnetlink; m's uevent monitor if it has one, for
+ * "net" and "queues") and reads the originals persisted in m's state directory. Not fatal:
+ * without events, devices are re-read only on reload (logged once). Returns 0 or -ENOMEM. */
+int device_placement_start(DevicePlacement *d);
+
+/* Brings IRQs and queues to the Manager's current config/plan/topology (called after every plan
+ * installed). Per-target failures are reported, not returned. Returns 0 or -ENOMEM. */
+int device_placement_apply(DevicePlacement *d);
+
+/* Gives every target the daemon changed its original back (restore-on-exit at SIGTERM) and
+ * removes the records. Returns the number of targets that could not be restored (0: all). */
+int device_placement_restore_all(DevicePlacement *d);
+
+/* For D-Bus: every IRQ of the last inventory (ascending), every queue of every interface
+ * (by device, rx before tx, queue number). Arrays and strings borrowed until the next event
+ * loop iteration. Returns 0 or -ENOMEM. */
+int device_placement_list_irqs(DevicePlacement *d, const IrqStatus **ret, size_t *ret_n);
+int device_placement_list_queues(DevicePlacement *d, const NetQueueStatus **ret, size_t *ret_n);
+
+const DevicePlacementCounters *device_placement_counters(const DevicePlacement *d);

@@ -1,0 +1,710 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * IRQ affinity on this machine for real (issue 6, tests 4 and 5):
+ *  - eth0's receive IRQ (found through /sys/class/net/eth0/device → its PCI function's msi_irqs/
+ *    and its name in /proc/interrupts) is moved by an irqs: rule (device: + action:), shown by
+ *    ListIrqs, and restored when a reload removes the rule, or at exit with restore-on-exit;
+ *  - a kernel-managed IRQ (smp_affinity mode 0444) a rule matches is reported as managed, once,
+ *    left untouched, and not retried after a device event (a veth created) causes a new pass;
+ *  - drift: a hand write to the IRQ's smp_affinity_list or to a veth's rps_cpus is reported and
+ *    undone under on-drift: enforce, only reported under on-drift: report.
+ * main() saves the IRQ's mask before the run and puts it back after it, and deletes every
+ * interface named afd<PID>…, whatever happened in the tests (check's fork mode skips a failed
+ * test's teardown).
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "macro.h"
+
+static pid_t runner;         /* main()'s PID: the prefix of every interface the tests make */
+static unsigned rx_irq;      /* eth0's receive IRQ */
+static char rx_name[64];     /* its name in /proc/interrupts */
+static char rx_original[64]; /* its smp_affinity_list before the run */
+static unsigned managed_irq; /* a kernel-managed IRQ, 0: none here */
+static char managed_name[64];
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int run(const char *const *argv) {
+        pid_t pid = fork();
+        int status;
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        dup2(fd, STDOUT_FILENO);
+                        dup2(fd, STDERR_FILENO);
+                }
+                execvp(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        if (waitpid(pid, &status, 0) < 0)
+                return -errno;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *read_line(const char *path) {
+        char buf[512];
+        FILE *f = fopen(path, "re");
+        char *r = NULL;
+
+        if (!f)
+                return NULL;
+        if (fgets(buf, sizeof buf, f)) {
+                buf[strcspn(buf, "\n")] = '\0';
+                r = strdup(buf);
+        }
+        fclose(f);
+        return r;
+}
+
+/* Writes text in one write(2); returns 0 or -errno (the kernel may refuse). */
+static int write_text(const char *path, const char *text) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+        ssize_t l = (ssize_t)strlen(text);
+
+        if (fd < 0)
+                return -errno;
+        if (write(fd, text, (size_t)l) != l)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+static char *irq_affinity(unsigned irq) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/irq/%u/smp_affinity_list", irq);
+        return read_line(path);
+}
+
+static void set_irq_affinity(unsigned irq, const char *cpus) {
+        char path[64];
+        int r;
+
+        snprintf(path, sizeof path, "/proc/irq/%u/smp_affinity_list", irq);
+        r = write_text(path, cpus);
+        ck_assert_msg(r == 0, "write %s to %s: %s", cpus, path, strerror(-r));
+}
+
+static void wait_irq_affinity(unsigned irq, const char *cpus) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        char *now;
+
+        while (!streq_ptr(now = irq_affinity(irq), cpus)) {
+                ck_assert_msg(
+                        now_usec() < deadline, "IRQ %u has CPUs %s, expected %s", irq, strna(now), cpus);
+                free(now);
+                usleep(20 * 1000);
+        }
+        free(now);
+}
+
+/* The name /proc/interrupts gives IRQ irq (the rest of its line after the hwirq column), into buf. */
+static bool interrupt_name(unsigned irq, char *buf, size_t size) {
+        FILE *f = fopen("/proc/interrupts", "re");
+        char line[4096];
+        bool found = false;
+
+        if (!f)
+                return false;
+        while (!found && fgets(line, sizeof line, f)) {
+                char *p = line, *end, *name;
+
+                while (*p == ' ')
+                        p++;
+                if (strtoul(p, &end, 10) != irq || end == p || *end != ':')
+                        continue;
+                line[strcspn(line, "\n")] = '\0';
+                /* The name is the last blank-separated word (virtio and NIC vectors have one). */
+                name = strrchr(line, ' ');
+                if (!name || !name[1])
+                        continue;
+                snprintf(buf, size, "%s", name + 1);
+                found = true;
+        }
+        fclose(f);
+        return found;
+}
+
+/* eth0's PCI function (the nearest directory up its device path named like a PCI address). */
+static bool eth0_pci_dir(char *buf, size_t size) {
+        char path[PATH_MAX];
+
+        if (!realpath("/sys/class/net/eth0/device", path))
+                return false;
+        for (;;) {
+                char *slash = strrchr(path, '/');
+                unsigned dom, bus, dev, fn;
+                char tail;
+
+                if (!slash || slash == path)
+                        return false;
+                if (sscanf(slash + 1, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4) {
+                        snprintf(buf, size, "%s", path);
+                        return true;
+                }
+                *slash = '\0';
+        }
+}
+
+/* eth0's receive IRQ: the vector of its PCI function whose name says "input" (virtio-net's
+ * receive queue). */
+static bool find_rx_irq(void) {
+        char pci[PATH_MAX], msi[PATH_MAX + 16];
+        struct dirent *de;
+        DIR *dir;
+
+        if (!eth0_pci_dir(pci, sizeof pci))
+                return false;
+        snprintf(msi, sizeof msi, "%s/msi_irqs", pci);
+        dir = opendir(msi);
+        if (!dir)
+                return false;
+        while ((de = readdir(dir))) {
+                char name[64];
+                unsigned irq;
+                char *end;
+
+                irq = (unsigned)strtoul(de->d_name, &end, 10);
+                if (end == de->d_name || *end)
+                        continue;
+                if (interrupt_name(irq, name, sizeof name) && strstr(name, "input") &&
+                    (rx_irq == 0 || irq < rx_irq)) {
+                        rx_irq = irq;
+                        snprintf(rx_name, sizeof rx_name, "%s", name);
+                }
+        }
+        closedir(dir);
+        return rx_irq > 0;
+}
+
+/* A kernel-managed IRQ: smp_affinity without any write permission bit. */
+static void find_managed_irq(void) {
+        DIR *dir = opendir("/proc/irq");
+        struct dirent *de;
+
+        if (!dir)
+                return;
+        while ((de = readdir(dir))) {
+                char path[PATH_MAX], name[64];
+                struct stat st;
+                unsigned irq;
+                char *end;
+
+                irq = (unsigned)strtoul(de->d_name, &end, 10);
+                if (end == de->d_name || *end)
+                        continue;
+                snprintf(path, sizeof path, "/proc/irq/%u/smp_affinity", irq);
+                if (stat(path, &st) < 0 || (st.st_mode & 0222) != 0)
+                        continue;
+                if (!interrupt_name(irq, name, sizeof name))
+                        continue;
+                if (managed_irq == 0 || irq < managed_irq) {
+                        managed_irq = irq;
+                        snprintf(managed_name, sizeof managed_name, "%s", name);
+                }
+        }
+        closedir(dir);
+}
+
+/* The CPU the rule moves the IRQ to: "1", or "0" if it is on CPU 1 only already. */
+static const char *target_cpus(void) {
+        return streq(rx_original, "1") ? "0" : "1";
+}
+/* Some other CPU, for a hand write. */
+static const char *other_cpus(void) {
+        return streq(target_cpus(), "1") ? "0" : "1";
+}
+
+static void write_settings(Harness *h, const char *text) {
+        _cleanup_free_ char *path = NULL;
+        int fd;
+
+        ck_assert_int_ge(asprintf(&path, "%s/affinityd.yaml", harness_config_dir(h)), 0);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+}
+
+static sd_bus *connect_bus(Harness *h) {
+        sd_bus *b = NULL;
+
+        ck_assert_int_ge(sd_bus_new(&b), 0);
+        ck_assert_int_ge(sd_bus_set_address(b, harness_bus_address(h)), 0);
+        ck_assert_int_ge(sd_bus_set_bus_client(b, 1), 0);
+        ck_assert_int_ge(sd_bus_start(b), 0);
+        return b;
+}
+
+static uint64_t get_counter(Harness *h, const char *name) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus *b = connect_bus(h);
+        uint64_t v = 0;
+        int r;
+
+        r = sd_bus_get_property_trivial(
+                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, name, &error, 't', &v);
+        ck_assert_msg(r >= 0, "Get(%s) failed: %s: %s", name, strna(error.name), strna(error.message));
+        sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(b);
+        return v;
+}
+
+static void wait_counter_at_least(Harness *h, const char *name, uint64_t min) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC, v;
+
+        while ((v = get_counter(h, name)) < min) {
+                ck_assert_msg(
+                        now_usec() < deadline, "%s stays %" PRIu64 ", expected >= %" PRIu64, name, v, min);
+                usleep(20 * 1000);
+        }
+}
+
+/* One entry of ListIrqs() -> a(ussssss). */
+typedef struct IrqEntry {
+        uint32_t irq;
+        char name[64], rule[64], requested[64], effective[64], state[16], reason[256];
+} IrqEntry;
+
+/* The ListIrqs() entry of irq; fails the test if there is none. */
+static IrqEntry list_irq(Harness *h, unsigned irq) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        sd_bus *b = connect_bus(h);
+        IrqEntry e = {};
+        bool found = false;
+        int r;
+
+        r = sd_bus_call_method(
+                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "ListIrqs", &error,
+                &reply, "");
+        ck_assert_msg(r >= 0, "ListIrqs failed: %s: %s", strna(error.name), strna(error.message));
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(ussssss)"), 0);
+        for (;;) {
+                const char *name, *rule, *requested, *effective, *state, *reason;
+                uint32_t n;
+
+                r = sd_bus_message_read(
+                        reply, "(ussssss)", &n, &name, &rule, &requested, &effective, &state, &reason);
+                ck_assert_int_ge(r, 0);
+                if (r == 0)
+                        break;
+                if (n != irq)
+                        continue;
+                e.irq = n;
+                snprintf(e.name, sizeof e.name, "%s", name);
+                snprintf(e.rule, sizeof e.rule, "%s", rule);
+                snprintf(e.requested, sizeof e.requested, "%s", requested);
+                snprintf(e.effective, sizeof e.effective, "%s", effective);
+                snprintf(e.state, sizeof e.state, "%s", state);
+                snprintf(e.reason, sizeof e.reason, "%s", reason);
+                found = true;
+        }
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(b);
+        ck_assert_msg(found, "ListIrqs has no IRQ %u", irq);
+        return e;
+}
+
+static void wait_irq_state(Harness *h, unsigned irq, const char *state) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        IrqEntry e;
+
+        while (!streq((e = list_irq(h, irq)).state, state)) {
+                ck_assert_msg(
+                        now_usec() < deadline, "IRQ %u stays \"%s\" (%s) in ListIrqs, expected \"%s\"", irq,
+                        e.state, e.reason, state);
+                usleep(20 * 1000);
+        }
+}
+
+/* How often needle occurs in the daemon's log. */
+static unsigned log_count(Harness *h, const char *needle) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t size = 0;
+        unsigned n = 0;
+        FILE *f;
+
+        ck_assert_int_ge(asprintf(&path, "%s/affinityd.log", harness_dir(h)), 0);
+        f = fopen(path, "re");
+        ck_assert_msg(f, "open %s: %s", path, strerror(errno));
+        ck_assert_int_ge(getdelim(&text, &size, '\0', f), 0);
+        fclose(f);
+        for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+/* ---- veths ---- */
+
+static void ifname(char *buf, size_t size, const char *tag) {
+        snprintf(buf, size, "afd%d%s", (int)runner, tag);
+        ck_assert_msg(strlen(buf) < 16, "interface name %s too long", buf);
+}
+
+/* A veth pair afd<runner><tag>0 / …1 with 2 rx and 2 tx queues; a: the first. */
+static void veth_add(const char *tag, char a[static 16]) {
+        char ta[8], tb[8], b[16];
+
+        snprintf(ta, sizeof ta, "%s0", tag);
+        snprintf(tb, sizeof tb, "%s1", tag);
+        ifname(a, 16, ta);
+        ifname(b, 16, tb);
+        ck_assert_int_eq(
+                run(
+                        ARGS("ip", "link", "add", a, "numtxqueues", "2", "numrxqueues", "2", "type", "veth",
+                             "peer", "name", b, "numtxqueues", "2", "numrxqueues", "2")),
+                0);
+}
+
+static void veth_cleanup(void) {
+        char prefix[32];
+        DIR *dir = opendir("/sys/class/net");
+        struct dirent *de;
+
+        snprintf(prefix, sizeof prefix, "afd%d", (int)runner);
+        if (!dir)
+                return;
+        while ((de = readdir(dir)))
+                if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+                        (void)run(ARGS("ip", "link", "del", de->d_name));
+        closedir(dir);
+}
+
+static char *rps_path(const char *dev) {
+        char *p = NULL;
+        ck_assert_int_ge(asprintf(&p, "/sys/class/net/%s/queues/rx-0/rps_cpus", dev), 0);
+        return p;
+}
+
+/* rx-0/rps_cpus as a number (one 32-bit word is enough here). */
+static unsigned long rps_mask(const char *dev) {
+        _cleanup_free_ char *p = rps_path(dev), *v = read_line(p);
+        const char *comma;
+
+        ck_assert_msg(v, "cannot read %s", p);
+        comma = strrchr(v, ',');
+        return strtoul(comma ? comma + 1 : v, NULL, 16);
+}
+
+static void wait_rps_mask(const char *dev, unsigned long mask) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        unsigned long now;
+
+        while ((now = rps_mask(dev)) != mask) {
+                ck_assert_msg(
+                        now_usec() < deadline, "%s rx-0 rps_cpus is %lx, expected %lx", dev, now, mask);
+                usleep(20 * 1000);
+        }
+}
+
+/* ---- tests ---- */
+
+static void write_nic_rule(Harness *h, const char *extra) {
+        harness_write_policy(
+                h, "10-irq.yaml",
+                "irqs:\n"
+                "  - name: nic\n"
+                "    match: {device: eth0, action: \"*input*\"}\n"
+                "    cpus: \"%s\"\n"
+                "%s",
+                target_cpus(), extra);
+}
+
+START_TEST(test_irq_move_and_restore) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *before = irq_affinity(rx_irq), *now = NULL;
+        IrqEntry e;
+
+        ck_assert_ptr_nonnull(before);
+        write_nic_rule(h, "");
+        harness_start_daemon(h);
+
+        /* Placed before READY=1. */
+        now = irq_affinity(rx_irq);
+        ck_assert_msg(
+                streq_ptr(now, target_cpus()), "IRQ %u (%s) has CPUs %s, expected %s", rx_irq, rx_name,
+                strna(now), target_cpus());
+        e = list_irq(h, rx_irq);
+        ck_assert_str_eq(e.name, rx_name);
+        ck_assert_str_eq(e.rule, "nic");
+        ck_assert_str_eq(e.requested, target_cpus());
+        ck_assert_str_eq(e.state, "applied");
+        ck_assert_uint_ge(get_counter(h, "IrqsPlaced"), 1);
+        ck_assert_uint_eq(get_counter(h, "IrqRefusals"), 0);
+
+        /* The rule removed: the original back by the time Reload() replies. */
+        harness_remove_policy(h, "10-irq.yaml");
+        ck_assert_int_ge(harness_reload(h, NULL), 0);
+        free(now);
+        now = irq_affinity(rx_irq);
+        ck_assert_msg(
+                streq_ptr(now, before), "IRQ %u has CPUs %s after the rule went, expected %s again", rx_irq,
+                strna(now), before);
+        ck_assert_uint_ge(get_counter(h, "DeviceRestores"), 1);
+        e = list_irq(h, rx_irq);
+        ck_assert_str_eq(e.rule, "");
+        ck_assert_str_eq(e.state, "unmanaged");
+}
+END_TEST
+
+/* restore-on-exit: the original back at SIGTERM; without it, the placement stays. */
+START_TEST(test_irq_restore_on_exit) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *before = irq_affinity(rx_irq), *now = NULL;
+
+        ck_assert_ptr_nonnull(before);
+        write_settings(h, "restore-on-exit: true\n");
+        write_nic_rule(h, "");
+        harness_start_daemon(h);
+        wait_irq_affinity(rx_irq, target_cpus());
+        harness_stop_daemon(h);
+        now = irq_affinity(rx_irq);
+        ck_assert_msg(
+                streq_ptr(now, before), "IRQ %u has CPUs %s after exit, expected %s", rx_irq, strna(now),
+                before);
+        ck_assert(harness_log_contains(
+                h, "restore-on-exit: restored 1 IRQ and queue settings to their originals"));
+}
+END_TEST
+
+START_TEST(test_irq_managed) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *before = NULL, *now = NULL, *needle = NULL, *glob = NULL;
+        char veth[16];
+        IrqEntry e;
+
+        if (managed_irq == 0) {
+                printf("no kernel-managed IRQ on this machine, nothing to test\n");
+                return;
+        }
+        before = irq_affinity(managed_irq);
+        ck_assert_ptr_nonnull(before);
+        ck_assert_int_ge(asprintf(&glob, "afd%dm*", (int)runner), 0);
+        harness_write_policy(
+                h, "10-irq.yaml",
+                "irqs:\n"
+                "  - name: blk\n"
+                "    match: {action: \"%s\"}\n"
+                "    cpus: \"%s\"\n"
+                "net:\n"
+                "  - device: \"%s\"\n"
+                "    rps: \"0\"\n",
+                managed_name, streq(before, "1") ? "0" : "1", glob);
+        harness_start_daemon(h);
+
+        e = list_irq(h, managed_irq);
+        ck_assert_str_eq(e.state, "managed");
+        ck_assert_str_eq(e.rule, "blk");
+        ck_assert_msg(strstr(e.reason, "managed by the kernel"), "reason: %s", e.reason);
+        now = irq_affinity(managed_irq);
+        ck_assert_str_eq(now, before);
+        ck_assert_uint_eq(get_counter(h, "IrqRefusals"), 1);
+        ck_assert_int_ge(
+                asprintf(
+                        &needle, "IRQ %u (%s) matches irqs: rule blk but is managed by the kernel",
+                        managed_irq, managed_name),
+                0);
+        ck_assert_uint_eq(log_count(h, needle), 1);
+
+        /* A device event makes a new pass (the veth is placed by it): the managed IRQ is not tried
+         * again nor reported again. */
+        veth_add("m", veth);
+        wait_rps_mask(veth, 0x1);
+        ck_assert_uint_ge(get_counter(h, "DeviceEvents"), 1);
+        ck_assert_uint_eq(log_count(h, needle), 1);
+        ck_assert_uint_eq(get_counter(h, "IrqRefusals"), 1);
+        free(now);
+        now = irq_affinity(managed_irq);
+        ck_assert_str_eq(now, before);
+        ck_assert_str_eq(list_irq(h, managed_irq).state, "managed");
+        (void)run(ARGS("ip", "link", "del", veth));
+}
+END_TEST
+
+/* drift-interval: 100ms; the IRQ rule and a net rule on a veth, both with on-drift: mode. */
+static void start_drift(Harness *h, const char *mode, char veth[static 16]) {
+        _cleanup_free_ char *extra = NULL, *glob = NULL;
+
+        veth_add(streq(mode, "enforce") ? "e" : "r", veth);
+        ck_assert_int_ge(asprintf(&glob, "afd%d%s*", (int)runner, streq(mode, "enforce") ? "e" : "r"), 0);
+        ck_assert_int_ge(
+                asprintf(
+                        &extra,
+                        "    on-drift: %s\n"
+                        "net:\n"
+                        "  - device: \"%s\"\n"
+                        "    name: veth\n"
+                        "    rps: \"1\"\n"
+                        "    on-drift: %s\n",
+                        mode, glob, mode),
+                0);
+        write_settings(h, "drift-interval: 100ms\n");
+        write_nic_rule(h, extra);
+        harness_start_daemon(h);
+        wait_irq_affinity(rx_irq, target_cpus());
+        wait_rps_mask(veth, 0x2);
+}
+
+START_TEST(test_irq_drift_enforce) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *needle = NULL, *path = NULL;
+        char veth[16];
+
+        start_drift(h, "enforce", veth);
+        ck_assert_uint_eq(get_counter(h, "DeviceDriftCorrections"), 0);
+
+        /* By hand, as an operator's echo would. */
+        set_irq_affinity(rx_irq, other_cpus());
+        ck_assert_int_ge(
+                asprintf(
+                        &needle, "Drift: IRQ %u (%s) is %s where rule nic applied %s", rx_irq, rx_name,
+                        other_cpus(), target_cpus()),
+                0);
+        harness_wait_log(h, needle);
+        wait_irq_affinity(rx_irq, target_cpus());
+        wait_counter_at_least(h, "DeviceDriftCorrections", 1);
+        ck_assert_uint_ge(get_counter(h, "DeviceDriftDetected"), 1);
+        ck_assert_str_eq(list_irq(h, rx_irq).state, "applied");
+
+        /* A queue mask too. */
+        path = rps_path(veth);
+        ck_assert_int_eq(write_text(path, "1"), 0);
+        wait_rps_mask(veth, 0x2);
+        wait_counter_at_least(h, "DeviceDriftCorrections", 2);
+        ck_assert(harness_log_contains(h, "rx-0 rps_cpus is 0 where rule veth applied 1"));
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original); /* for the next test */
+        (void)run(ARGS("ip", "link", "del", veth));
+}
+END_TEST
+
+START_TEST(test_irq_drift_report) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *needle = NULL, *path = NULL, *now = NULL;
+        char veth[16];
+        IrqEntry e;
+
+        start_drift(h, "report", veth);
+        set_irq_affinity(rx_irq, other_cpus());
+        ck_assert_int_ge(
+                asprintf(
+                        &needle, "Drift: IRQ %u (%s) is %s where rule nic applied %s", rx_irq, rx_name,
+                        other_cpus(), target_cpus()),
+                0);
+        harness_wait_log(h, needle);
+        wait_counter_at_least(h, "DeviceDriftDetected", 1);
+        wait_irq_state(h, rx_irq, "drifted");
+        e = list_irq(h, rx_irq);
+        ck_assert_str_eq(e.requested, target_cpus());
+
+        /* A second drift, on the veth, is reported on its own: by then the IRQ has been re-checked
+         * at least once, and neither put back nor reported again. */
+        path = rps_path(veth);
+        ck_assert_int_eq(write_text(path, "1"), 0);
+        harness_wait_log(h, "rx-0 rps_cpus is 0 where rule veth applied 1");
+        wait_counter_at_least(h, "DeviceDriftDetected", 2);
+        now = irq_affinity(rx_irq);
+        ck_assert_str_eq(now, other_cpus());
+        ck_assert_uint_eq(rps_mask(veth), 0x1);
+        ck_assert_uint_eq(log_count(h, needle), 1);
+        ck_assert_uint_eq(get_counter(h, "DeviceDriftCorrections"), 0);
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original); /* for the next test */
+        (void)run(ARGS("ip", "link", "del", veth));
+}
+END_TEST
+
+/* A running irqbalance (any process of that name) is named, with the IRQs it will fight over and
+ * how to make it leave them alone. */
+START_TEST(test_irq_irqbalance_warning) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *needle = NULL;
+        Child *c;
+
+        c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = "irqbalance",
+                        .args = ARGS("-n", "0"),
+                        .pipes = true});
+        free(child_expect_line(c)); /* "ready N" */
+        harness_wait_comm(h, c->pid, "irqbalance");
+        write_nic_rule(h, "");
+        harness_start_daemon(h);
+        wait_irq_affinity(rx_irq, target_cpus());
+        ck_assert_int_ge(
+                asprintf(
+                        &needle, "irqbalance (PID %d) is running and will move IRQs %u", (int)c->pid,
+                        rx_irq),
+                0);
+        harness_wait_log(h, needle);
+        free(needle);
+        ck_assert_int_ge(asprintf(&needle, "--banirq=%u", rx_irq), 0);
+        ck_assert(harness_log_contains(h, needle));
+        ck_assert(harness_log_contains(h, "IRQBALANCE_BANNED_CPULIST="));
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original); /* for the next test */
+        child_kill(c);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("integration-irq");
+        char *v;
+        int r;
+
+        runner = getpid();
+        if (access("/sys/class/net/eth0/device", F_OK) < 0 || !find_rx_irq()) {
+                printf("no eth0 with MSI vectors here, skipping\n");
+                return 77;
+        }
+        v = irq_affinity(rx_irq);
+        if (!v) {
+                printf("cannot read IRQ %u's affinity, skipping\n", rx_irq);
+                return 77;
+        }
+        snprintf(rx_original, sizeof rx_original, "%s", v);
+        free(v);
+        find_managed_irq();
+
+        harness_add_test(s, test_irq_move_and_restore);
+        harness_add_test(s, test_irq_restore_on_exit);
+        harness_add_test(s, test_irq_managed);
+        harness_add_test(s, test_irq_drift_enforce);
+        harness_add_test(s, test_irq_drift_report);
+        harness_add_test(s, test_irq_irqbalance_warning);
+        r = harness_main(s);
+
+        /* Whatever the tests did: the IRQ's mask as it was, no veth of ours left. */
+        {
+                char path[64];
+                snprintf(path, sizeof path, "/proc/irq/%u/smp_affinity_list", rx_irq);
+                (void)write_text(path, rx_original);
+        }
+        veth_cleanup();
+        return r;
+}
