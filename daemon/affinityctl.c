@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * affinityctl: the command-line client of affinityd. status and reload talk to the daemon
- * over D-Bus (org.affinityd1 on the system bus, or --bus-address); validate and plan work
+ * affinityctl: the command-line client of affinityd. status, reload, irqs and net talk to the
+ * daemon over D-Bus (org.affinityd1 on the system bus, or --bus-address); validate and plan work
  * offline with the same loader and planner the daemon uses, against this machine or an hwloc
  * XML topology (--topology=FILE.xml).
  *
@@ -491,6 +491,14 @@ static const struct {
         {"EventsReceived", "Events received"},
         {"EventsLost", "Events lost"},
         {"Rescans", "Rescans"},
+        {"IrqsPlaced", "IRQs placed"},
+        {"IrqRefusals", "IRQ refusals"},
+        {"QueuesPlaced", "Queue settings placed"},
+        {"QueueFailures", "Queue failures"},
+        {"DeviceRestores", "Device restores"},
+        {"DeviceDriftDetected", "Device drift detected"},
+        {"DeviceDriftCorrections", "Device drift corrected"},
+        {"DeviceEvents", "Device events"},
 };
 
 static const char *const latency_fields[] = {
@@ -745,6 +753,267 @@ static int verb_reload(void) {
         }
 
         sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- irqs and net: tables ---- */
+
+/*
+ * A table of text cells, printed like systemctl list-units: an upper-case header line, columns
+ * left-aligned and padded to their widest cell, two spaces apart, the last column unpadded.
+ */
+typedef struct Table {
+        size_t n_columns;
+        char **cells; /* row-major, n_rows * n_columns, the header row first */
+        size_t n_rows;
+} Table;
+
+static void table_done(Table *t) {
+        for (size_t i = 0; i < t->n_rows * t->n_columns; i++)
+                free(t->cells[i]);
+        t->cells = mfree(t->cells);
+        t->n_rows = 0;
+}
+
+/* Appends a row of t->n_columns strings (NULL is shown as ""). Returns 0 or -ENOMEM. */
+static int table_add_row(Table *t, const char *const *row) {
+        char **c;
+
+        c = reallocarray(t->cells, (t->n_rows + 1) * t->n_columns, sizeof(char *));
+        if (!c)
+                return -ENOMEM;
+        t->cells = c;
+        c += t->n_rows * t->n_columns;
+        for (size_t i = 0; i < t->n_columns; i++) {
+                c[i] = strdup(row[i] ?: "");
+                if (!c[i]) {
+                        while (i > 0)
+                                free(c[--i]);
+                        return -ENOMEM;
+                }
+        }
+        t->n_rows++;
+        return 0;
+}
+
+/* Prints the columns whose show[i] is true (show NULL: all). A row ends at its last non-empty
+ * cell: no trailing blanks. */
+static void table_print(const Table *t, const bool *show) {
+        _cleanup_free_ size_t *width = calloc(t->n_columns, sizeof(size_t));
+
+        if (!width)
+                return;
+        for (size_t r = 0; r < t->n_rows; r++)
+                for (size_t c = 0; c < t->n_columns; c++)
+                        width[c] = MAX(width[c], strlen(t->cells[r * t->n_columns + c]));
+        for (size_t r = 0; r < t->n_rows; r++) {
+                char *const *row = t->cells + r * t->n_columns;
+                size_t last = 0;
+                bool first = true;
+
+                for (size_t c = 0; c < t->n_columns; c++)
+                        if ((!show || show[c]) && row[c][0])
+                                last = c;
+                for (size_t c = 0; c <= last; c++) {
+                        if (show && !show[c])
+                                continue;
+                        printf("%s%-*s", first ? "" : "  ", c == last ? 0 : (int)width[c], row[c]);
+                        first = false;
+                }
+                fputc('\n', stdout);
+        }
+}
+
+/* "-" for an empty cell, so that every column of a row has a word. */
+static const char *dash(const char *s) {
+        return s && s[0] ? s : "-";
+}
+
+/*
+ * Calls a List method (no arguments) of the daemon. Returns 0 with the reply in *ret; or an
+ * exit code (> 0) after saying what went wrong.
+ */
+static int call_list(const char *method, const char *what, sd_bus **ret_bus, sd_bus_message **ret) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus *bus = NULL;
+        int r;
+
+        r = connect_or_explain(&bus);
+        if (r < 0)
+                return -r;
+        r = bus_call(bus, BUS_INTERFACE, method, NULL, 0, &error, ret);
+        if (r < 0) {
+                r = explain_call_error(what, r, &error);
+                sd_bus_error_free(&error);
+                sd_bus_flush_close_unref(bus);
+                return r;
+        }
+        *ret_bus = bus;
+        return 0;
+}
+
+static int verb_irqs(void) {
+        enum { COL_IRQ, COL_NAME, COL_RULE, COL_REQUESTED, COL_EFFECTIVE, COL_STATE, COL_REASON, N_COLS };
+        static const char *const header[N_COLS] = {"IRQ",       "NAME",  "RULE",  "REQUESTED",
+                                                   "EFFECTIVE", "STATE", "REASON"};
+        bool show[N_COLS] = {true, true, true, true, true, true, false};
+        sd_bus_message *reply = NULL;
+        sd_bus *bus = NULL;
+        Table table = {.n_columns = N_COLS};
+        size_t n = 0, n_ruled = 0;
+        int r, ret = EXIT_FAILURE_;
+
+        r = call_list("ListIrqs", "list the daemon's IRQs", &bus, &reply);
+        if (r > 0)
+                return r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ussssss)");
+        if (r >= 0 && arg_json)
+                fputs("{\"irqs\":[", stdout);
+        else if (r >= 0)
+                r = table_add_row(&table, header);
+        while (r >= 0) {
+                const char *name, *rule, *requested, *effective, *state, *reason;
+                uint32_t irq;
+
+                r = sd_bus_message_read(
+                        reply, "(ussssss)", &irq, &name, &rule, &requested, &effective, &state, &reason);
+                if (r <= 0)
+                        break;
+                n++;
+                if (rule[0])
+                        n_ruled++;
+                if (arg_json) {
+                        printf("%s{\"irq\":%" PRIu32 ",\"name\":", n > 1 ? "," : "", irq);
+                        json_string(stdout, name);
+                        fputs(",\"rule\":", stdout);
+                        json_string(stdout, rule);
+                        fputs(",\"requested\":", stdout);
+                        json_string(stdout, requested);
+                        fputs(",\"effective\":", stdout);
+                        json_string(stdout, effective);
+                        fputs(",\"state\":", stdout);
+                        json_string(stdout, state);
+                        fputs(",\"reason\":", stdout);
+                        json_string(stdout, reason);
+                        fputc('}', stdout);
+                } else {
+                        char number[16];
+
+                        snprintf(number, sizeof(number), "%" PRIu32, irq);
+                        if (reason[0])
+                                show[COL_REASON] = true;
+                        r = table_add_row(
+                                &table,
+                                (const char *const[N_COLS]){
+                                        number, dash(name), dash(rule), dash(requested), dash(effective),
+                                        state, reason});
+                }
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0) {
+                if (arg_json)
+                        fputs("]}\n", stdout); /* still one document */
+                fprintf(stderr, "Failed to parse the daemon's IRQ list: %s\n", strerror(-r));
+                goto finish;
+        }
+
+        if (arg_json)
+                fputs("]}\n", stdout);
+        else {
+                table_print(&table, show);
+                printf("\n%zu IRQ%s listed, %zu covered by a rule.\n", n, n == 1 ? "" : "s", n_ruled);
+        }
+        ret = EXIT_OK;
+
+finish:
+        table_done(&table);
+        sd_bus_message_unref(reply);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+static int verb_net(void) {
+        enum { COL_DEVICE, COL_QUEUE, COL_KIND, COL_CPUS, COL_FLOWS, COL_RULE, COL_STATE, N_COLS };
+        static const char *const header[N_COLS] = {"DEVICE", "QUEUE", "KIND", "CPUS",
+                                                   "FLOWS",  "RULE",  "STATE"};
+        sd_bus_message *reply = NULL;
+        sd_bus *bus = NULL;
+        Table table = {.n_columns = N_COLS};
+        size_t n = 0, n_ruled = 0;
+        int r, ret = EXIT_FAILURE_;
+
+        r = call_list("ListNetQueues", "list the daemon's network queues", &bus, &reply);
+        if (r > 0)
+                return r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssuss)");
+        if (r >= 0 && arg_json)
+                fputs("{\"queues\":[", stdout);
+        else if (r >= 0)
+                r = table_add_row(&table, header);
+        while (r >= 0) {
+                const char *device, *queue, *kind, *cpus, *rule, *state;
+                uint32_t flow_cnt;
+
+                r = sd_bus_message_read(
+                        reply, "(ssssuss)", &device, &queue, &kind, &cpus, &flow_cnt, &rule, &state);
+                if (r <= 0)
+                        break;
+                n++;
+                if (rule[0])
+                        n_ruled++;
+                if (arg_json) {
+                        fputs(n > 1 ? ",{\"device\":" : "{\"device\":", stdout);
+                        json_string(stdout, device);
+                        fputs(",\"queue\":", stdout);
+                        json_string(stdout, queue);
+                        fputs(",\"kind\":", stdout);
+                        json_string(stdout, kind);
+                        fputs(",\"cpus\":", stdout);
+                        json_string(stdout, cpus);
+                        printf(",\"flow_cnt\":%" PRIu32 ",\"rule\":", flow_cnt);
+                        json_string(stdout, rule);
+                        fputs(",\"state\":", stdout);
+                        json_string(stdout, state);
+                        fputc('}', stdout);
+                } else {
+                        char flows[16];
+
+                        /* Flow counts belong to rx queues (RFS); "-" on tx. */
+                        if (streq(kind, "rps"))
+                                snprintf(flows, sizeof(flows), "%" PRIu32, flow_cnt);
+                        else
+                                snprintf(flows, sizeof(flows), "-");
+                        r = table_add_row(
+                                &table,
+                                (const char *const[N_COLS]){
+                                        device, queue, kind, dash(cpus), flows, dash(rule), state});
+                }
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0) {
+                if (arg_json)
+                        fputs("]}\n", stdout); /* still one document */
+                fprintf(stderr, "Failed to parse the daemon's queue list: %s\n", strerror(-r));
+                goto finish;
+        }
+
+        if (arg_json)
+                fputs("]}\n", stdout);
+        else {
+                table_print(&table, NULL);
+                printf("\n%zu queue setting%s listed, %zu covered by a rule.\n", n, n == 1 ? "" : "s",
+                       n_ruled);
+        }
+        ret = EXIT_OK;
+
+finish:
+        table_done(&table);
+        sd_bus_message_unref(reply);
         sd_bus_flush_close_unref(bus);
         return ret;
 }
@@ -1369,6 +1638,10 @@ static void help(void) {
                "Commands:\n"
                "  status               Show the daemon's state, counters and pending policies\n"
                "  reload               Reload the configuration and wait until it is done\n"
+               "  irqs                 List every IRQ: the rule that places it, the CPUs\n"
+               "                       asked for and in effect, its state and why\n"
+               "  net                  List the RPS/XPS settings of every network queue:\n"
+               "                       CPUs, RFS flow count, rule and state\n"
                "  validate [PATH...]   Check policy files offline (default: the standard\n"
                "                       search path); a directory is read as a config dir\n"
                "                       (affinityd.yaml, policy.d/) or else as a policy.d;\n"
@@ -1474,7 +1747,7 @@ int main(int argc, char *argv[]) {
                 return streq(verb, "validate") ? verb_validate(args) : verb_plan(args);
         }
 
-        if (streq(verb, "status") || streq(verb, "reload")) {
+        if (streq(verb, "status") || streq(verb, "reload") || streq(verb, "irqs") || streq(verb, "net")) {
                 if (arg_config_dir || arg_topology) {
                         fprintf(stderr, "%s is only for validate and plan.\n",
                                 arg_config_dir ? "--config-dir=" : "--topology=");
@@ -1484,6 +1757,10 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "%s takes no arguments.\n", verb);
                         return EXIT_USAGE;
                 }
+                if (streq(verb, "irqs"))
+                        return verb_irqs();
+                if (streq(verb, "net"))
+                        return verb_net();
                 return streq(verb, "status") ? verb_status() : verb_reload();
         }
 

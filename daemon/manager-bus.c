@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "device-placement.h"
 #include "manager-bus.h"
 
 static inline const char *strempty(const char *s) {
@@ -255,12 +256,139 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
         return sd_bus_reply_method_return(message, NULL);
 }
 
+/* The device placement counters by property name (DevicePlacementCounters fields). */
+static const struct {
+        const char *property;
+        size_t offset;
+} device_counters[] = {
+        {"IrqsPlaced", offsetof(DevicePlacementCounters, irqs_placed)},
+        {"IrqRefusals", offsetof(DevicePlacementCounters, irq_refusals)},
+        {"QueuesPlaced", offsetof(DevicePlacementCounters, queues_placed)},
+        {"QueueFailures", offsetof(DevicePlacementCounters, queue_failures)},
+        {"DeviceRestores", offsetof(DevicePlacementCounters, restores)},
+        {"DeviceDriftDetected", offsetof(DevicePlacementCounters, drift_detected)},
+        {"DeviceDriftCorrections", offsetof(DevicePlacementCounters, drift_corrections)},
+        {"DeviceEvents", offsetof(DevicePlacementCounters, device_events)},
+};
+
+/* 0 while there is no device placement (m->devices NULL). */
+static int property_get_device_counter(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const DevicePlacementCounters *c = m->devices ? device_placement_counters(m->devices) : NULL;
+        uint64_t v = 0;
+
+        for (size_t i = 0; c && i < ELEMENTSOF(device_counters); i++)
+                if (streq(device_counters[i].property, property)) {
+                        memcpy(&v, (const uint8_t *)c + device_counters[i].offset, sizeof(v));
+                        break;
+                }
+        return sd_bus_message_append(reply, "t", v);
+}
+
+/* Every IRQ with its rule and state: a(ussssss) irq, name, rule, requested cpu-list, effective
+ * cpu-list ("" unknown), state, reason. Empty while there is no device placement. */
+static int method_list_irqs(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const IrqStatus *list = NULL;
+        Manager *m = userdata;
+        size_t n = 0;
+        int r;
+
+        if (m->devices) {
+                r = device_placement_list_irqs(m->devices, &list, &n);
+                if (r < 0)
+                        return r;
+        }
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ussssss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *requested = NULL, *effective = NULL, *b1 = NULL, *b2 = NULL, *b3 = NULL;
+                const char *name, *rule, *reason;
+
+                r = cpuset_format_list(&list[i].requested, &requested);
+                if (r < 0)
+                        return r;
+                r = cpuset_format_list(&list[i].effective, &effective);
+                if (r < 0)
+                        return r;
+                /* action names come from drivers, rule names from files: bytes either way */
+                name = bus_string(list[i].name, &b1);
+                rule = bus_string(list[i].rule, &b2);
+                reason = bus_string(list[i].reason, &b3);
+                if (!name || !rule || !reason)
+                        return -ENOMEM;
+                r = sd_bus_message_append(
+                        reply, "(ussssss)", (uint32_t)list[i].irq, name, rule, requested, effective,
+                        strempty(list[i].state), reason);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* Every rps/xps setting of every queue: a(ssssuss) device, queue, kind, cpu-list ("" empty
+ * mask), flow_cnt, rule, state. Empty while there is no device placement. */
+static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const NetQueueStatus *list = NULL;
+        Manager *m = userdata;
+        size_t n = 0;
+        int r;
+
+        if (m->devices) {
+                r = device_placement_list_queues(m->devices, &list, &n);
+                if (r < 0)
+                        return r;
+        }
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ssssuss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *cpus = NULL, *b1 = NULL, *b2 = NULL;
+                const char *device, *rule;
+
+                r = cpuset_format_list(&list[i].cpus, &cpus);
+                if (r < 0)
+                        return r;
+                device = bus_string(list[i].device, &b1);
+                rule = bus_string(list[i].rule, &b2);
+                if (!device || !rule)
+                        return -ENOMEM;
+                r = sd_bus_message_append(
+                        reply, "(ssssuss)", device, strempty(list[i].queue), strempty(list[i].kind), cpus,
+                        list[i].flow_cnt, rule, strempty(list[i].state));
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 /*
  * Annotations: Version never changes (const). State, Discovery, PolicyFiles, LastReloadError
  * and Reloads change only at state changes and reloads, where manager.c emits
- * PropertiesChanged (emits-change). The counters, ManagedProcesses and the latency quantiles
- * change with every event; signalling each change would flood the bus, so they carry no
- * emits flag, which sd-bus publishes as EmitsChangedSignal="false": read them when needed.
+ * PropertiesChanged (emits-change). The counters (the device ones too), ManagedProcesses and
+ * the latency quantiles change with every event; signalling each change would flood the bus,
+ * so they carry no emits flag, which sd-bus publishes as EmitsChangedSignal="false": read them
+ * when needed.
  */
 const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
@@ -289,12 +417,26 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("PlacementLatencyP50USec", "t", property_get_latency, 0, 0),
         SD_BUS_PROPERTY("PlacementLatencyP99USec", "t", property_get_latency, 0, 0),
         SD_BUS_PROPERTY("PlacementLatencyMaxUSec", "t", property_get_latency, 0, 0),
+        SD_BUS_PROPERTY("IrqsPlaced", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("IrqRefusals", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("QueuesPlaced", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("QueueFailures", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("DeviceRestores", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("DeviceDriftDetected", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("DeviceDriftCorrections", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("DeviceEvents", "t", property_get_device_counter, 0, 0),
 
         SD_BUS_METHOD_WITH_NAMES(
                 "ListPolicies", NULL, "", "a(ssuss)", SD_BUS_PARAM(policies), method_list_policies,
                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES(
                 "ListProcesses", NULL, "", "a(usss)", SD_BUS_PARAM(processes), method_list_processes,
+                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES(
+                "ListIrqs", NULL, "", "a(ussssss)", SD_BUS_PARAM(irqs), method_list_irqs,
+                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES(
+                "ListNetQueues", NULL, "", "a(ssssuss)", SD_BUS_PARAM(queues), method_list_net_queues,
                 SD_BUS_VTABLE_UNPRIVILEGED),
         /* Unprivileged for sd-bus's own check: method_reload checks the sender's euid itself,
          * so the refusal is the documented AccessDenied on any bus. */
