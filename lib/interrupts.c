@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "interrupts.h"
 #include "macro.h"
 
@@ -184,6 +185,7 @@ InterruptTable *interrupt_table_free(InterruptTable *t) {
                 line_done(&t->lines[i]);
         free(t->lines);
         free(t->cpus);
+        free(t->first_skip_reason);
         free(t);
         return NULL;
 }
@@ -271,7 +273,8 @@ static bool is_hwirq_word(Span w) {
 }
 
 /* Parses one non-blank line (line number lineno) into *l. */
-static int parse_line(Span s, size_t lineno, size_t max_counts, InterruptLine *l, char **ret_error) {
+static int parse_line(
+        Span s, size_t lineno, size_t max_counts, bool has_header, InterruptLine *l, char **ret_error) {
         Span id, rest;
         uint64_t v;
 
@@ -306,6 +309,20 @@ static int parse_line(Span s, size_t lineno, size_t max_counts, InterruptLine *l
                                 "count %zu of \"%s:\", \"%.*s\", is not a 64-bit decimal number",
                                 l->n_counts + 1, l->id, (int)MIN(w.n, 64), w.p);
                 l->n_counts++;
+        }
+
+        /* With a header, a count beyond its columns: a CPU came online while the text was printed
+         * (without one, the widest line set the columns). */
+        if (has_header && l->n_counts == max_counts) {
+                Span save = s, w = span_word(&s);
+
+                s = save;
+                if (span_all_digits(w))
+                        return bad(
+                                ret_error, lineno,
+                                "\"%s:\" has more count columns than the header's %zu CPUs (CPUs "
+                                "brought online while it was read?)",
+                                l->id, max_counts);
         }
 
         if (!l->numeric) {
@@ -361,7 +378,12 @@ static int parse_line(Span s, size_t lineno, size_t max_counts, InterruptLine *l
 }
 
 int interrupts_parse(const char *text, InterruptTable **ret, char **ret_error) {
+        return interrupts_parse_full(text, 0, ret, ret_error);
+}
+
+int interrupts_parse_full(const char *text, unsigned flags, InterruptTable **ret, char **ret_error) {
         _cleanup_(interrupt_table_freep) InterruptTable *t = NULL;
+        bool skip = flags & INTERRUPTS_SKIP_BAD_LINES;
         const char *p;
         Span l;
         size_t lineno = 0, header_line = 0, allocated = 0;
@@ -433,7 +455,15 @@ int interrupts_parse(const char *text, InterruptTable **ret, char **ret_error) {
                 }
                 t->lines[t->n_lines] = (InterruptLine){};
                 t->n_lines++;
-                r = parse_line(l, lineno, t->n_cpus, &t->lines[t->n_lines - 1], ret_error);
+                r = parse_line(
+                        l, lineno, t->n_cpus, t->has_header, &t->lines[t->n_lines - 1],
+                        skip ? (t->first_skip_reason ? NULL : &t->first_skip_reason) : ret_error);
+                if (r == -EBADMSG && skip) {
+                        /* Leave the line out: the one just parsed is always the last. */
+                        line_done(&t->lines[--t->n_lines]);
+                        t->n_skipped++;
+                        continue;
+                }
                 if (r < 0)
                         return r;
         }
@@ -443,41 +473,19 @@ int interrupts_parse(const char *text, InterruptTable **ret, char **ret_error) {
 }
 
 int interrupts_read(const char *path, InterruptTable **ret, char **ret_error) {
-        _cleanup_close_ int fd = -EBADF;
+        return interrupts_read_full(path, 0, ret, ret_error);
+}
+
+int interrupts_read_full(const char *path, unsigned flags, InterruptTable **ret, char **ret_error) {
         _cleanup_free_ char *buf = NULL;
-        size_t size = 0, allocated = 0;
+        int r;
 
         if (!path || !ret)
                 return -EINVAL;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-
-        for (;;) {
-                ssize_t n;
-
-                if (allocated - size < 4096 + 1) {
-                        size_t na = allocated ? allocated * 2 : 16384;
-                        char *a = realloc(buf, na);
-                        if (!a)
-                                return -ENOMEM;
-                        buf = a;
-                        allocated = na;
-                }
-                n = read(fd, buf + size, allocated - size - 1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t)n;
-        }
-        buf[size] = '\0';
-
-        return interrupts_parse(buf, ret, ret_error);
+        r = read_full_file(path, READ_FULL_NO_LIMIT, 0, &buf, NULL);
+        if (r < 0)
+                return r;
+        return interrupts_parse_full(buf, flags, ret, ret_error);
 }
 
 const InterruptLine *interrupt_table_find(const InterruptTable *t, unsigned irq) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cpuset.h"
+#include "fileio.h"
 #include "irq.h"
 #include "macro.h"
 
@@ -45,7 +46,7 @@ const char *irq_refusal_to_string(IrqRefusal r) {
                 [IRQ_REFUSAL_NONE] = "none",           [IRQ_REFUSAL_MANAGED] = "managed",
                 [IRQ_REFUSAL_NO_VECTOR] = "no-vector", [IRQ_REFUSAL_OFFLINE] = "offline",
                 [IRQ_REFUSAL_TOO_WIDE] = "too-wide",   [IRQ_REFUSAL_GONE] = "gone",
-                [IRQ_REFUSAL_OTHER] = "failed",
+                [IRQ_REFUSAL_OTHER] = "failed",        [IRQ_REFUSAL_NOT_MOVABLE] = "not-movable",
         };
 
         if ((unsigned)r >= _IRQ_REFUSAL_MAX)
@@ -62,11 +63,29 @@ const char *irq_refusal_explain(IrqRefusal r) {
                 [IRQ_REFUSAL_TOO_WIDE] = "CPU beyond the kernel's limit (nr_cpu_ids)",
                 [IRQ_REFUSAL_GONE] = "the IRQ no longer exists",
                 [IRQ_REFUSAL_OTHER] = "the kernel refused the affinity",
+                [IRQ_REFUSAL_NOT_MOVABLE] = "the kernel does not allow moving this IRQ",
         };
 
         if ((unsigned)r >= _IRQ_REFUSAL_MAX)
                 return NULL;
         return table[r];
+}
+
+IrqRefusal irq_refusal_classify(const char *root, unsigned irq, int error) {
+        int r;
+
+        if (error < 0)
+                error = -error;
+        if (error != EIO && error != EPERM)
+                return irq_refusal_from_errno(error);
+
+        r = irq_is_managed(root, irq);
+        if (r > 0)
+                return IRQ_REFUSAL_MANAGED;
+        if (r == -ENOENT)
+                return IRQ_REFUSAL_GONE;
+        /* Not managed, or unknown: either way the kernel won't move it. */
+        return IRQ_REFUSAL_NOT_MOVABLE;
 }
 
 /* ROOT/REL in a newly allocated string (root NULL or "/" = real), or NULL on OOM. */
@@ -88,46 +107,6 @@ _printf_(2, 3) static char *root_path(const char *root, const char *fmt, ...) {
         return p;
 }
 
-/* The whole content of path, NUL-terminated. Returns 0, -errno of open/read, -ENOMEM. */
-static int read_text(const char *path, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0, allocated = 0;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        for (;;) {
-                ssize_t n;
-
-                if (allocated - size < 2) {
-                        size_t na = allocated ? allocated * 2 : 256;
-                        char *a = realloc(buf, na);
-                        if (!a)
-                                return -ENOMEM;
-                        buf = a;
-                        allocated = na;
-                }
-                n = read(fd, buf + size, allocated - size - 1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t)n;
-        }
-        if (!buf) {
-                buf = strdup("");
-                if (!buf)
-                        return -ENOMEM;
-        } else
-                buf[size] = '\0';
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
 static int read_list_file(const char *root, unsigned irq, const char *file, CpuSet *ret) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         _cleanup_cpuset_ CpuSet set = CPUSET_NULL;
@@ -138,7 +117,7 @@ static int read_list_file(const char *root, unsigned irq, const char *file, CpuS
         path = root_path(root, "/proc/irq/%u/%s", irq, file);
         if (!path)
                 return -ENOMEM;
-        r = read_text(path, &text);
+        r = read_full_file(path, READ_FULL_NO_LIMIT, 0, &text, NULL);
         if (r < 0)
                 return r;
         r = cpuset_parse_list(text, &set, NULL);
@@ -222,7 +201,7 @@ int irq_read_node(const char *root, unsigned irq, int *ret) {
         path = root_path(root, "/proc/irq/%u/node", irq);
         if (!path)
                 return -ENOMEM;
-        r = read_text(path, &text);
+        r = read_full_file(path, READ_FULL_NO_LIMIT, 0, &text, NULL);
         if (r < 0)
                 return r;
         errno = 0;
@@ -293,6 +272,19 @@ static bool pci_address_parse(const char *s, bool allow_short, char *ret) {
         return true;
 }
 
+/* "virtioN": a virtio device (drivers/virtio/virtio.c names them "virtio%u"). */
+static bool is_virtio_name(const char *s) {
+        if (strncmp(s, "virtio", strlen("virtio")) != 0)
+                return false;
+        s += strlen("virtio");
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (*s < '0' || *s > '9')
+                        return false;
+        return true;
+}
+
 int irq_device_pci_address(const char *root, const char *device, char **ret) {
         _cleanup_free_ char *path = NULL, *resolved = NULL, *rootreal = NULL;
         char addr[32];
@@ -337,7 +329,13 @@ int irq_device_pci_address(const char *root, const char *device, char **ret) {
         if (strncmp(resolved, rootreal, rootlen) != 0 || (resolved[rootlen] != '/' && rootlen > 0))
                 return -ENXIO;
 
-        /* Walk up from the device towards ROOT to the nearest PCI function. */
+        /*
+         * The device itself must be a PCI function. Only virtio devices ("virtioN", the
+         * virtio-net device below its virtio-pci function) are stepped over: any other component
+         * that is not a PCI function (a USB interface "1-1:1.0", a platform device) is a device
+         * of its own, and the PCI function above it a controller shared with other devices
+         * (xHCI), whose IRQs are not this interface's.
+         */
         for (;;) {
                 char *slash = strrchr(resolved, '/');
 
@@ -347,7 +345,7 @@ int irq_device_pci_address(const char *root, const char *device, char **ret) {
                         *ret = strdup(addr);
                         return *ret ? 0 : -ENOMEM;
                 }
-                if ((size_t)(slash - resolved) == rootlen)
+                if (!is_virtio_name(slash + 1) || (size_t)(slash - resolved) == rootlen)
                         return -ENXIO;
                 *slash = '\0';
         }
@@ -432,7 +430,7 @@ int irq_device_irqs(const char *root, const char *device, unsigned **ret, size_t
                 path = root_path(root, "/sys/bus/pci/devices/%s/irq", addr);
                 if (!path)
                         return -ENOMEM;
-                r = read_text(path, &text);
+                r = read_full_file(path, READ_FULL_NO_LIMIT, 0, &text, NULL);
                 if (r < 0 && r != -ENOENT)
                         return r;
                 if (r >= 0) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "netdev.h"
 
@@ -41,34 +42,10 @@ static int queue_path(
 /* The whole of a small file, NUL-terminated, into *ret. Returns 0, -EBADMSG (too large or a NUL
  * byte), -errno (open(2), read(2)). */
 static int read_small(const char *path, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
+        int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        buf = malloc(NETDEV_FILE_MAX + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(fd, buf + len, NETDEV_FILE_MAX + 1 - len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-                if (len > NETDEV_FILE_MAX)
-                        return -EBADMSG;
-        }
-        buf[len] = 0;
-        if (strlen(buf) != len)
-                return -EBADMSG;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        r = read_full_file(path, NETDEV_FILE_MAX, READ_FULL_NO_NUL, ret, NULL);
+        return r == -EFBIG ? -EBADMSG : r;
 }
 
 /*
@@ -248,6 +225,14 @@ int netdev_mask_bits(const char *root) {
         return MAX(last + 1, 32);
 }
 
+unsigned netdev_mask_bits_for(const CpuSet *cpus) {
+        int last = cpus ? cpuset_last(cpus) : -1;
+
+        if (last < 32)
+                return 32;
+        return ((unsigned)last / 32 + 1) * 32;
+}
+
 static int read_mask(
         const char *root, const char *dev, char dir, unsigned queue, const char *file, CpuSet *ret) {
         _cleanup_free_ char *path = NULL, *text = NULL;
@@ -274,8 +259,11 @@ static int write_mask(
         _cleanup_free_ char *path = NULL, *mask = NULL, *text = NULL;
         int r;
 
-        if (nbits == 0)
+        if (!cpus)
                 return -EINVAL;
+        /* Width unknown (possible CPUs unreadable): as wide as the set needs, in whole words. */
+        if (nbits == 0)
+                nbits = netdev_mask_bits_for(cpus);
         /* The kernel refuses a bit at or beyond its width, and a mask with more words than that
          * width needs (bitmap_parse()): keep the mask exactly nbits wide. */
         if (cpuset_last(cpus) >= 0 && (unsigned)cpuset_last(cpus) >= nbits)

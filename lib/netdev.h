@@ -49,20 +49,31 @@ int netdev_queues(const char *root, const char *dev, NetDeviceQueues *ret);
  */
 int netdev_mask_bits(const char *root);
 
+/*
+ * The width, in bits, a mask of cpus needs when the kernel's is unknown (netdev_mask_bits()
+ * failed): highest CPU + 1 rounded up to whole 32-bit words, at least 32 (also for an empty or
+ * NULL set). The kernel refuses such a mask only when it holds a CPU beyond its nr_cpu_ids.
+ */
+unsigned netdev_mask_bits_for(const CpuSet *cpus);
+
 /* rx-N/rps_cpus into *ret (initialised, replaced). Returns 0, -ENOENT, -EBADMSG, -errno. */
 int netdev_read_rps(const char *root, const char *dev, unsigned queue, CpuSet *ret);
 /*
  * Writes cpus (may be empty: RPS off) as a mask nbits wide to rx-N/rps_cpus, in one write(2).
+ * nbits is netdev_mask_bits(); 0 when that failed (possible CPUs unreadable): the mask is then
+ * as wide as cpus needs (netdev_mask_bits_for()), which the kernel accepts as long as it is not
+ * wider than its own.
  * Returns 0 or the kernel's -errno: -EOVERFLOW for a CPU >= nbits (checked before writing, as
  * the kernel's bitmap_parse() would refuse it; a mask wider than nr_cpu_ids is refused the same
  * way, hence nbits = netdev_mask_bits()), -EINVAL when no housekeeping CPU is left (isolcpus=,
- * nohz_full=), -ENOENT, -EPERM, ... The kernel keeps only the online CPUs of the mask: an
- * offline-only mask turns RPS off, without an error.
+ * nohz_full=) or cpus is NULL, -ENOENT, -EPERM, ... The kernel keeps only the online CPUs of the
+ * mask: an offline-only mask turns RPS off, without an error.
  */
 int netdev_write_rps(const char *root, const char *dev, unsigned queue, const CpuSet *cpus, unsigned nbits);
 
-/* tx-N/xps_cpus, likewise (one write(2), -EOVERFLOW for a CPU >= nbits). On a single-queue
- * device the kernel fails both with -ENOENT even where the file exists (has_xps false). */
+/* tx-N/xps_cpus, likewise (one write(2), nbits 0 as above, -EOVERFLOW for a CPU >= nbits). On a
+ * single-queue device the kernel fails both with -ENOENT even where the file exists (has_xps
+ * false). */
 int netdev_read_xps(const char *root, const char *dev, unsigned queue, CpuSet *ret);
 int netdev_write_xps(const char *root, const char *dev, unsigned queue, const CpuSet *cpus, unsigned nbits);
 

@@ -22,6 +22,7 @@
 #include <yaml.h>
 
 #include "apply-sched.h"
+#include "fileio.h"
 #include "netdev.h"
 #include "policy-yaml.h"
 
@@ -2796,78 +2797,6 @@ int config_parse_string(
 
 /* ---- files and directories -------------------------------------------------------------- */
 
-/* st_size and st_mtim, the marks of a file being rewritten. */
-static bool stat_changed(const struct stat *a, const struct stat *b) {
-        return a->st_size != b->st_size || a->st_mtim.tv_sec != b->st_mtim.tv_sec ||
-                a->st_mtim.tv_nsec != b->st_mtim.tv_nsec;
-}
-
-/*
- * Reads a whole regular file, NUL-terminated. st_size is only a hint: /proc and /sys files
- * say 0 or 4096 whatever they hold, so the file is read until EOF. -EFBIG only when the file
- * really holds more than FILE_SIZE_MAX bytes; -ESTALE when its size or mtime changed while
- * it was read (someone is writing it); -EISDIR; -EBADFD: exists but is not a regular file.
- */
-static int read_full_file(const char *path, char **ret, size_t *ret_size) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        struct stat st, st_after;
-        size_t size = 0, alloc;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        if (st.st_size > (off_t)FILE_SIZE_MAX)
-                return -EFBIG;
-
-        /* Room for the expected size, one byte more to see EOF, and the NUL. */
-        alloc = MAX((size_t)st.st_size + 2, (size_t)4096);
-        buf = malloc(alloc);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n;
-
-                if (size > FILE_SIZE_MAX)
-                        break;
-                if (size + 1 >= alloc) {
-                        size_t grown = MIN(alloc * 2, (size_t)FILE_SIZE_MAX + 2);
-                        char *b = realloc(buf, grown);
-
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                        alloc = grown;
-                }
-                n = read(fd, buf + size, alloc - 1 - size);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t)n;
-        }
-
-        if (fstat(fd, &st_after) < 0)
-                return -errno;
-        if (stat_changed(&st, &st_after))
-                return -ESTALE;
-        if (size > FILE_SIZE_MAX)
-                return -EFBIG;
-        buf[size] = '\0';
-        *ret = TAKE_PTR(buf);
-        *ret_size = size;
-        return 0;
-}
-
 static void note_io_error(int *io_error, int r) {
         if (*io_error == 0)
                 *io_error = r;
@@ -2880,7 +2809,9 @@ static int load_file(
         size_t size = 0;
         int r;
 
-        r = read_full_file(path, &text, &size);
+        /* A regular file, read whole: -EISDIR, -EBADFD (not a regular file), -EFBIG (more than
+         * FILE_SIZE_MAX bytes), -ESTALE (changed while being read). */
+        r = read_full_file(path, FILE_SIZE_MAX, READ_FULL_REGULAR, &text, &size);
         if (r == -ENOENT && missing_ok)
                 return 0;
         if (r == -ENOMEM)

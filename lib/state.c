@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "state.h"
 
@@ -353,34 +354,9 @@ int state_write(const char *dir, const StateProcess *s) {
         return write_atomic(dir, sub, tmp, path, text);
 }
 
+/* The whole file, NUL-terminated. Returns 0, -EBADMSG for a NUL byte in it, -errno. */
 static int read_file(const char *path, char **ret) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0, len = 0;
-
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
-        for (;;) {
-                if (len + 4096 + 1 > size) {
-                        char *n = realloc(buf, size + 8192);
-                        if (!n)
-                                return -ENOMEM;
-                        buf = n;
-                        size += 8192;
-                }
-                size_t k = fread(buf + len, 1, size - len - 1, f);
-                len += k;
-                if (k == 0)
-                        break;
-        }
-        if (ferror(f))
-                return -EIO;
-        buf[len] = 0;
-        if (strlen(buf) != len)
-                return -EBADMSG; /* a NUL byte */
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_full_file(path, READ_FULL_NO_LIMIT, READ_FULL_NO_NUL, ret, NULL);
 }
 
 int state_read(const char *dir, pid_t pid, uint64_t starttime, StateProcess *ret, char **ret_error) {

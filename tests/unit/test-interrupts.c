@@ -321,12 +321,18 @@ static const InterruptLine *find(const InterruptTable *t, unsigned irq) {
         return l;
 }
 
-static const InterruptLine *find_id(const InterruptTable *t, const char *id) {
+static const InterruptLine *find_id_or_null(const InterruptTable *t, const char *id) {
         for (size_t i = 0; i < t->n_lines; i++)
                 if (streq(t->lines[i].id, id))
                         return &t->lines[i];
-        ck_abort_msg("line %s: not found", id);
         return NULL;
+}
+
+static const InterruptLine *find_id(const InterruptTable *t, const char *id) {
+        const InterruptLine *l = find_id_or_null(t, id);
+
+        ck_assert_msg(l, "line %s: not found", id);
+        return l;
 }
 
 START_TEST(test_rbench) {
@@ -759,6 +765,96 @@ START_TEST(test_synthetic_shapes) {
 }
 END_TEST
 
+/*
+ * A CPU brought online while /proc/interrupts was printed: the header names 2 CPUs, later lines
+ * have 3 counts. Strict parsing refuses the text (the third count would be taken for the chip);
+ * lenient parsing leaves those lines and unparsable ones out, counted, and keeps the rest.
+ */
+START_TEST(test_skip_bad_lines) {
+        static const char text[] = "           CPU0       CPU1\n"
+                                   " 37:   1   2  PCI-MSIX-0000:00:03.0   0-edge  virtio2-config\n"
+                                   " 38:   3   4   5  PCI-MSIX-0000:00:03.0   1-edge  virtio2-input.0\n"
+                                   "garbage without a colon\n"
+                                   " 39:   6   7  PCI-MSIX-0000:00:03.0   2-edge  virtio2-output.0\n"
+                                   " 40:  8x   9  PCI-MSIX-0000:00:04.0   0-edge  virtio3-req.0\n"
+                                   "NMI:   1   2   3  Non-maskable interrupts\n"
+                                   "ERR:   0\n";
+        _cleanup_(interrupt_table_freep) InterruptTable *t = NULL;
+        InterruptTable *sentinel = (InterruptTable *)(uintptr_t)1, *strict = sentinel;
+        _cleanup_free_ char *error = NULL;
+        const InterruptLine *l;
+
+        ck_assert_int_eq(interrupts_parse(text, &strict, &error), -EBADMSG);
+        ck_assert_ptr_eq(strict, sentinel);
+        ck_assert_msg(strncmp(error, "line 3: ", 8) == 0, "%s", error);
+        ck_assert_msg(strstr(error, "more count columns"), "%s", error);
+        error = mfree(error);
+        ck_assert_int_eq(interrupts_parse_full(text, 0, &strict, &error), -EBADMSG);
+        ck_assert_ptr_eq(strict, sentinel);
+        error = mfree(error);
+
+        ck_assert_int_eq(interrupts_parse_full(text, INTERRUPTS_SKIP_BAD_LINES, &t, &error), 0);
+        ck_assert_ptr_null(error);
+        ck_assert_uint_eq(t->n_skipped, 4); /* 38, the garbage, 40, NMI */
+        ck_assert_ptr_nonnull(t->first_skip_reason);
+        ck_assert_msg(strncmp(t->first_skip_reason, "line 3: ", 8) == 0, "%s", t->first_skip_reason);
+        ck_assert_uint_eq(t->n_lines, 3);
+        ck_assert_ptr_null(interrupt_table_find(t, 38));
+        ck_assert_ptr_null(interrupt_table_find(t, 40));
+        ck_assert_ptr_null(find_id_or_null(t, "NMI"));
+
+        l = find(t, 37);
+        ck_assert_str_eq(l->chip, "PCI-MSIX-0000:00:03.0");
+        ck_assert_str_eq(l->actions, "virtio2-config");
+        l = find(t, 39);
+        ck_assert_ptr_eq(l, &t->lines[1]);
+        ck_assert_str_eq(l->hwirq, "2-edge");
+        ck_assert_uint_eq(interrupt_line_count(t, l, 1, NULL), 7);
+        ck_assert_ptr_eq(find_id(t, "ERR"), &t->lines[2]);
+        t = interrupt_table_free(t);
+
+        /* a good text: nothing skipped, the same as strict */
+        ck_assert_int_eq(
+                interrupts_parse_full(
+                        "CPU0 CPU1\n 5: 1 2 IO-APIC 5-edge a\n", INTERRUPTS_SKIP_BAD_LINES, &t, &error),
+                0);
+        ck_assert_uint_eq(t->n_skipped, 0);
+        ck_assert_ptr_null(t->first_skip_reason);
+        ck_assert_uint_eq(t->n_lines, 1);
+        t = interrupt_table_free(t);
+
+        /* header-less: the widest line sets the columns, so no line has too many */
+        ck_assert_int_eq(
+                interrupts_parse(" 5: 1 2 3 IO-APIC 5-edge a\n 6: 4 5 IO-APIC 6-edge b\n", &t, &error), 0);
+        ck_assert_uint_eq(t->n_cpus, 3);
+        ck_assert_uint_eq(t->n_skipped, 0);
+}
+END_TEST
+
+/* interrupts_read_full() on a file: the same lenient table. */
+START_TEST(test_read_full) {
+        char path[] = "/tmp/test-interrupts-XXXXXX";
+        static const char text[] = "  CPU0\n 1: 5 IO-APIC 1-edge i8042\n 2: 1 2 XT-PIC 2-edge cascade\n";
+        _cleanup_(interrupt_table_freep) InterruptTable *t = NULL;
+        _cleanup_free_ char *error = NULL;
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        ck_assert_int_eq(close(fd), 0);
+
+        ck_assert_int_eq(interrupts_read(path, &t, &error), -EBADMSG);
+        ck_assert_msg(strncmp(error, "line 3: ", 8) == 0, "%s", error);
+        ck_assert_int_eq(interrupts_read_full(path, INTERRUPTS_SKIP_BAD_LINES, &t, NULL), 0);
+        ck_assert_uint_eq(t->n_lines, 1);
+        ck_assert_uint_eq(t->n_skipped, 1);
+        ck_assert_str_eq(find(t, 1)->actions, "i8042");
+        ck_assert_int_eq(unlink(path), 0);
+        t = interrupt_table_free(t);
+        ck_assert_int_eq(interrupts_read_full(path, INTERRUPTS_SKIP_BAD_LINES, &t, NULL), -ENOENT);
+}
+END_TEST
+
 /* Every prefix of every corpus file, each in a buffer of exactly its size (ASan sees overreads). */
 START_TEST(test_prefixes) {
         _cleanup_closedir_ DIR *d = NULL;
@@ -823,6 +919,8 @@ int main(void) {
 
         tcase_add_test(syn, test_junk);
         tcase_add_test(syn, test_synthetic_shapes);
+        tcase_add_test(syn, test_skip_bad_lines);
+        tcase_add_test(syn, test_read_full);
         suite_add_tcase(s, syn);
 
         tcase_set_timeout(prefix, 110);

@@ -141,7 +141,8 @@ static void put_irq(
 /*
  * The sysfs of this machine's eth0 (virtio-net below a PCI function) plus: an SR-IOV-like VF
  * whose device link is the PCI function, a legacy INTx device, a veth with no device link, a
- * platform NIC, and a link leading outside ROOT.
+ * platform NIC, a USB NIC below the xHCI controller's PCI function, a virtio-net device on
+ * virtio-mmio (no PCI function at all), and a link leading outside ROOT.
  */
 static void put_sysfs(void) {
         char target[PATH_MAX];
@@ -168,6 +169,20 @@ static void put_sysfs(void) {
         put("sys/devices/pci0000:00/0000:00:1f.3/irq", "0\n");
         put_dir("sys/devices/pci0000:00/0000:00:1f.3/msi_irqs");
         put_link("sys/bus/pci/devices/0000:00:1f.3", "../../../devices/pci0000:00/0000:00:1f.3");
+
+        /* USB NIC: the PCI function above it is the host controller, shared by every USB device */
+        put_dir("sys/devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.0/net/usb0");
+        put("sys/devices/pci0000:00/0000:00:14.0/msi_irqs/120", "msi\n");
+        put_link("sys/class/net/usb0/device", "../../../devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.0");
+        put_link("sys/bus/pci/devices/0000:00:14.0", "../../../devices/pci0000:00/0000:00:14.0");
+
+        /* virtio-net on virtio-mmio: "virtio0" is stepped over, but no PCI function is above */
+        put_dir("sys/devices/platform/a000000.virtio_mmio/virtio0/net/mmio0");
+        put_link("sys/class/net/mmio0/device", "../../../devices/platform/a000000.virtio_mmio/virtio0");
+
+        /* only "virtio" + digits is stepped over */
+        put_dir("sys/devices/pci0000:00/0000:00:05.0/virtio-x/net/odd0");
+        put_link("sys/class/net/odd0/device", "../../../devices/pci0000:00/0000:00:05.0/virtio-x");
 
         put_dir("sys/class/net/veth0");
         put_dir("sys/devices/platform/ftgmac/net/plat0");
@@ -198,6 +213,7 @@ START_TEST(test_refusal_mapping) {
                 {-EBUSY, IRQ_REFUSAL_OTHER, "failed"},
                 {-EACCES, IRQ_REFUSAL_OTHER, "failed"},
                 {-ENOMEM, IRQ_REFUSAL_OTHER, "failed"},
+                {EIO, IRQ_REFUSAL_MANAGED, "managed"}, /* positive errno alike */
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -216,6 +232,9 @@ START_TEST(test_refusal_mapping) {
                 irq_refusal_explain(IRQ_REFUSAL_TOO_WIDE), "CPU beyond the kernel's limit (nr_cpu_ids)");
         ck_assert_str_eq(irq_refusal_explain(IRQ_REFUSAL_GONE), "the IRQ no longer exists");
         ck_assert_str_ne(irq_refusal_explain(IRQ_REFUSAL_OTHER), "");
+        ck_assert_str_eq(irq_refusal_to_string(IRQ_REFUSAL_NOT_MOVABLE), "not-movable");
+        ck_assert_str_eq(
+                irq_refusal_explain(IRQ_REFUSAL_NOT_MOVABLE), "the kernel does not allow moving this IRQ");
         ck_assert_ptr_null(irq_refusal_to_string(_IRQ_REFUSAL_MAX));
         ck_assert_ptr_null(irq_refusal_explain(_IRQ_REFUSAL_MAX));
 }
@@ -311,6 +330,67 @@ START_TEST(test_fixture_write) {
 }
 END_TEST
 
+/* EIO and EPERM are managed only when the IRQ is: the kernel refuses per-CPU and
+ * IRQF_NOBALANCING IRQs with EIO as well. */
+START_TEST(test_fixture_refusal_classify) {
+        static const struct {
+                unsigned irq;
+                int error;
+                IrqRefusal refusal;
+        } cases[] = {
+                {36, -EIO, IRQ_REFUSAL_MANAGED},        {36, -EPERM, IRQ_REFUSAL_MANAGED},
+                {36, EPERM, IRQ_REFUSAL_MANAGED},       {40, -EIO, IRQ_REFUSAL_NOT_MOVABLE},
+                {40, EIO, IRQ_REFUSAL_NOT_MOVABLE},     {40, -EPERM, IRQ_REFUSAL_NOT_MOVABLE},
+                {77, -EIO, IRQ_REFUSAL_GONE}, /* vanished since the write */
+                {40, -ENOSPC, IRQ_REFUSAL_NO_VECTOR},   {40, -EINVAL, IRQ_REFUSAL_OFFLINE},
+                {40, -EOVERFLOW, IRQ_REFUSAL_TOO_WIDE}, {40, -ENOENT, IRQ_REFUSAL_GONE},
+                {36, -EBUSY, IRQ_REFUSAL_OTHER},        {40, 0, IRQ_REFUSAL_NONE},
+        };
+
+        put_irq(36, "0-1\n", "3\n", "0\n", "0\n", true);
+        put_irq(40, "0\n", "1\n", "0\n", "0\n", false);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                IrqRefusal r = irq_refusal_classify(root, cases[i].irq, cases[i].error);
+                ck_assert_msg(
+                        r == cases[i].refusal, "IRQ %u, errno %d: %s, expected %s", cases[i].irq,
+                        cases[i].error, irq_refusal_to_string(r), irq_refusal_to_string(cases[i].refusal));
+        }
+        /* the plain mapping does not look */
+        ck_assert(irq_refusal_from_errno(-EIO) == IRQ_REFUSAL_MANAGED);
+
+        /* the same on the real /proc/irq: the virtio block queue's IRQ is managed here, eth0's
+         * rx IRQ is not (found by mode, not by number) */
+        {
+                _cleanup_closedir_ DIR *d = opendir("/proc/irq");
+                struct dirent *de;
+                unsigned seen_managed = 0, seen_plain = 0;
+
+                ck_assert_ptr_nonnull(d);
+                while ((de = readdir(d))) {
+                        char *end;
+                        unsigned long irq = strtoul(de->d_name, &end, 10);
+                        int m;
+
+                        if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end)
+                                continue;
+                        m = irq_is_managed("/", (unsigned)irq);
+                        if (m < 0)
+                                continue;
+                        ck_assert(
+                                irq_refusal_classify("/", (unsigned)irq, -EIO) ==
+                                (m ? IRQ_REFUSAL_MANAGED : IRQ_REFUSAL_NOT_MOVABLE));
+                        if (m)
+                                seen_managed++;
+                        else
+                                seen_plain++;
+                }
+                ck_assert_uint_gt(seen_managed, 0);
+                ck_assert_uint_gt(seen_plain, 0);
+        }
+}
+END_TEST
+
 /* ---- device IRQs on fixtures ----------------------------------------------------------------- */
 
 static void assert_address(const char *device, const char *want) {
@@ -342,6 +422,11 @@ START_TEST(test_fixture_pci_address) {
         assert_address("0000:00:1f.2", "0000:00:1f.2");
 
         assert_address_error("veth0", -ENXIO);
+        assert_address_error("usb0", -ENXIO);
+        assert_address_error("mmio0", -ENXIO);
+        assert_address_error("odd0", -ENXIO);
+        /* the controller itself, named by address, is still a PCI function */
+        assert_address("0000:00:14.0", "0000:00:14.0");
         assert_address_error("plat0", -ENXIO);
         assert_address_error("escape0", -ENXIO);
         assert_address_error("nope0", -ENODEV);
@@ -380,6 +465,7 @@ START_TEST(test_fixture_device_irqs) {
         assert_irqs("0000:00:1f.3", NULL, 0);                    /* empty msi_irqs/, irq 0 */
 
         ck_assert_int_eq(irq_device_irqs(root, "veth0", &irqs, &n), -ENXIO);
+        ck_assert_int_eq(irq_device_irqs(root, "usb0", &irqs, &n), -ENXIO); /* not the xHCI's IRQ 120 */
         ck_assert_int_eq(irq_device_irqs(root, "nope0", &irqs, &n), -ENODEV);
         ck_assert_ptr_eq(irqs, (unsigned *)(uintptr_t)1);
         ck_assert_uint_eq(n, 7);
@@ -720,6 +806,7 @@ int main(void) {
         tcase_add_checked_fixture(fx, fixture_setup, fixture_teardown);
         tcase_add_test(fx, test_fixture_read);
         tcase_add_test(fx, test_fixture_write);
+        tcase_add_test(fx, test_fixture_refusal_classify);
         tcase_add_test(fx, test_fixture_pci_address);
         tcase_add_test(fx, test_fixture_device_irqs);
         suite_add_tcase(s, fx);

@@ -336,7 +336,56 @@ START_TEST(test_fixture_mask_errors) {
         ck_assert_int_eq(netdev_read_rps(root, "mq0", 0, &set), -EBADMSG);
         ck_assert(cpuset_contains(&set, 5) && cpuset_count(&set) == 1);
         ck_assert_int_eq(netdev_read_rps(root, "../x", 0, &set), -EINVAL);
-        ck_assert_int_eq(netdev_write_rps(root, "mq0", 0, &cpus, 0), -EINVAL);
+        ck_assert_int_eq(netdev_write_rps(root, "mq0", 0, NULL, 32), -EINVAL);
+        rm_rf(root);
+}
+END_TEST
+
+/*
+ * Width unknown (nbits 0: possible CPUs unreadable): masks as wide as the set needs in whole
+ * 32-bit words, not a refusal of every write.
+ */
+START_TEST(test_fixture_mask_unknown_width) {
+        static const struct {
+                const char *cpus;
+                unsigned bits;
+                const char *mask;
+        } cases[] = {
+                {"", 32, "00000000\n"},
+                {"1", 32, "00000002\n"},
+                {"0,31", 32, "80000001\n"},
+                {"32", 64, "00000001,00000000\n"},
+                {"1,40", 64, "00000100,00000002\n"},
+                {"63", 64, "80000000,00000000\n"},
+                {"64", 96, "00000001,00000000,00000000\n"},
+        };
+        _cleanup_free_ char *root = make_tmpdir();
+        _cleanup_free_ char *rps = path_of("%s/sys/class/net/mq0/queues/rx-1/rps_cpus", root);
+        _cleanup_free_ char *xps = path_of("%s/sys/class/net/mq0/queues/tx-0/xps_cpus", root);
+
+        fixture_device(root, "mq0", 2, 2, true, 5);
+        /* no ROOT/sys/devices/system/cpu/possible: the width the daemon would pass is 0 */
+        ck_assert_int_eq(netdev_mask_bits(root), -ENOENT);
+        ck_assert_uint_eq(netdev_mask_bits_for(NULL), 32);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, back = CPUSET_NULL;
+                _cleanup_free_ char *text = NULL;
+
+                ck_assert_int_eq(cpuset_parse_list(cases[i].cpus, &cpus, NULL), 0);
+                ck_assert_uint_eq(netdev_mask_bits_for(&cpus), cases[i].bits);
+
+                ck_assert_int_eq(netdev_write_rps(root, "mq0", 1, &cpus, 0), 0);
+                text = slurp(rps);
+                ck_assert_str_eq(text, cases[i].mask);
+                ck_assert_int_eq(netdev_read_rps(root, "mq0", 1, &back), 0);
+                ck_assert(cpuset_equal(&back, &cpus));
+                text = mfree(text);
+
+                ck_assert_int_eq(netdev_write_xps(root, "mq0", 0, &cpus, 0), 0);
+                text = slurp(xps);
+                ck_assert_str_eq(text, cases[i].mask);
+        }
         rm_rf(root);
 }
 END_TEST
@@ -685,6 +734,7 @@ static Suite *netdev_suite(void) {
         tcase_add_test(tc, test_fixture_mask_bits);
         tcase_add_test(tc, test_fixture_wide_masks);
         tcase_add_test(tc, test_fixture_mask_errors);
+        tcase_add_test(tc, test_fixture_mask_unknown_width);
         tcase_add_test(tc, test_fixture_flow_cnt);
         tcase_add_test(tc, test_expected_rounding);
         tcase_add_test(tc, test_fixture_rfs);
