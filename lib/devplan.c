@@ -10,6 +10,7 @@
  * among the tx queues of a device.
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -24,45 +25,6 @@
 #include "netdev.h"
 
 /* ---- small helpers ---- */
-
-/* Appends a formatted string to the NULL-terminated vector *l. Returns 0 or -ENOMEM. */
-_printf_(2, 3) static int strv_extendf(char ***l, const char *format, ...) {
-        size_t n = strv_length(*l);
-        char **nl, *s = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, format);
-        r = vasprintf(&s, format, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl) {
-                free(s);
-                return -ENOMEM;
-        }
-        nl[n] = s;
-        nl[n + 1] = NULL;
-        *l = nl;
-        return 0;
-}
-
-/* A copy of the NULL-terminated vector l (an empty vector for NULL). NULL on OOM. */
-static char **strv_copy(char *const *l) {
-        size_t n = strv_length(l);
-        char **c = calloc(n + 1, sizeof(char *));
-
-        if (!c)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                c[i] = strdup(l[i]);
-                if (!c[i])
-                        return strv_free(c);
-        }
-        return c;
-}
 
 /* "0-3", or "none" for the empty set, for messages. NULL on OOM. */
 static char *set_str(const CpuSet *s) {
@@ -91,6 +53,31 @@ static char *irqs_str(const unsigned *irqs, size_t n) {
                         fprintf(f, "%s%u-%u", i > 0 ? "," : "", irqs[i], irqs[j]);
                 i = j + 1;
         }
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+/* At most this many names in an explanation line, so that the line (logged when it changes)
+ * does not change with every device that comes and goes beyond them. */
+#define EXPLAIN_MAX_NAMES 4
+
+/* "vt0, vt1, vt2, vt3, …": the first max of n names, then "…" when there are more. NULL on
+ * OOM. */
+static char *names_str(const char *const *names, size_t n, size_t max) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < MIN(n, max); i++)
+                fprintf(f, "%s%s", i > 0 ? ", " : "", names[i]);
+        if (n > max)
+                fputs(", …", f);
         if (fclose(f) != 0) {
                 free(buf);
                 return NULL;
@@ -137,6 +124,21 @@ static int unsigned_compare(const void *a, const void *b) {
 static void device_irq_done(DeviceIrq *i) {
         free(i->actions);
         strv_free(i->names);
+        free(i->identity);
+}
+
+int device_inventory_irq_identity(const InterruptLine *l, char **ret) {
+        const char *chip, *second;
+        char *s = NULL;
+
+        if (!l || !ret)
+                return -EINVAL;
+        chip = l->chip ?: "";
+        second = l->hwirq ?: (l->actions ?: "");
+        if (asprintf(&s, "%s%s%s", chip, *chip && *second ? " " : "", second) < 0)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
 }
 
 DeviceInventory *device_inventory_free(DeviceInventory *inv) {
@@ -153,6 +155,7 @@ DeviceInventory *device_inventory_free(DeviceInventory *inv) {
         for (size_t i = 0; i < inv->n_nets; i++)
                 free(inv->nets[i].name);
         free(inv->nets);
+        free(inv->irq_warning);
         free(inv);
         return NULL;
 }
@@ -181,7 +184,7 @@ static int inventory_add_irqs(DeviceInventory *inv, const char *root, const Inte
                 d->names = strv_copy(l->names);
                 n++; /* counted now: device_inventory_free() frees a half-filled entry */
                 inv->n_irqs = n;
-                if (!d->actions || !d->names)
+                if (!d->actions || !d->names || device_inventory_irq_identity(l, &d->identity) < 0)
                         return -ENOMEM;
                 /* -ENOENT (no ROOT/proc/irq/N: gone, or a fixture without it) and other stat(2)
                  * failures leave it unmanaged: writing it will say what is wrong. */
@@ -266,34 +269,64 @@ static int inventory_add_nets(DeviceInventory *inv, const char *root) {
         return 0;
 }
 
-int device_inventory_load(const char *root, const Config *c, DeviceInventory **ret, char **ret_error) {
-        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
+/* Sets inv->irq_warning to a newly formatted line. Returns 0 or -ENOMEM. */
+_printf_(2, 3) static int irq_warning(DeviceInventory *inv, const char *format, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&inv->irq_warning, format, ap);
+        va_end(ap);
+        if (r < 0) {
+                inv->irq_warning = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The IRQs of ROOT/proc/interrupts into inv; what goes wrong into inv->irq_error and
+ * inv->irq_warning. Returns 0 or -ENOMEM. */
+static int inventory_load_irqs(DeviceInventory *inv, const char *root) {
         _cleanup_(interrupt_table_freep) InterruptTable *table = NULL;
         _cleanup_free_ char *path = NULL, *error = NULL;
         int r;
 
+        path = root_path(root, "/proc/interrupts");
+        if (!path)
+                return -ENOMEM;
+
+        r = interrupts_read_full(path, INTERRUPTS_SKIP_BAD_LINES, &table, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                /* Unreadable. (-EBADMSG can't come with INTERRUPTS_SKIP_BAD_LINES; said all the
+                 * same should the parser ever refuse a text as a whole.) */
+                inv->irq_error = r;
+                return irq_warning(
+                        inv, "%s: %s", path, r == -EBADMSG ? error ?: "unparsable" : strerror(-r));
+        }
+        if (table->n_skipped > 0) {
+                r = irq_warning(
+                        inv, "%s: %zu unparsable line%s skipped, the first: %s", path, table->n_skipped,
+                        table->n_skipped == 1 ? "" : "s", table->first_skip_reason ?: "unparsable");
+                if (r < 0)
+                        return r;
+        }
+        return inventory_add_irqs(inv, root, table);
+}
+
+int device_inventory_load(const char *root, const Config *c, DeviceInventory **ret, char **ret_error) {
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
+        int r;
+
+        (void)ret_error; /* nothing to say there any more: see inv->irq_warning */
         if (!root)
                 root = "/";
         inv = calloc(1, sizeof(DeviceInventory));
-        path = root_path(root, "/proc/interrupts");
-        if (!inv || !path)
+        if (!inv)
                 return -ENOMEM;
 
-        r = interrupts_read(path, &table, &error);
-        if (r == -EBADMSG) {
-                if (ret_error) {
-                        char *e = NULL;
-
-                        if (asprintf(&e, "%s: %s", path, error ?: "unparsable") < 0)
-                                return -ENOMEM;
-                        *ret_error = e;
-                }
-                return r;
-        }
-        if (r < 0)
-                return r;
-
-        r = inventory_add_irqs(inv, root, table);
+        r = inventory_load_irqs(inv, root);
         if (r < 0)
                 return r;
         r = inventory_add_lookups(inv, root, c);
@@ -687,7 +720,9 @@ static int irq_rule_plan_resolve(
                 if (!order)
                         return -ENOMEM;
                 r = strv_extendf(
-                        &rp->explanation, "spread: one CPU per IRQ, in the order %s, round robin", order);
+                        &rp->explanation,
+                        "spread: one CPU per queue vector, by queue number, in the order %s, round robin",
+                        order);
                 if (r < 0)
                         return r;
         }
@@ -712,10 +747,110 @@ static const DeviceIrq **irqs_sorted(const DeviceInventory *inv) {
         return v;
 }
 
+/*
+ * The queue number of irq: its first action name, up to any '@', ends in a decimal number and
+ * has a separator (a character neither letter nor digit: '-', '.', '_') before that number
+ * ("eth0-TxRx-7" 7, "virtio2-input.0" 0, "mlx5_comp12@pci:0000:3b:00.0" 12, "em4-rx-3" 3).
+ * Returns true and *ret (saturated at UINT64_MAX), or false for any other vector: a blank name,
+ * "virtio2-config", "mlx5_async@pci:...", and a bare interface name such as ixgbe's misc vector
+ * "eth0" (or "p7p1": its digits are the interface's, not a queue's).
+ */
+static bool irq_queue_number(const DeviceIrq *irq, uint64_t *ret) {
+        const char *name = irq->names ? irq->names[0] : NULL, *end, *digits;
+        bool separator = false;
+        uint64_t v = 0;
+
+        if (!name)
+                return false;
+        end = strchrnul(name, '@');
+        for (digits = end; digits > name && isdigit((unsigned char)digits[-1]); digits--)
+                ;
+        if (digits == end)
+                return false;
+        for (const char *c = name; c < digits; c++)
+                if (!isalnum((unsigned char)*c))
+                        separator = true;
+        if (!separator)
+                return false;
+        for (const char *d = digits; d < end; d++) {
+                unsigned digit = (unsigned)(*d - '0');
+
+                v = v > (UINT64_MAX - digit) / 10 ? UINT64_MAX : v * 10 + digit;
+        }
+        *ret = v;
+        return true;
+}
+
+/* A queue vector of a spread rule, for ordering. */
+typedef struct QueueVector {
+        uint64_t queue;
+        IrqAssignment *assignment;
+} QueueVector;
+
+static int queue_vector_compare(const void *a, const void *b) {
+        const QueueVector *x = a, *y = b;
+
+        if (x->queue != y->queue)
+                return x->queue < y->queue ? -1 : 1;
+        return x->assignment->irq < y->assignment->irq ? -1 : x->assignment->irq > y->assignment->irq;
+}
+
+/*
+ * Rule i has spread: true and is resolved (irq_of[j]: the IRQ of dp->irqs[j]). Its unmanaged
+ * queue vectors, by queue number then IRQ number, take the CPUs of its spread order round robin;
+ * its other unmanaged vectors get the whole set (one line of its explanation names them).
+ */
+static int plan_spread(const DeviceIrq *const *irq_of, DevicePlan *dp, size_t i) {
+        IrqRulePlan *rp = &dp->irq_rules[i];
+        _cleanup_free_ QueueVector *queues = NULL;
+        _cleanup_free_ unsigned *others = NULL;
+        _cleanup_free_ char *l = NULL;
+        size_t n_queues = 0, n_others = 0;
+        int r;
+
+        queues = calloc(MAX(rp->n_matched, 1U), sizeof(QueueVector));
+        others = calloc(MAX(rp->n_matched, 1U), sizeof(unsigned));
+        if (!queues || !others)
+                return -ENOMEM;
+
+        for (size_t j = 0; j < dp->n_irqs; j++) {
+                IrqAssignment *a = &dp->irqs[j];
+                uint64_t q;
+
+                if (a->rule != i || a->managed)
+                        continue;
+                if (rp->n_spread_order > 0 && /* never 0: a resolved set is not empty */
+                    irq_queue_number(irq_of[j], &q))
+                        queues[n_queues++] = (QueueVector){q, a};
+                else {
+                        r = cpuset_copy(&a->cpus, &rp->cpus);
+                        if (r < 0)
+                                return r;
+                        others[n_others++] = a->irq;
+                }
+        }
+
+        qsort(queues, n_queues, sizeof(QueueVector), queue_vector_compare);
+        for (size_t k = 0; k < n_queues; k++) {
+                r = cpuset_add(&queues[k].assignment->cpus, rp->spread_order[k % rp->n_spread_order]);
+                if (r < 0)
+                        return r;
+        }
+
+        if (n_others == 0)
+                return 0;
+        l = irqs_str(others, n_others);
+        if (!l)
+                return -ENOMEM;
+        return strv_extendf(
+                &rp->explanation,
+                "spread: IRQ%s %s: not %s (no queue number ends the name), given the whole set",
+                n_others == 1 ? "" : "s", l, n_others == 1 ? "a queue vector" : "queue vectors");
+}
+
 static int plan_irqs(
         const Config *c, const Plan *p, const Topology *t, const DeviceInventory *inv, DevicePlan *dp) {
-        _cleanup_free_ const DeviceIrq **order = NULL;
-        _cleanup_free_ size_t *next = NULL;
+        _cleanup_free_ const DeviceIrq **order = NULL, **irq_of = NULL;
         _cleanup_free_ unsigned *won = NULL;
         int r;
 
@@ -724,9 +859,8 @@ static int plan_irqs(
         dp->irq_rules = calloc(c->n_irq_rules, sizeof(IrqRulePlan));
         if (dp->irq_rules)
                 dp->n_irq_rules = c->n_irq_rules;
-        next = calloc(c->n_irq_rules, sizeof(size_t));
         order = irqs_sorted(inv);
-        if (!dp->irq_rules || !next || !order)
+        if (!dp->irq_rules || !order)
                 return -ENOMEM;
         for (size_t i = 0; i < c->n_irq_rules; i++) {
                 r = irq_rule_plan_resolve(&c->irq_rules[i], c, p, t, inv, &dp->irq_rules[i]);
@@ -736,7 +870,8 @@ static int plan_irqs(
 
         if (inv->n_irqs > 0) {
                 dp->irqs = calloc(inv->n_irqs, sizeof(IrqAssignment));
-                if (!dp->irqs)
+                irq_of = calloc(inv->n_irqs, sizeof(DeviceIrq *));
+                if (!dp->irqs || !irq_of)
                         return -ENOMEM;
         }
 
@@ -752,14 +887,12 @@ static int plan_irqs(
                         if (dp->n_irqs > 0 && dp->irqs[dp->n_irqs - 1].irq == irq->irq)
                                 break; /* the same IRQ twice in a hand-made inventory */
                         rp->n_matched++;
+                        irq_of[dp->n_irqs] = irq;
                         a = &dp->irqs[dp->n_irqs++];
                         *a = (IrqAssignment){.irq = irq->irq, .rule = i, .managed = irq->managed};
-                        if (rp->pending_reason || irq->managed)
-                                break;
-                        if (c->irq_rules[i].spread && rp->n_spread_order > 0)
-                                r = cpuset_add(&a->cpus, rp->spread_order[next[i]++ % rp->n_spread_order]);
-                        else
-                                r = cpuset_copy(&a->cpus, &rp->cpus);
+                        if (rp->pending_reason || irq->managed || c->irq_rules[i].spread)
+                                break; /* spread: plan_spread() below, once all are won */
+                        r = cpuset_copy(&a->cpus, &rp->cpus);
                         if (r < 0)
                                 return r;
                         break;
@@ -795,6 +928,14 @@ static int plan_irqs(
                                 n == 1 ? "" : "s", l, n_managed);
                 else
                         r = strv_extendf(&rp->explanation, "matches IRQ%s %s", n == 1 ? "" : "s", l);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < c->n_irq_rules; i++) {
+                if (!c->irq_rules[i].spread || dp->irq_rules[i].pending_reason)
+                        continue;
+                r = plan_spread(irq_of, dp, i);
                 if (r < 0)
                         return r;
         }
@@ -1044,8 +1185,13 @@ static int plan_nets(
 
         for (size_t i = 0; i < c->n_net_rules; i++) {
                 NetRulePlan *np = &dp->net_rules[i];
-                _cleanup_free_ char *names = NULL;
+                _cleanup_free_ const char **names = NULL;
+                _cleanup_free_ char *list = NULL;
+                size_t n = 0;
 
+                names = calloc(MAX(inv->n_nets, 1U), sizeof(char *));
+                if (!names)
+                        return -ENOMEM;
                 for (size_t k = 0; k < inv->n_nets; k++) {
                         size_t first = SIZE_MAX;
 
@@ -1054,12 +1200,7 @@ static int plan_nets(
                                         first = j;
                         if (first != i)
                                 continue;
-
-                        char *n = NULL;
-                        if (asprintf(&n, "%s%s%s", names ?: "", names ? ", " : "", nets[k]->name) < 0)
-                                return -ENOMEM;
-                        free(names);
-                        names = n;
+                        names[n++] = nets[k]->name;
 
                         if (np->pending_reason)
                                 continue;
@@ -1068,12 +1209,16 @@ static int plan_nets(
                                 return r;
                 }
 
-                if (!names)
+                if (n == 0)
                         r = strv_extendf(&np->warnings, "matches no device");
-                else
+                else {
+                        list = names_str(names, n, EXPLAIN_MAX_NAMES);
+                        if (!list)
+                                return -ENOMEM;
                         r = strv_extendf(
-                                &np->explanation, "device%s %s%s", strchr(names, ',') ? "s" : "", names,
+                                &np->explanation, "%zu device%s: %s%s", n, n == 1 ? "" : "s", list,
                                 np->pending_reason ? " (left alone: pending)" : "");
+                }
                 if (r < 0)
                         return r;
         }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "interrupts.h"
 #include "macro.h"
 #include "netdev.h"
 #include "plan.h"
@@ -32,6 +33,16 @@ typedef struct DeviceIrq {
         char *actions; /* as /proc/interrupts prints them ("rtc0, i8042"), "" when blank */
         char **names;  /* actions split at ", " (NULL-terminated, possibly empty) */
         bool managed;  /* irq_is_managed(): its affinity belongs to the kernel */
+        /*
+         * What the IRQ is, independent of its handler's name: "CHIP HWIRQ" from /proc/interrupts
+         * ("PCI-MSIX-0000:00:03.0 1-edge"), stable while a driver frees and requests the vector
+         * again at ifdown/ifup (the name goes blank or changes, the vector stays). When the
+         * kernel prints no hwirq column, "CHIP ACTIONS" (older kernels: "IR-PCI-MSI-edge eth0-TxRx-0";
+         * a blank-named IRQ there is just "CHIP"). A missing part is left out with its blank: ""
+         * for a line with nothing after its counts. An IRQ number that passes to another device
+         * gets another identity. NULL only in hand-built inventories.
+         */
+        char *identity;
 } DeviceIrq;
 
 /* A device: value of an irqs: rule, looked up once (irq_device_irqs()). */
@@ -55,24 +66,48 @@ typedef struct DeviceInventory {
         size_t n_lookups;
         DeviceNet *nets; /* ascending name */
         size_t n_nets;
-        unsigned mask_bits; /* netdev_mask_bits(); 0 when unreadable (masks are then written as
-                             * wide as their highest CPU) */
+        /* netdev_mask_bits(); 0 when unreadable: passed on as nbits, netdev_write_rps() and
+         * netdev_write_xps() then write each mask as wide as its set needs
+         * (netdev_mask_bits_for(): highest CPU + 1 rounded up to 32-bit words) */
+        unsigned mask_bits;
+        /* 0, or -errno when ROOT/proc/interrupts could not be read at all: irqs is then empty
+         * (irqs: rules match nothing), while lookups and nets are loaded as usual. */
+        int irq_error;
+        /* NULL, or one line for the log naming the file: why it could not be read
+         * ("/proc/interrupts: No such file or directory"), or which lines were skipped
+         * ("/proc/interrupts: 2 unparsable lines skipped, the first: line 7: ..."); irqs then holds
+         * the lines that parsed. */
+        char *irq_warning;
 } DeviceInventory;
 
 /*
  * Reads what c's rules need from the machine under root ("/" live, or a fixture tree):
- * ROOT/proc/interrupts (interrupts_read(); every numeric line, with irq_is_managed()), the IRQs
- * of every distinct device: of c's irqs: rules (their lookup errors kept, not returned), every
- * interface of ROOT/sys/class/net with its queues (netdev_queues(); an interface that vanishes
- * while being read, or whose queues can't be read, is skipped), and netdev_mask_bits().
- * An IRQ whose ROOT/proc/irq/N can't be stat(2)ed counts as not managed.
- * Returns 0 and *ret; -errno of reading /proc/interrupts or listing the interfaces; -EBADMSG
- * (with "PATH: line N: reason" in *ret_error, may be NULL) for an unparsable /proc/interrupts;
- * -ENOMEM.
+ * ROOT/proc/interrupts (interrupts_read_full() with INTERRUPTS_SKIP_BAD_LINES; every numeric
+ * line, with irq_is_managed()), the IRQs of every distinct device: of c's irqs: rules (their
+ * lookup errors kept, not returned), every interface of ROOT/sys/class/net with its queues
+ * (netdev_queues(); an interface that vanishes while being read, or whose queues can't be read,
+ * is skipped), and netdev_mask_bits().
+ * An IRQ whose ROOT/proc/irq/N can't be stat(2)ed counts as not managed. Lines of
+ * /proc/interrupts that can't be parsed are skipped and said in inv->irq_warning; when the file
+ * can't be read at all the rest is loaded all the same, with inv->irq_error and
+ * inv->irq_warning saying why (the caller logs it).
+ * Returns 0 and *ret; -errno of listing the interfaces; -ENOMEM. ret_error (may be NULL) is
+ * never written: it is kept for callers written when an unparsable /proc/interrupts failed the
+ * whole load.
  */
 int device_inventory_load(const char *root, const Config *c, DeviceInventory **ret, char **ret_error);
 DeviceInventory *device_inventory_free(DeviceInventory *inv);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceInventory *, device_inventory_free);
+
+/*
+ * DeviceIrq.identity of line l of /proc/interrupts (a numeric line of an InterruptTable):
+ * "CHIP HWIRQ" ("PCI-MSIX-0000:00:03.0 1-edge"), or "CHIP ACTIONS" when the kernel prints no
+ * hwirq column ("IR-PCI-MSI-edge eth0-TxRx-0"); a missing or blank part is left out with its
+ * blank ("IR-PCI-MSI-edge" for a blank name there, "" for a line with nothing after its counts).
+ * For callers that read /proc/interrupts themselves and compare with an inventory.
+ * Returns 0 and a newly allocated *ret; -EINVAL (NULL l or ret); -ENOMEM.
+ */
+int device_inventory_irq_identity(const InterruptLine *l, char **ret);
 
 /* The lookup of device (as written in a rule), or NULL. */
 const DeviceIrqLookup *device_inventory_find_lookup(const DeviceInventory *inv, const char *device);
@@ -86,12 +121,15 @@ typedef struct IrqRulePlan {
                                            * IRQs it matches are assigned to no later rule either */
         const Location *pending_location; /* the cpus: value; NULL when not pending */
         CpuSet cpus;                      /* the resolved set (empty when pending) */
-        unsigned *spread_order;           /* spread: true: plan_spread_order() of cpus */
+        unsigned *spread_order;           /* spread: true: plan_spread_order() of cpus, the CPUs
+                                           * its queue vectors take (IrqAssignment) */
         size_t n_spread_order;
         size_t n_matched; /* IRQs it won (managed ones included) */
         /* NULL-terminated or NULL: how cpus was chosen (as PolicyPlan.explanation), and what the
          * match found: "device eth9: not present", "device veth0: no PCI function, no IRQs",
-         * "device eth0: IRQs 37-39". */
+         * "device eth0: IRQs 37-39", "matches IRQs 37-39"; with spread: true the spread order
+         * and the IRQs that are not queue vectors ("spread: IRQ 37: not a queue vector (...)").
+         * IRQ numbers are always given as ranges ("128-135,230"), so a line stays short. */
         char **explanation;
         char **warnings; /* NULL-terminated or NULL: literal cpu-list warnings, "matches no IRQ" */
 } IrqRulePlan;
@@ -103,9 +141,9 @@ typedef struct IrqAssignment {
         bool managed; /* kernel-managed: reported, never written; cpus is empty */
         /* When the rule is pending (DevicePlan.irq_rules[rule].pending_reason), the IRQ is won
          * but left untouched: cpus is empty. */
-        CpuSet cpus; /* what to write: the rule's set, or with spread: true the k-th CPU of its
-                      * spread order (k: the IRQ's position among the rule's unmanaged IRQs in
-                      * ascending IRQ number, round robin past the end) */
+        /* What to write: the rule's set; with spread: true, for a queue vector one CPU of the
+         * rule's spread order (see device_plan_new()), for any other vector the whole set. */
+        CpuSet cpus;
 } IrqAssignment;
 
 typedef enum NetQueueKind {
@@ -126,8 +164,11 @@ typedef struct NetRulePlan {
         bool has_rps;
         CpuSet rps; /* resolved rps: set */
         bool has_xps;
-        CpuSet xps;         /* the CPUs xps: divides among tx queues */
-        char **explanation; /* NULL-terminated or NULL: selector steps, devices matched */
+        CpuSet xps; /* the CPUs xps: divides among tx queues */
+        /* NULL-terminated or NULL: selector steps, and the devices matched as one line of a
+         * count and the first four names, "6 devices: vt0, vt1, vt2, vt3, …" (names in
+         * ascending order), so that the line changes little as devices come and go. */
+        char **explanation;
         /* NULL-terminated or NULL, each naming the device: "vt0: one tx queue: XPS has no use on a
          * single-queue device", "lo: no RPS support (rps_cpus missing)", "matches no device" */
         char **warnings;
@@ -164,7 +205,15 @@ typedef struct DevicePlan {
  * IRQs: each IRQ of inv goes to the first rule (file order) whose given keys all match it
  * (device: the IRQ is in that device's lookup; action: a glob matches one of its names, or the
  * IRQ is blank and the glob is "*"); a pending rule still wins its IRQs (they stay untouched).
- * With spread: true, unmanaged IRQs of the rule in ascending number take spread_order[k mod n].
+ * Spread (spread: true): a won, unmanaged IRQ is a *queue vector* when its name — the first
+ * action name, up to any '@' — ends in a decimal number, the queue number, with a separator
+ * (not a letter or digit: '-', '.', '_') somewhere before it ("eth0-TxRx-7", "virtio2-input.0",
+ * "mlx5_comp12@pci:0000:3b:00.0", "em4-rx-3"; a bare interface name such as ixgbe's misc
+ * vector "eth0" or "p7p1" is not). The rule's queue vectors,
+ * ordered by queue number, then IRQ number, take spread_order[k mod n] (k: the position in
+ * that order); its other vectors (blank names, "virtio2-config", ixgbe's misc vector "eth0",
+ * "mlx5_async@pci:...") get the rule's whole set and take no CPU of the order. Managed IRQs
+ * take none either.
  * Net: each interface of inv goes to the first rule whose device glob matches its name. RPS:
  * every rx queue gets the rps set (and flow_cnt when c->rfs_entries is set). XPS: only on a
  * device whose tx queues have xps_cpus (else a warning); the xps CPUs are ordered by core

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -93,6 +94,47 @@ static inline size_t strv_length(char *const *l) {
 }
 
 #define STRV_FOREACH(s, l) for (char *const *s = (l); s && *s; s++)
+
+/* Appends a newly formatted string to the NULL-terminated vector *l (NULL: an empty vector),
+ * reallocating it. Returns 0, or -ENOMEM with *l unchanged. */
+_printf_(2, 3) static inline int strv_extendf(char ***l, const char *format, ...) {
+        size_t n = strv_length(*l);
+        char **nl, *s = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&s, format, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+
+        nl = reallocarray(*l, n + 2, sizeof(char *));
+        if (!nl) {
+                free(s);
+                return -ENOMEM;
+        }
+        nl[n] = s;
+        nl[n + 1] = NULL;
+        *l = nl;
+        return 0;
+}
+
+/* A newly allocated copy of the NULL-terminated vector l (an empty vector for NULL). NULL on
+ * OOM. */
+static inline char **strv_copy(char *const *l) {
+        size_t n = strv_length(l);
+        char **c = calloc(n + 1, sizeof(char *));
+
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                c[i] = strdup(l[i]);
+                if (!c[i])
+                        return strv_free(c);
+        }
+        return c;
+}
 
 static inline bool streq(const char *a, const char *b) {
         return strcmp(a, b) == 0;

@@ -48,30 +48,6 @@ static char *set_str(const CpuSet *s) {
         return cpuset_to_string(s);
 }
 
-/* Appends a formatted string to the NULL-terminated vector *l. Returns 0 or -ENOMEM. */
-_printf_(2, 3) static int strv_extendf(char ***l, const char *format, ...) {
-        size_t n = strv_length(*l);
-        char **nl, *s = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, format);
-        r = vasprintf(&s, format, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl) {
-                free(s);
-                return -ENOMEM;
-        }
-        nl[n] = s;
-        nl[n + 1] = NULL;
-        *l = nl;
-        return 0;
-}
-
 /* Sets *ret to a newly formatted reason. Returns error (the errno to pass on) or -ENOMEM. */
 _printf_(3, 4) static int reasonf(int error, char **ret, const char *format, ...) {
         va_list ap;

@@ -281,9 +281,10 @@ static void assert_spread_order(const Topology *t, const CpuSet *set, const unsi
 /* ---- IRQ spread on the 40-CPU ixgbe dump ---- */
 
 /*
- * rbench dump (p7p1-TxRx-0..7 = IRQs 128-135, em4-* = 272-276, nvme* and megasas* managed) on the
- * 2-socket 32em64t file, whose eth0 is on NUMA node 1 (INDEX.md; hwloc-calc: node 1 = 8-15,24-31,
- * cores (8,24) .. (15,31)).
+ * rbench dump (p7p1-TxRx-0..7 = IRQs 128-135, em4-* = 272-276, mlx5_async = 230 and
+ * mlx5_comp0..39 = 231-270, nvme* and megasas* managed) on the 2-socket 32em64t file, whose eth0
+ * is on NUMA node 1 (INDEX.md; hwloc-calc: node 1 = 8-15,24-31, cores (8,24) .. (15,31)).
+ * Spread is in queue order: only names ending in a queue number take a CPU of the order.
  */
 START_TEST(test_irq_spread_rbench) {
         _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
@@ -294,19 +295,21 @@ START_TEST(test_irq_spread_rbench) {
         _cleanup_(plan_freep) Plan *p = NULL;
         _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
         _cleanup_cpuset_ CpuSet node1 = node_cpus(t, "1"), low = set_of("0-7");
-        const IrqRulePlan *pending, *nic, *rest;
-        size_t k = 0, n_rest = 0, n_managed = 0;
+        const IrqRulePlan *pending, *nic, *mlx, *rest;
+        size_t n_rest = 0, n_managed = 0, n_whole = 0;
 
         ck_assert_uint_ge(inv->n_irqs, 200);
         add_irq_rule(c, "pending", NULL, strv_make("em4-*", NULL), SEL(.near = "nosuchdev"), true);
         add_irq_rule(c, "nic", NULL, strv_make("p7p1-TxRx-*", NULL), SEL(.near = "eth0"), true);
+        add_irq_rule(c, "mlx", NULL, strv_make("mlx5_*", NULL), SEL(.near = "eth0"), true);
         add_irq_rule(c, "rest", NULL, strv_make("*", NULL), sel_literal("0-7"), true);
         ck_assert_int_eq(plan_new(c, t, &p), 0);
         ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
 
         pending = &dp->irq_rules[0];
         nic = &dp->irq_rules[1];
-        rest = &dp->irq_rules[2];
+        mlx = &dp->irq_rules[2];
+        rest = &dp->irq_rules[3];
 
         /* The pending rule keeps em4's IRQs from "rest", and leaves them untouched. */
         ck_assert_ptr_nonnull(pending->pending_reason);
@@ -341,16 +344,41 @@ START_TEST(test_irq_spread_rbench) {
                 assert_set(&a->cpus, &want, "p7p1 IRQ");
         }
 
-        /* "rest": everything else; managed ones skipped in the rotation. */
+        /* mlx5: the async (control) vector gets the whole set and takes no slot; comp0..39
+         * (IRQs 231-270) take the 16 CPUs round robin from the first: comp0 the first CPU. */
+        ck_assert_uint_eq(mlx->n_matched, 41);
+        assert_set(&device_plan_find_irq(dp, 230)->cpus, &node1, "mlx5_async");
+        for (unsigned q = 0; q < 40; q++) {
+                const IrqAssignment *a = device_plan_find_irq(dp, 231 + q);
+                _cleanup_cpuset_ CpuSet want = CPUSET_NULL;
+
+                ck_assert_ptr_nonnull(a);
+                ck_assert_uint_eq(a->rule, 2);
+                ck_assert_int_eq(cpuset_add(&want, mlx->spread_order[q % mlx->n_spread_order]), 0);
+                assert_set(&a->cpus, &want, "mlx5_comp");
+        }
+        ck_assert(strv_contains_substring(mlx->explanation, "spread: IRQ 230: not a queue vector"));
+        ck_assert(!strv_contains_substring(nic->explanation, "not a queue vector"));
+
+        /* "rest": everything else. Its only queue vectors are the two PCI functions' single
+         * vectors named by address (hand-derived from the dump): "0000:00:17.0" (IRQ 149,
+         * queue 0) before "0000:00:11.5" (IRQ 78, queue 5) though its IRQ number is higher. The
+         * other unmanaged IRQs (timer, rtc0, pciehp, PME, dmar*, mei_me, ...) get the whole set,
+         * managed ones nothing. */
         assert_spread_order(t, &low, rest->spread_order, rest->n_spread_order);
+        ck_assert(cpuset_contains(&device_plan_find_irq(dp, 149)->cpus, rest->spread_order[0]));
+        ck_assert_uint_eq(cpuset_count(&device_plan_find_irq(dp, 149)->cpus), 1);
+        ck_assert(cpuset_contains(&device_plan_find_irq(dp, 78)->cpus, rest->spread_order[1]));
+        ck_assert_uint_eq(cpuset_count(&device_plan_find_irq(dp, 78)->cpus), 1);
         for (size_t i = 0; i < inv->n_irqs; i++) {
                 const DeviceIrq *irq = &inv->irqs[i];
                 const IrqAssignment *a = device_plan_find_irq(dp, irq->irq);
 
                 ck_assert_msg(a, "IRQ %u won by no rule", irq->irq);
-                if (fnmatch("p7p1-TxRx-*", irq->names[0], 0) == 0 || fnmatch("em4-*", irq->names[0], 0) == 0)
+                if (fnmatch("p7p1-TxRx-*", irq->names[0], 0) == 0 ||
+                    fnmatch("em4-*", irq->names[0], 0) == 0 || fnmatch("mlx5_*", irq->names[0], 0) == 0)
                         continue;
-                ck_assert_uint_eq(a->rule, 2);
+                ck_assert_uint_eq(a->rule, 3);
                 n_rest++;
                 if (irq->managed) {
                         ck_assert(a->managed);
@@ -359,28 +387,134 @@ START_TEST(test_irq_spread_rbench) {
                         continue;
                 }
                 ck_assert(!a->managed);
-                ck_assert_uint_eq(cpuset_count(&a->cpus), 1);
-                ck_assert_msg(
-                        cpuset_contains(&a->cpus, rest->spread_order[k % rest->n_spread_order]),
-                        "IRQ %u: unmanaged #%zu of \"rest\"", irq->irq, k);
-                k++;
+                if (irq->irq == 78 || irq->irq == 149)
+                        continue;
+                assert_set(&a->cpus, &low, "not a queue vector: the whole set");
+                n_whole++;
         }
         ck_assert_uint_eq(rest->n_matched, n_rest);
+        ck_assert_uint_eq(n_rest, n_managed + n_whole + 2);
         ck_assert_uint_eq(dp->n_irqs, inv->n_irqs);
-        ck_assert_uint_gt(k, 8);           /* the rotation wrapped */
         ck_assert_uint_ge(n_managed, 100); /* 41 megasas + 82 nvme vectors */
-        /* IRQ 104 (dmar6) comes after megasas0-msix0..24 (79-103): those did not use up slots. */
-        {
-                size_t before = 0;
-                const IrqAssignment *a = device_plan_find_irq(dp, 104);
-
-                for (size_t i = 0; i < inv->n_irqs && inv->irqs[i].irq < 104; i++)
-                        if (!inv->irqs[i].managed)
-                                before++;
-                ck_assert_uint_lt(before, 79);
-                ck_assert(cpuset_contains(&a->cpus, rest->spread_order[before % rest->n_spread_order]));
-        }
+        ck_assert_uint_ge(n_whole, 50);
+        /* rtc0 and dmar6 end in a number, but have no separator: not queue vectors. */
+        assert_set(&device_plan_find_irq(dp, 8)->cpus, &low, "rtc0");
+        assert_set(&device_plan_find_irq(dp, 104)->cpus, &low, "dmar6");
+        /* The explanation names them as ranges, not one by one. */
+        ck_assert(strv_contains_substring(rest->explanation, "spread: IRQs 0,8-10,"));
         ck_assert_ptr_null(dp->irq_rules[0].warnings);
+}
+END_TEST
+
+/* The CPU at position k (round robin) of rule rp's spread order, as a set. */
+static void assert_spread_slot(const DevicePlan *dp, const IrqRulePlan *rp, unsigned irq, size_t k) {
+        const IrqAssignment *a = device_plan_find_irq(dp, irq);
+        _cleanup_cpuset_ CpuSet want = CPUSET_NULL;
+        char what[64];
+
+        ck_assert_msg(a, "IRQ %u won by no rule", irq);
+        ck_assert_uint_gt(rp->n_spread_order, 0);
+        ck_assert_int_eq(cpuset_add(&want, rp->spread_order[k % rp->n_spread_order]), 0);
+        snprintf(what, sizeof(what), "IRQ %u, queue slot %zu", irq, k);
+        assert_set(&a->cpus, &want, what);
+}
+
+/*
+ * Spread in queue order on the other corpus dumps: the irqcli ixgbe dump (eth0-TxRx-0..31 = IRQs
+ * 132-163 and the misc vector "eth0" = 164) and rbench's em4 (em4-tx-0 = 272, em4-rx-1..4 =
+ * 273-276), on the synthetic "pack:1 core:4 pu:2" (spread order: 4 cores, then siblings).
+ */
+START_TEST(test_irq_spread_corpus_names) {
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(device_inventory_freep) DeviceInventory *ixgbe =
+                inv_from_dump("irqcli-interrupts-2col-ixgbe-32q.txt", NULL);
+        _cleanup_(device_inventory_freep) DeviceInventory *rbench =
+                inv_from_dump("rbench-interrupts-40cpu-xeon-ixgbe.txt", NULL);
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL, *dp2 = NULL;
+        _cleanup_cpuset_ CpuSet all = set_of("0-7");
+        const IrqRulePlan *rp;
+
+        ck_assert_int_eq(topology_load_synthetic("pack:1 core:4 pu:2", &t), 0);
+        add_irq_rule(c, "eth0", NULL, strv_make("eth0*", NULL), sel_literal("0-7"), true);
+        add_irq_rule(c, "em4", NULL, strv_make("em4-*", NULL), sel_literal("0-7"), true);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, ixgbe, &dp), 0);
+
+        /* ixgbe: the misc vector "eth0" gets the whole set; queue k the k-th CPU, round robin. */
+        rp = &dp->irq_rules[0];
+        ck_assert_uint_eq(rp->n_matched, 33);
+        assert_spread_order(t, &all, rp->spread_order, rp->n_spread_order);
+        assert_set(&device_plan_find_irq(dp, 164)->cpus, &all, "ixgbe misc vector eth0");
+        for (unsigned q = 0; q < 32; q++)
+                assert_spread_slot(dp, rp, 132 + q, q);
+        ck_assert(strv_contains_substring(rp->explanation, "spread: IRQ 164: not a queue vector"));
+        ck_assert(strv_contains_substring(rp->explanation, "matches IRQs 132-164"));
+        ck_assert(strv_contains_substring(dp->irq_rules[1].warnings, "matches no IRQ"));
+
+        /* em4: tx-0 then rx-1..4 take slots 0..4. */
+        ck_assert_int_eq(device_plan_new(c, p, t, rbench, &dp2), 0);
+        rp = &dp2->irq_rules[1];
+        ck_assert_uint_eq(rp->n_matched, 5);
+        for (unsigned q = 0; q < 5; q++)
+                assert_spread_slot(dp2, rp, 272 + q, q);
+        ck_assert(!strv_contains_substring(rp->explanation, "not a queue vector"));
+}
+END_TEST
+
+/*
+ * A virtio-net-like NIC pair (names as the kernel's virtio_net gives them; IRQ numbers of two
+ * devices interleaved the way they are allocated): config vectors and a blank-named vector take
+ * no slot, queue vectors go by queue number across both devices, then by IRQ number.
+ */
+START_TEST(test_irq_spread_virtio) {
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet all = set_of("0-3");
+        const unsigned eth0[] = {37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47};
+        const IrqRulePlan *rp;
+
+        ck_assert_int_eq(topology_load_synthetic("pack:1 core:4 pu:1", &t), 0);
+        /* Added out of order on purpose: the plan sorts. */
+        inv_add_irq(inv, 45, "virtio3-input.0", false);
+        inv_add_irq(inv, 37, "virtio2-config", false);
+        inv_add_irq(inv, 38, "virtio2-input.0", false);
+        inv_add_irq(inv, 39, "virtio2-output.0", false);
+        inv_add_irq(inv, 40, "virtio2-input.1", false);
+        inv_add_irq(inv, 41, "virtio2-output.1", false);
+        inv_add_irq(inv, 42, "", false); /* a queue torn down: its name went blank */
+        inv_add_irq(inv, 43, "p7p1", false);
+        inv_add_irq(inv, 44, "virtio3-config", false);
+        inv_add_irq(inv, 46, "virtio3-output.0", true); /* managed: no slot, untouched */
+        inv_add_irq(inv, 47, "virtio3-input.1", false);
+        inv_add_lookup(inv, "eth0", 0, eth0, ELEMENTSOF(eth0));
+        add_irq_rule(c, "nic", strv_make("eth0", NULL), NULL, sel_literal("0-3"), true);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        rp = &dp->irq_rules[0];
+        ck_assert_uint_eq(rp->n_matched, 11);
+        ck_assert_uint_eq(dp->n_irqs, 11);
+        assert_spread_order(t, &all, rp->spread_order, rp->n_spread_order);
+        /* Queue 0: 38, 39, 45 (46 managed); queue 1: 40, 41, 47. */
+        assert_spread_slot(dp, rp, 38, 0);
+        assert_spread_slot(dp, rp, 39, 1);
+        assert_spread_slot(dp, rp, 45, 2);
+        assert_spread_slot(dp, rp, 40, 3);
+        assert_spread_slot(dp, rp, 41, 4);
+        assert_spread_slot(dp, rp, 47, 5);
+        ck_assert(device_plan_find_irq(dp, 46)->managed);
+        ck_assert(cpuset_is_empty(&device_plan_find_irq(dp, 46)->cpus));
+        for (unsigned i = 0; i < 4; i++) {
+                static const unsigned whole[] = {37, 42, 43, 44};
+                assert_set(&device_plan_find_irq(dp, whole[i])->cpus, &all, "not a queue vector");
+        }
+        ck_assert(strv_contains_substring(rp->explanation, "spread: IRQs 37,42-44: not queue vectors"));
+        ck_assert(strv_contains_substring(rp->explanation, "matches IRQs 37-47 (1 managed"));
 }
 END_TEST
 
@@ -703,6 +837,49 @@ START_TEST(test_masks_lassen) {
 }
 END_TEST
 
+/* ---- explanations stay short ---- */
+
+/* The line naming a net: rule's devices: their count and the first four names. */
+START_TEST(test_net_explanation_short) {
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL, *dp2 = NULL;
+        _cleanup_strv_free_ char **before = NULL;
+
+        ck_assert_int_eq(topology_load_synthetic("pack:1 core:2 pu:1", &t), 0);
+        for (unsigned i = 6; i-- > 0;) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "vt%u", i);
+                inv_add_net(inv, name, 4, 4, true, true);
+        }
+        inv_add_net(inv, "eth0", 1, 1, true, false);
+        add_net_rule(c, "vt*", sel_literal("1"), XPS_NONE, (CpuSelector){});
+        add_net_rule(c, "eth*", SEL(.near = "nosuchdev"), XPS_NONE, (CpuSelector){});
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        ck_assert(strv_contains_substring(dp->net_rules[0].explanation, "6 devices: vt0, vt1, vt2, vt3, …"));
+        ck_assert(!strv_contains_substring(dp->net_rules[0].explanation, "vt4"));
+        ck_assert(!strv_contains_substring(dp->net_rules[0].explanation, "vt5"));
+        ck_assert_uint_eq(dp->n_queues, 6 * 4); /* every device placed, named or not */
+        ck_assert_ptr_nonnull(dp->net_rules[1].pending_reason);
+        ck_assert(strv_contains_substring(
+                dp->net_rules[1].explanation, "1 device: eth0 (left alone: pending)"));
+
+        /* One more veth past the fourth: only the count changes. */
+        before = strv_copy(dp->net_rules[0].explanation);
+        ck_assert_ptr_nonnull(before);
+        inv_add_net(inv, "vt6", 1, 1, true, false);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp2), 0);
+        ck_assert(
+                strv_contains_substring(dp2->net_rules[0].explanation, "7 devices: vt0, vt1, vt2, vt3, …"));
+        ck_assert_uint_eq(strv_length(before), strv_length(dp2->net_rules[0].explanation));
+}
+END_TEST
+
 /* ---- exclusive holdings ---- */
 
 START_TEST(test_exclusive_holdings) {
@@ -782,7 +959,7 @@ static void write_file(const char *dir, const char *rel, const char *text, mode_
 START_TEST(test_inventory_fixture) {
         char dir[] = "/tmp/test-devplan-root-XXXXXX";
         _cleanup_free_ char *dump = corpus_path("interrupts", "amzn-drivers-316-ena-4cpu-blank-names.txt");
-        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new(), *loaded = NULL;
+        _cleanup_(device_inventory_freep) DeviceInventory *loaded = NULL;
         _cleanup_(config_freep) Config *c = config_new();
         _cleanup_free_ char *error = NULL;
         const DeviceIrqLookup *l;
@@ -879,14 +1056,127 @@ START_TEST(test_inventory_fixture) {
                 assert_set_str(&device_plan_find_irq(dp, 67)->cpus, "1", "IRQ 67");
         }
 
-        /* Unparsable /proc/interrupts: -EBADMSG naming the file; missing: -ENOENT. */
-        write_file(dir, "proc/interrupts", "           CPU0\nthis is not an interrupt line\n", 0644);
-        ck_assert_int_eq(device_inventory_load(dir, c, &inv, &error), -EBADMSG);
-        ck_assert_ptr_nonnull(error);
-        ck_assert_msg(strstr(error, "/proc/interrupts: line 2"), "error: %s", error);
+        /* Identity: "CHIP HWIRQ" as the dump prints them, blank names included; the five
+         * vectors of the one PCI function all differ. */
+        ck_assert_str_eq(device_inventory_find_irq(loaded, 65)->identity, "PCI-MSIX-0000:27:00.0 0-edge");
+        ck_assert_str_eq(device_inventory_find_irq(loaded, 68)->identity, "PCI-MSIX-0000:27:00.0 3-edge");
+        for (size_t i = 0; i < loaded->n_irqs; i++) {
+                ck_assert_ptr_nonnull(loaded->irqs[i].identity);
+                ck_assert(*loaded->irqs[i].identity);
+                for (size_t j = 0; j < i; j++)
+                        ck_assert_str_ne(loaded->irqs[i].identity, loaded->irqs[j].identity);
+        }
+        ck_assert_ptr_null(loaded->irq_warning);
+        ck_assert_int_eq(loaded->irq_error, 0);
+
+        /* A torn line (three counts under a two-CPU header: a CPU came online while the kernel
+         * printed) is skipped and said, naming the file and the line; the rest is loaded. */
+        write_file(
+                dir, "proc/interrupts",
+                "           CPU0       CPU1\n"
+                " 65:       8362          0  PCI-MSIX-0000:27:00.0   0-edge      "
+                "ena-mgmnt@pci:0000:27:00.0\n"
+                " 66:        261          0          7  PCI-MSIX-0000:27:00.0   1-edge      "
+                "enp39s0-Tx-Rx-0\n"
+                " 67:          0        163  PCI-MSIX-0000:27:00.0   2-edge\n",
+                0644);
+        device_inventory_free(TAKE_PTR(loaded));
+        ck_assert_int_eq(device_inventory_load(dir, c, &loaded, &error), 0);
+        ck_assert_uint_eq(loaded->n_irqs, 2);
+        ck_assert_ptr_nonnull(device_inventory_find_irq(loaded, 65));
+        ck_assert_ptr_null(device_inventory_find_irq(loaded, 66));
+        ck_assert_str_eq(device_inventory_find_irq(loaded, 67)->identity, "PCI-MSIX-0000:27:00.0 2-edge");
+        ck_assert_int_eq(loaded->irq_error, 0);
+        ck_assert_ptr_nonnull(loaded->irq_warning);
+        ck_assert_msg(
+                strstr(loaded->irq_warning,
+                       "/proc/interrupts: 1 unparsable line skipped, the first: line 3"),
+                "warning: %s", loaded->irq_warning);
+        ck_assert_uint_eq(loaded->n_nets, 2);
+
+        /* Missing: IRQs empty, the error kept, devices and lookups loaded all the same. */
         run("rm %s/proc/interrupts", dir);
-        ck_assert_int_eq(device_inventory_load(dir, c, &loaded, NULL), -ENOENT);
-        ck_assert_ptr_nonnull(loaded); /* untouched on failure */
+        device_inventory_free(TAKE_PTR(loaded));
+        ck_assert_int_eq(device_inventory_load(dir, c, &loaded, NULL), 0);
+        ck_assert_int_eq(loaded->irq_error, -ENOENT);
+        ck_assert_uint_eq(loaded->n_irqs, 0);
+        ck_assert_ptr_nonnull(loaded->irq_warning);
+        ck_assert_msg(
+                strstr(loaded->irq_warning, "/proc/interrupts: No such file or directory"), "warning: %s",
+                loaded->irq_warning);
+        ck_assert_uint_eq(loaded->n_nets, 2);
+        ck_assert_str_eq(loaded->nets[0].name, "eth0");
+        ck_assert_uint_eq(loaded->n_lookups, 3);
+        ck_assert_uint_eq(device_inventory_find_lookup(loaded, "eth0")->n_irqs, 5);
+        ck_assert_uint_eq(loaded->mask_bits, 104);
+        ck_assert_ptr_null(error); /* never written any more */
+
+        run("rm -rf '%s'", dir);
+}
+END_TEST
+
+/*
+ * Identity on the old chip format (rbench: "IR-PCI-MSI-edge" and no hwirq column): "CHIP
+ * ACTIONS"; p7p1's eight queue vectors differ. A line with nothing after its counts: "".
+ */
+START_TEST(test_inventory_identity_old_format) {
+        char dir[] = "/tmp/test-devplan-ident-XXXXXX";
+        _cleanup_free_ char *dump = corpus_path("interrupts", "rbench-interrupts-40cpu-xeon-ixgbe.txt");
+        _cleanup_(device_inventory_freep) DeviceInventory *loaded = NULL;
+        _cleanup_(config_freep) Config *c = config_new();
+        const DeviceIrq *irq;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        run("mkdir -p %1$s/proc %1$s/sys/class/net && cp %2$s %1$s/proc/interrupts", dir, dump);
+        ck_assert_int_eq(device_inventory_load(dir, c, &loaded, NULL), 0);
+        ck_assert_int_eq(loaded->irq_error, 0);
+        ck_assert_ptr_null(loaded->irq_warning);
+        ck_assert_uint_ge(loaded->n_irqs, 200);
+        ck_assert_str_eq(device_inventory_find_irq(loaded, 128)->identity, "IR-PCI-MSI-edge p7p1-TxRx-0");
+        ck_assert_str_eq(device_inventory_find_irq(loaded, 0)->identity, "IR-IO-APIC-edge timer");
+        ck_assert_str_eq(
+                device_inventory_find_irq(loaded, 230)->identity,
+                "IR-PCI-MSI-edge mlx5_async@pci:0000:3b:00.0");
+        for (unsigned a = 128; a <= 135; a++)
+                for (unsigned b = 128; b < a; b++)
+                        ck_assert_str_ne(
+                                device_inventory_find_irq(loaded, a)->identity,
+                                device_inventory_find_irq(loaded, b)->identity);
+        ck_assert_uint_eq(loaded->n_nets, 0);
+
+        /* device_inventory_irq_identity() on the parsed lines gives the inventory's identities. */
+        {
+                _cleanup_(interrupt_table_freep) InterruptTable *table = NULL;
+                size_t n = 0;
+
+                ck_assert_int_eq(interrupts_read(dump, &table, NULL), 0);
+                for (size_t i = 0; i < table->n_lines; i++) {
+                        _cleanup_free_ char *id = NULL;
+
+                        if (!table->lines[i].numeric)
+                                continue;
+                        ck_assert_int_eq(device_inventory_irq_identity(&table->lines[i], &id), 0);
+                        ck_assert_str_eq(
+                                id, device_inventory_find_irq(loaded, table->lines[i].irq)->identity);
+                        n++;
+                }
+                ck_assert_uint_eq(n, loaded->n_irqs);
+        }
+
+        /* Nothing after the counts; a blank name without hwirq keeps the chip. */
+        write_file(
+                dir, "proc/interrupts",
+                "           CPU0       CPU1\n"
+                "  3:          0          0\n"
+                " 67:          0        163  IR-PCI-MSI-edge\n",
+                0644);
+        device_inventory_free(TAKE_PTR(loaded));
+        ck_assert_int_eq(device_inventory_load(dir, c, &loaded, NULL), 0);
+        irq = device_inventory_find_irq(loaded, 3);
+        ck_assert_ptr_nonnull(irq);
+        ck_assert_str_eq(irq->identity, "");
+        ck_assert_str_eq(device_inventory_find_irq(loaded, 67)->identity, "IR-PCI-MSI-edge");
+        ck_assert_str_eq(device_inventory_find_irq(loaded, 67)->actions, "");
 
         run("rm -rf '%s'", dir);
 }
@@ -898,13 +1188,17 @@ static Suite *devplan_suite(void) {
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_irq_spread_rbench);
+        tcase_add_test(tc, test_irq_spread_corpus_names);
+        tcase_add_test(tc, test_irq_spread_virtio);
         tcase_add_test(tc, test_irq_device_match);
         tcase_add_test(tc, test_near_2socket);
         tcase_add_test(tc, test_near_epyc);
         tcase_add_test(tc, test_masks_104cpu_dump);
         tcase_add_test(tc, test_masks_lassen);
+        tcase_add_test(tc, test_net_explanation_short);
         tcase_add_test(tc, test_exclusive_holdings);
         tcase_add_test(tc, test_inventory_fixture);
+        tcase_add_test(tc, test_inventory_identity_old_format);
         suite_add_tcase(s, tc);
         return s;
 }
