@@ -15,11 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if.h>
 
 #include <systemd/sd-event.h>
 
 #include "device-placement.h"
 
+#include "fileio.h"
 #include "interrupts.h"
 #include "irq.h"
 #include "log.h"
@@ -40,6 +42,9 @@
 #define IRQ_EFFECTIVE_DELAY_USEC (1000 * USEC_PER_MSEC)
 /* ... and again while it has not fired since, this many times at most. */
 #define IRQ_EFFECTIVE_CHECKS 10
+/* Under on-drift: enforce, a target's corrections are logged at most once this often (the first
+ * one at once; later lines say how many were made since). */
+#define DRIFT_LOG_INTERVAL_USEC (60 * 1000 * USEC_PER_MSEC)
 
 typedef enum TargetKind {
         TARGET_IRQ,  /* /proc/irq/N/smp_affinity_list */
@@ -90,9 +95,13 @@ typedef struct TargetValue {
 typedef struct Target {
         TargetKind kind; /* first two: the tsearch key */
         char *key;       /* "38", "eth0/rx-0", "eth0/tx-1", RFS_KEY (lib/state.h) */
-        char *identity;  /* the IRQ's action names, the interface's ifindex, "" */
-        unsigned irq;    /* TARGET_IRQ */
-        char *device;    /* rps, xps, flow */
+        /* What tells it from a later one with the same key: the IRQ's DeviceIrq.identity ("CHIP
+         * HWIRQ", which stays when the driver frees and requests the vector again at ifdown/ifup and
+         * its name goes blank), the interface's ifindex (decimal), "" for the RFS table. */
+        char *identity;
+        char *name;   /* TARGET_IRQ: its action names as last seen, for messages; NULL: unknown */
+        unsigned irq; /* TARGET_IRQ */
+        char *device; /* rps, xps, flow */
         unsigned queue;
 
         char *original; /* as read before the first write (StateTarget.original); NULL: never
@@ -121,7 +130,11 @@ typedef struct Target {
         bool effective_pending;
         uint64_t effective_count;
         unsigned effective_checks;
-        bool irqbalance_checked;
+        bool irqbalance_checked; /* a running irqbalance was named for it */
+        bool restore_failed;     /* giving the original back failed (logged once; retried) */
+        /* on-drift: enforce: corrections since the last line logged, and when that was. */
+        unsigned drift_unlogged;
+        uint64_t drift_logged_usec;
 } Target;
 
 struct DevicePlacement {
@@ -145,6 +158,8 @@ struct DevicePlacement {
         sd_event_source *effective_source; /* armed while an IRQ's effective affinity is due */
         RateLimit lost_ratelimit;
         bool inventory_failed; /* the last inventory failed (logged once) */
+        char *irq_warning;     /* DeviceInventory.irq_warning last logged (logged when it changes) */
+        void *links;           /* tsearch(3) root of Link: what rtnetlink said of each ifindex */
 
         unsigned logged_generation; /* rule lines in logged are of this plan generation */
         char **logged;
@@ -228,6 +243,7 @@ static Target *target_free(Target *t) {
                 return NULL;
         free(t->key);
         free(t->identity);
+        free(t->name);
         free(t->device);
         free(t->original);
         free(t->rule);
@@ -326,12 +342,35 @@ static int target_insert(DevicePlacement *d, Target *t) {
         return 0;
 }
 
+/*
+ * The identity of an IRQ of the inventory: DeviceIrq.identity ("CHIP HWIRQ": the same IRQ while
+ * its name goes blank or changes at ifdown/ifup), or its action names where an inventory has no
+ * identity (hand-built ones). Records of a previous version, whose IRQ identity was the action
+ * names, don't match the new identity: they are dropped like those of an IRQ number that passed
+ * to another device, without writing anything back.
+ */
+static const char *device_irq_identity(const DeviceIrq *irq) {
+        return irq->identity ?: strempty(irq->actions);
+}
+
+/* The identity of line l of /proc/interrupts, as lib/devplan.c makes DeviceIrq.identity: "CHIP
+ * HWIRQ", or "CHIP ACTIONS" without a hwirq column, a missing or blank part left out with its
+ * blank. NULL on OOM. */
+static char *interrupt_line_identity(const InterruptLine *l) {
+        const char *chip = l->chip ?: "", *second = l->hwirq ?: (l->actions ?: "");
+        char *s = NULL;
+
+        if (asprintf(&s, "%s%s%s", chip, *chip && *second ? " " : "", second) < 0)
+                return NULL;
+        return s;
+}
+
 /* "IRQ 38 (virtio2-input.0)", "vt0 rx-1 rps_cpus", ... into buf. */
 static const char *target_describe(const Target *t, char *buf, size_t size) {
         switch (t->kind) {
         case TARGET_IRQ:
-                if (t->identity && t->identity[0])
-                        snprintf(buf, size, "IRQ %u (%s)", t->irq, t->identity);
+                if (t->name && t->name[0])
+                        snprintf(buf, size, "IRQ %u (%s)", t->irq, t->name);
                 else
                         snprintf(buf, size, "IRQ %u", t->irq);
                 break;
@@ -458,14 +497,15 @@ static int target_parse_original(const Target *t, TargetValue *ret) {
         }
 }
 
-/* Writes t's record (its original) to the state dir. Failures are warnings: placement goes on. */
-static void target_persist(DevicePlacement *d, Target *t) {
+/* Writes t's record (its original) to the state dir unless it is there already. Returns 0 (also
+ * with no state dir, in dry run, or with no original) or -errno of state_target_write() (not
+ * logged: the caller says what it means). */
+static int target_persist(DevicePlacement *d, Target *t) {
         Manager *m = d->manager;
-        char what[128];
         int r;
 
-        if (!m->state_dir || m->dry_run || !t->original)
-                return;
+        if (!m->state_dir || m->dry_run || !t->original || t->persisted)
+                return 0;
         r = state_target_write(
                 m->state_dir,
                 &(const StateTarget){
@@ -474,37 +514,42 @@ static void target_persist(DevicePlacement *d, Target *t) {
                         .identity = t->identity,
                         .original = t->original,
                 });
-        if (r < 0) {
-                log_target(
-                        LOG_WARNING, r, t, NULL,
-                        "Failed to record the original of %s in %s: %m; a restarted daemon could not "
-                        "give it back",
-                        target_describe(t, what, sizeof(what)), m->state_dir);
-                return;
-        }
+        if (r < 0)
+                return r;
         t->persisted = true;
+        return 0;
 }
 
-/* Forgets t: its record is removed (nothing is written to the kernel) and t freed. */
-static void target_forget(DevicePlacement *d, Target *t) {
+/* Removes t's record from the state dir (t stays). */
+static void target_unpersist(DevicePlacement *d, Target *t) {
         Manager *m = d->manager;
         char what[128];
         int r;
 
-        if (t->persisted && m->state_dir && !m->dry_run) {
-                r = state_target_remove(m->state_dir, target_kind_table[t->kind], t->key);
-                if (r < 0)
-                        log_warning_errno(
-                                r, "Failed to remove the record of %s from %s: %m",
-                                target_describe(t, what, sizeof(what)), m->state_dir);
-        }
+        if (!t->persisted || !m->state_dir || m->dry_run)
+                return;
+        r = state_target_remove(m->state_dir, target_kind_table[t->kind], t->key);
+        if (r < 0)
+                log_warning_errno(
+                        r, "Failed to remove the record of %s from %s: %m",
+                        target_describe(t, what, sizeof(what)), m->state_dir);
+        t->persisted = false;
+}
+
+/* Forgets t: its record is removed (nothing is written to the kernel) and t freed. */
+static void target_forget(DevicePlacement *d, Target *t) {
+        target_unpersist(d, t);
         if (tdelete(t, &d->targets, target_compare))
                 d->n_targets--;
         target_free(t);
 }
 
-/* Gives t its original back (why: "rule nic removed", "restore-on-exit"). Returns 0 or -errno
- * (logged; -ENOENT: the target vanished meanwhile, at debug). */
+/*
+ * Gives t its original back (why: "rule nic removed", "restore-on-exit"). Returns 0; -ENOENT:
+ * the target vanished meanwhile (at debug); -EBADMSG: the recorded original is unusable (logged;
+ * nothing to retry); other -errno: the write failed (logged at warning the first time, then at
+ * debug: the caller keeps the record and retries).
+ */
 static int target_restore(DevicePlacement *d, Target *t, const char *why) {
         _cleanup_(target_value_done) TargetValue v = {};
         _cleanup_free_ char *text = NULL;
@@ -513,19 +558,29 @@ static int target_restore(DevicePlacement *d, Target *t, const char *why) {
 
         target_describe(t, what, sizeof(what));
         r = target_parse_original(t, &v);
-        if (r < 0)
-                return log_target(
+        if (r < 0) {
+                log_target(
                         LOG_WARNING, r, t, NULL,
                         "Cannot restore %s: its recorded original \"%s\" is unusable", what,
                         strempty(t->original));
+                return -EBADMSG;
+        }
         text = target_value_to_string(t->kind, &v);
         r = target_write(d, t, &v);
         if (r == -ENOENT)
                 return log_debug_errno(r, "%s is gone, nothing to restore", what);
-        if (r < 0)
-                return log_target(
-                        LOG_WARNING, r, t, text, "Failed to restore %s to %s (%s): %m", what, strna(text),
-                        why);
+        if (r == -EBADMSG)
+                r = -EIO; /* -EBADMSG means something else to callers */
+        if (r < 0) {
+                log_target(
+                        t->restore_failed ? LOG_DEBUG : LOG_WARNING, r, t, text,
+                        "Failed to restore %s to %s (%s): %m; its record is kept and restoring is tried "
+                        "again at the next pass and at exit",
+                        what, strna(text), why);
+                t->restore_failed = true;
+                return r;
+        }
+        t->restore_failed = false;
         d->counters.restores++;
         d->n_restored++;
         log_target(
@@ -612,7 +667,9 @@ static int target_cover(
         return 0;
 }
 
-/* The kernel refused to write want to t: reported once, counted, not retried in this generation. */
+/* The kernel refused to write want to t: reported once, counted, not retried in this plan
+ * generation (until a reload or a CPU hotplug re-plans, or the rule asks another value; a device
+ * made again, or an IRQ number that passed to another device, is another target). */
 static void target_refused(DevicePlacement *d, Target *t, int error, const TargetValue *want) {
         _cleanup_free_ char *text = target_value_to_string(t->kind, want);
         char what[128];
@@ -620,7 +677,7 @@ static void target_refused(DevicePlacement *d, Target *t, int error, const Targe
         target_describe(t, what, sizeof(what));
         t->state = TARGET_REFUSED;
         if (t->kind == TARGET_IRQ) {
-                IrqRefusal refusal = irq_refusal_from_errno(error);
+                IrqRefusal refusal = irq_refusal_classify(d->root, t->irq, error);
 
                 (void)target_set_reason(t, irq_refusal_explain(refusal));
                 if (refusal == IRQ_REFUSAL_MANAGED)
@@ -628,9 +685,9 @@ static void target_refused(DevicePlacement *d, Target *t, int error, const Targe
                 d->counters.irq_refusals++;
                 log_target(
                         LOG_WARNING, error, t, text,
-                        "The kernel refused CPUs %s for %s (%s): %s (%m); not retried until the "
-                        "configuration or the device changes",
-                        strna(text), what, rule_label(t), irq_refusal_explain(refusal));
+                        "The kernel refused CPUs %s for %s (%s): %s (%m); not retried until a reload or "
+                        "a CPU change re-plans",
+                        strna(text), what, rule_label(t), strna(irq_refusal_explain(refusal)));
         } else {
                 _cleanup_free_ char *reason = NULL;
 
@@ -639,10 +696,32 @@ static void target_refused(DevicePlacement *d, Target *t, int error, const Targe
                 d->counters.queue_failures++;
                 log_target(
                         LOG_WARNING, error, t, text,
-                        "Failed to set %s to %s (%s): %m; not retried until the configuration or the "
-                        "device changes",
+                        "Failed to set %s to %s (%s): %m; not retried until a reload or a CPU change "
+                        "re-plans",
                         what, strna(text), rule_label(t));
         }
+}
+
+/* t's original could not be recorded in the state dir (error): t is not written (a restarted
+ * daemon could not give it back), refused like a kernel refusal. */
+static void target_not_recorded(DevicePlacement *d, Target *t, int error) {
+        _cleanup_free_ char *reason = NULL;
+        char what[128];
+
+        t->state = TARGET_REFUSED;
+        if (asprintf(
+                    &reason, "cannot record its original in %s: %s", d->manager->state_dir,
+                    strerror(-error)) >= 0)
+                (void)target_set_reason(t, reason);
+        if (t->kind == TARGET_IRQ)
+                d->counters.irq_refusals++;
+        else
+                d->counters.queue_failures++;
+        log_target(
+                LOG_WARNING, error, t, NULL,
+                "Cannot record the original of %s in %s: %m; not setting it (%s), as it could not be "
+                "given back after a restart; tried again when a reload or a CPU change re-plans",
+                target_describe(t, what, sizeof(what)), d->manager->state_dir, rule_label(t));
 }
 
 /* IRQs only: a mask mixing online and offline CPUs (accepted by the kernel, which delivers to the
@@ -718,16 +797,32 @@ static bool irq_check_effective(DevicePlacement *d, Target *t, const InterruptTa
         return false;
 }
 
-/* Records t's original (the value cur it has before the daemon's first write). */
-static int target_record_original(DevicePlacement *d, Target *t, const TargetValue *cur) {
+/*
+ * Records t's original (the value cur it has before the daemon's first write), in memory and in
+ * the state dir, which must hold it before t is written. Returns 0 or -ENOMEM; *ret_error is 0,
+ * or -errno of the state dir when the record could not be written: t must not be written then
+ * (its original is forgotten again: read anew at the next try, as nothing was written).
+ * A target that has its original already (written before, or recovered) is only re-persisted
+ * if it has no record yet (a record that failed when a renamed interface's targets moved).
+ */
+static int target_record_original(DevicePlacement *d, Target *t, const TargetValue *cur, int *ret_error) {
         int r;
 
-        if (t->original || d->manager->dry_run)
+        *ret_error = 0;
+        if (d->manager->dry_run)
                 return 0;
+        if (t->original) {
+                (void)target_persist(d, t);
+                return 0;
+        }
         r = target_format_original(d, t, cur, &t->original);
         if (r < 0)
                 return r;
-        target_persist(d, t);
+        r = target_persist(d, t);
+        if (r < 0) {
+                t->original = mfree(t->original);
+                *ret_error = r;
+        }
         return 0;
 }
 
@@ -742,7 +837,7 @@ static int target_bring(DevicePlacement *d, Target *t, const TargetValue *want) 
         _cleanup_free_ char *want_text = NULL, *cur_text = NULL, *back_text = NULL;
         bool same = t->has_wanted && target_value_equal(t->kind, &t->wanted, want);
         char what[128];
-        int r;
+        int record_error, r;
 
         /* Refused or drifted (on-drift: report) in this generation with the same ask: left as is
          * (the drift check follows a drifted one); released (on-drift: respect): not ours. */
@@ -775,10 +870,15 @@ static int target_bring(DevicePlacement *d, Target *t, const TargetValue *want) 
 
         if (target_value_equal(t->kind, &cur, &expected) ||
             (same && t->has_applied && target_value_equal(t->kind, &cur, &t->applied))) {
-                /* Already so (or as the kernel kept our last write of the same ask). */
-                r = target_record_original(d, t, &cur);
+                /* Already so (or as the kernel kept our last write of the same ask). Nothing is
+                 * written: a record that can't be written is tried again before a write. */
+                r = target_record_original(d, t, &cur, &record_error);
                 if (r < 0)
                         return r;
+                if (record_error < 0)
+                        log_debug_errno(
+                                record_error, "Cannot record the original of %s in %s yet: %m", what,
+                                m->state_dir);
                 r = target_value_copy(&t->applied, &cur);
                 if (r < 0)
                         return r;
@@ -801,9 +901,13 @@ static int target_bring(DevicePlacement *d, Target *t, const TargetValue *want) 
                 return target_set_reason(t, reason);
         }
 
-        r = target_record_original(d, t, &cur);
+        r = target_record_original(d, t, &cur, &record_error);
         if (r < 0)
                 return r;
+        if (record_error < 0) {
+                target_not_recorded(d, t, record_error);
+                return 0;
+        }
         if (t->kind == TARGET_IRQ)
                 irq_check_online(d, t, &want->cpus);
 
@@ -998,7 +1102,10 @@ static int place_irqs(DevicePlacement *d, const DeviceInventory *inv, const Devi
                 rule = &c->irq_rules[a->rule];
                 rp = &dp->irq_rules[a->rule];
                 snprintf(key, sizeof(key), "%u", a->irq);
-                r = target_get(d, TARGET_IRQ, key, irq->actions, &t);
+                r = target_get(d, TARGET_IRQ, key, device_irq_identity(irq), &t);
+                if (r < 0)
+                        return r;
+                r = free_and_strdup(&t->name, strempty(irq->actions));
                 if (r < 0)
                         return r;
 
@@ -1059,9 +1166,11 @@ static void queue_key(char *buf, size_t size, const char *device, bool tx, unsig
         snprintf(buf, size, "%s/%s-%u", device, tx ? "tx" : "rx", queue);
 }
 
+/* Covers one queue setting with rule: brought to want, or with want NULL left as it is, pending
+ * (pending_reason: why). */
 static int place_queue(
         DevicePlacement *d, TargetKind kind, const char *device, const char *identity, unsigned queue,
-        const NetRule *rule, const TargetValue *want) {
+        const NetRule *rule, const TargetValue *want, const char *pending_reason) {
         char key[PATH_MAX];
         Target *t;
         int r;
@@ -1075,7 +1184,7 @@ static int place_queue(
                 if (r < 0)
                         return r;
                 t->state = TARGET_PENDING;
-                return 0;
+                return target_set_reason(t, pending_reason);
         }
         r = target_cover(d, t, rule->name, rule->on_drift, want);
         if (r < 0)
@@ -1105,13 +1214,13 @@ static int place_queues(DevicePlacement *d, const DeviceInventory *inv, const De
                 snprintf(identity, sizeof(identity), "%d", net->queues.ifindex);
                 r = place_queue(
                         d, a->kind == NET_QUEUE_XPS ? TARGET_XPS : TARGET_RPS, a->device, identity, a->queue,
-                        &c->net_rules[a->rule], &(const TargetValue){.cpus = a->cpus});
+                        &c->net_rules[a->rule], &(const TargetValue){.cpus = a->cpus}, NULL);
                 if (r < 0)
                         return r;
                 if (a->kind == NET_QUEUE_RPS && a->has_flow_cnt) {
                         r = place_queue(
                                 d, TARGET_FLOW, a->device, identity, a->queue, &c->net_rules[a->rule],
-                                &(const TargetValue){.count = a->flow_cnt});
+                                &(const TargetValue){.count = a->flow_cnt}, NULL);
                         if (r < 0)
                                 return r;
                 }
@@ -1131,13 +1240,17 @@ static int place_queues(DevicePlacement *d, const DeviceInventory *inv, const De
                 for (unsigned q = 0;
                      rule->rps.kind != CPU_SELECTOR_NONE && net->queues.has_rps && q < net->queues.n_rx;
                      q++) {
-                        r = place_queue(d, TARGET_RPS, net->name, identity, q, rule, NULL);
+                        r = place_queue(
+                                d, TARGET_RPS, net->name, identity, q, rule, NULL,
+                                dp->net_rules[k].pending_reason);
                         if (r < 0)
                                 return r;
                 }
                 for (unsigned q = 0; rule->xps != XPS_NONE && net->queues.has_xps && q < net->queues.n_tx;
                      q++) {
-                        r = place_queue(d, TARGET_XPS, net->name, identity, q, rule, NULL);
+                        r = place_queue(
+                                d, TARGET_XPS, net->name, identity, q, rule, NULL,
+                                dp->net_rules[k].pending_reason);
                         if (r < 0)
                                 return r;
                 }
@@ -1151,6 +1264,9 @@ static int place_queues(DevicePlacement *d, const DeviceInventory *inv, const De
                         if (t && streq(t->identity, identity)) {
                                 t->pass = d->pass;
                                 t->state = TARGET_PENDING;
+                                r = target_set_reason(t, dp->net_rules[k].pending_reason);
+                                if (r < 0)
+                                        return r;
                         }
                 }
         }
@@ -1172,8 +1288,38 @@ static int place_rfs(DevicePlacement *d, const DevicePlan *dp) {
         return target_bring(d, t, &(const TargetValue){.count = dp->rfs_entries});
 }
 
-/* Whether what t is about still exists as the same thing in inv. */
-static bool target_exists(const Target *t, const DeviceInventory *inv) {
+/* Whether what a target is about is still there. */
+typedef enum TargetPresence {
+        TARGET_GONE,         /* vanished, or another one now (IRQ number reused, name re-used) */
+        TARGET_PRESENT,      /* the same thing */
+        TARGET_UNVERIFIABLE, /* ROOT/proc/irq/N exists but /proc/interrupts doesn't list it (no
+                              * handler and no count) or couldn't be read: left untouched, kept */
+} TargetPresence;
+
+/* Whether ROOT/proc/irq/N exists. */
+static bool irq_dir_exists(DevicePlacement *d, unsigned irq) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/proc/irq/%u", streq(d->root, "/") ? "" : d->root, irq);
+        return access(path, F_OK) >= 0 || errno != ENOENT;
+}
+
+/* The interface of inv with ifindex identity (decimal), or NULL. */
+static const DeviceNet *inventory_find_ifindex(const DeviceInventory *inv, const char *identity) {
+        unsigned ifindex;
+
+        if (parse_unsigned(identity, &ifindex) < 0)
+                return NULL;
+        for (size_t i = 0; inv && i < inv->n_nets; i++)
+                if (inv->nets[i].queues.ifindex >= 0 && (unsigned)inv->nets[i].queues.ifindex == ifindex)
+                        return &inv->nets[i];
+        return NULL;
+}
+
+/* Whether what t is about still exists as the same thing in inv. An IRQ is the same while its
+ * identity is (its name may have gone blank); one /proc/interrupts does not list is
+ * unverifiable while ROOT/proc/irq/N exists. */
+static TargetPresence target_presence(DevicePlacement *d, const Target *t, const DeviceInventory *inv) {
         const DeviceIrq *irq;
         const DeviceNet *net;
         char identity[16];
@@ -1181,24 +1327,191 @@ static bool target_exists(const Target *t, const DeviceInventory *inv) {
         switch (t->kind) {
         case TARGET_IRQ:
                 irq = device_inventory_find_irq(inv, t->irq);
-                return irq && streq(strempty(irq->actions), t->identity);
+                if (irq)
+                        return streq(device_irq_identity(irq), t->identity) ? TARGET_PRESENT : TARGET_GONE;
+                return irq_dir_exists(d, t->irq) ? TARGET_UNVERIFIABLE : TARGET_GONE;
         case TARGET_RFS:
-                return true;
+                return TARGET_PRESENT;
         default:
                 net = inventory_find_net(inv, t->device);
                 if (!net)
-                        return false;
+                        return TARGET_GONE;
                 snprintf(identity, sizeof(identity), "%d", net->queues.ifindex);
                 if (!streq(identity, t->identity))
-                        return false;
+                        return TARGET_GONE;
                 if (t->kind == TARGET_XPS)
-                        return net->queues.has_xps && t->queue < net->queues.n_tx;
-                return t->queue < net->queues.n_rx && (t->kind == TARGET_FLOW || net->queues.has_rps);
+                        return net->queues.has_xps && t->queue < net->queues.n_tx ? TARGET_PRESENT
+                                                                                  : TARGET_GONE;
+                return t->queue < net->queues.n_rx && (t->kind == TARGET_FLOW || net->queues.has_rps)
+                        ? TARGET_PRESENT
+                        : TARGET_GONE;
         }
 }
 
+/* Gives queue target t (not in the tree) the interface name device: key and device. Returns 0 or
+ * -ENOMEM. */
+static int target_set_device(Target *t, const char *device) {
+        char key[PATH_MAX];
+        char *k, *dev;
+
+        queue_key(key, sizeof(key), device, t->kind == TARGET_XPS, t->queue);
+        k = strdup(key);
+        dev = strdup(device);
+        if (!k || !dev) {
+                free(k);
+                free(dev);
+                return -ENOMEM;
+        }
+        free(t->key);
+        t->key = k;
+        free(t->device);
+        t->device = dev;
+        return 0;
+}
+
+/*
+ * Interfaces renamed since the last pass (ip link set X name Y): the queue targets of an
+ * interface whose name is gone, or is another interface's now, while its ifindex exists under
+ * another name, are carried over to that name before the pass covers anything: new key, the
+ * record written under it and the old one removed. The pass then treats them as the renamed
+ * device's: covered by a rule, they keep their true original; not covered, they get it back.
+ * Names swapped between interfaces work too (every target moves out of the tree first, then
+ * in). Returns 0 or -ENOMEM (the targets not moved yet keep their old names).
+ */
+static int targets_follow_renames(DevicePlacement *d, const DeviceInventory *inv) {
+        Manager *m = d->manager;
+        _cleanup_free_ Target **targets = NULL, **movers = NULL;
+        _cleanup_free_ const char **new_names = NULL;
+        _cleanup_strv_free_ char **old_keys = NULL;
+        _cleanup_free_ bool *keep_old = NULL;
+        size_t n = 0, n_movers = 0;
+        int r, ret = 0;
+
+        r = targets_collect(d, &targets, &n);
+        if (r < 0)
+                return r;
+        movers = calloc(MAX(n, (size_t)1), sizeof(Target *));
+        new_names = calloc(MAX(n, (size_t)1), sizeof(char *));
+        old_keys = calloc(n + 1, sizeof(char *));
+        keep_old = calloc(MAX(n, (size_t)1), sizeof(bool));
+        if (!movers || !new_names || !old_keys || !keep_old)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++) {
+                Target *t = targets[i];
+                const DeviceNet *net, *renamed;
+                char identity[16];
+
+                if (t->kind != TARGET_RPS && t->kind != TARGET_XPS && t->kind != TARGET_FLOW)
+                        continue;
+                net = inventory_find_net(inv, t->device);
+                if (net) {
+                        snprintf(identity, sizeof(identity), "%d", net->queues.ifindex);
+                        if (streq(identity, t->identity))
+                                continue; /* still there under its name */
+                }
+                renamed = inventory_find_ifindex(inv, t->identity);
+                if (!renamed || streq(renamed->name, t->device))
+                        continue; /* gone: the sweep drops it */
+                old_keys[n_movers] = strdup(t->key);
+                if (!old_keys[n_movers])
+                        break; /* the ones found so far move */
+                new_names[n_movers] = renamed->name;
+                movers[n_movers++] = t;
+        }
+        if (n_movers == 0)
+                return 0;
+
+        /* Out of the tree first, so that swapped names don't collide. */
+        for (size_t i = 0; i < n_movers; i++)
+                if (tdelete(movers[i], &d->targets, target_compare))
+                        d->n_targets--;
+
+        for (size_t i = 0; i < n_movers; i++) {
+                Target *t = movers[i], *other;
+                const char *slash = strrchr(old_keys[i], '/');
+                size_t prefix = slash ? (size_t)(slash - old_keys[i]) + 1 : 0;
+                bool had_record = t->persisted, first = true;
+                char what[128];
+
+                if (ret < 0 || target_set_device(t, new_names[i]) < 0) {
+                        /* Out of memory: back under its old name (the sweep may drop it). */
+                        ret = -ENOMEM;
+                        keep_old[i] = true;
+                        if (target_insert(d, t) < 0) {
+                                t->persisted = false; /* its record stays for a restart */
+                                target_free(t);
+                                movers[i] = NULL;
+                        }
+                        continue;
+                }
+                other = target_find(d, t->kind, t->key);
+                if (other) {
+                        /* What was recorded under the new name is of an interface gone since (its
+                         * ifindex is nowhere now, or it would have moved as well). */
+                        log_debug(
+                                "%s: dropping what was recorded of an interface gone since, ifindex %s "
+                                "has the name now",
+                                target_describe(other, what, sizeof(what)), t->identity);
+                        target_forget(d, other);
+                }
+                r = target_insert(d, t);
+                if (r < 0) {
+                        ret = -ENOMEM;
+                        keep_old[i] = true;
+                        t->persisted = false; /* its record, under the old key, stays for a restart */
+                        target_free(t);
+                        movers[i] = NULL;
+                        continue;
+                }
+                t->persisted = false;
+                if (had_record) {
+                        r = target_persist(d, t);
+                        if (r < 0) {
+                                log_target(
+                                        LOG_WARNING, r, t, NULL,
+                                        "Failed to record the original of %s under its new name in %s: "
+                                        "%m; it stays recorded under the old name",
+                                        target_describe(t, what, sizeof(what)), m->state_dir);
+                                /* The old record stays: a restarted daemon follows the rename too. */
+                                keep_old[i] = true;
+                        }
+                }
+                /* Once per interface: the earlier movers of the same old name were told. */
+                for (size_t k = 0; k < i && first; k++)
+                        first = strncmp(old_keys[k], old_keys[i], prefix) != 0;
+                if (first)
+                        log_info(
+                                "Interface %.*s is %s now (ifindex %s): what was recorded of its queues "
+                                "follows it",
+                                (int)(prefix > 0 ? prefix - 1 : 0), old_keys[i], t->device, t->identity);
+        }
+
+        /* The old records, unless a record just written has that key (names swapped). */
+        for (size_t i = 0; m->state_dir && !m->dry_run && i < n_movers; i++) {
+                bool taken = false;
+
+                if (!movers[i] || keep_old[i])
+                        continue;
+                for (size_t k = 0; k < n_movers && !taken; k++)
+                        taken = movers[k] && movers[k]->persisted && movers[k]->kind == movers[i]->kind &&
+                                streq(movers[k]->key, old_keys[i]);
+                if (taken)
+                        continue;
+                r = state_target_remove(m->state_dir, target_kind_table[movers[i]->kind], old_keys[i]);
+                if (r < 0)
+                        log_warning_errno(
+                                r, "Failed to remove the record of %s from %s: %m", old_keys[i],
+                                m->state_dir);
+        }
+        return ret;
+}
+
 /* Targets no rule covered in this pass: their originals back where they still exist, records
- * of vanished ones dropped. */
+ * of vanished ones dropped. A record is never dropped while what it describes exists and its
+ * original could not be given back: a failed restore keeps it, tried again at the next pass and
+ * by device_placement_restore_all(); an IRQ that /proc/interrupts doesn't list (no handler, no
+ * count) but still exists is left alone with its record. */
 static int sweep(DevicePlacement *d, const DeviceInventory *inv) {
         _cleanup_free_ Target **targets = NULL;
         size_t n = 0;
@@ -1210,11 +1523,24 @@ static int sweep(DevicePlacement *d, const DeviceInventory *inv) {
         for (size_t i = 0; i < n; i++) {
                 Target *t = targets[i];
                 _cleanup_free_ char *why = NULL;
+                TargetPresence presence;
 
                 if (t->pass == d->pass)
                         continue;
-                if (t->original && !d->manager->dry_run && t->state != TARGET_RELEASED &&
-                    target_exists(t, inv)) {
+                presence = inv->irq_error < 0 && t->kind == TARGET_IRQ ? TARGET_UNVERIFIABLE
+                                                                       : target_presence(d, t, inv);
+                if (presence == TARGET_GONE || !t->original || d->manager->dry_run ||
+                    t->state == TARGET_RELEASED) {
+                        target_forget(d, t);
+                        continue;
+                }
+                if (t->kind == TARGET_IRQ && presence == TARGET_PRESENT) {
+                        const DeviceIrq *irq = device_inventory_find_irq(inv, t->irq);
+                        r = free_and_strdup(&t->name, strempty(irq ? irq->actions : NULL));
+                        if (r < 0)
+                                return r;
+                }
+                if (presence == TARGET_PRESENT) {
                         if (asprintf(
                                     &why,
                                     t->rule                         ? "rule %s no longer covers it"
@@ -1222,9 +1548,28 @@ static int sweep(DevicePlacement *d, const DeviceInventory *inv) {
                                                                     : "no rule covers it any more%s",
                                     strempty(t->rule)) < 0)
                                 return -ENOMEM;
-                        (void)target_restore(d, t, why);
+                        r = target_restore(d, t, why);
+                        if (r >= 0 || r == -ENOENT || r == -EBADMSG) {
+                                target_forget(d, t);
+                                continue;
+                        }
+                        free(why);
+                        why = NULL;
+                        if (asprintf(
+                                    &why, "could not restore its original %s: %s", t->original,
+                                    strerror(-r)) < 0)
+                                return -ENOMEM;
+                        r = target_set_reason(t, why);
+                        if (r < 0)
+                                return r;
                 }
-                target_forget(d, t);
+                if (presence == TARGET_UNVERIFIABLE)
+                        (void)target_set_reason(t, NULL);
+                /* Kept, uncovered: not written, not checked for drift. */
+                t->rule = mfree(t->rule);
+                t->state = TARGET_UNMANAGED;
+                t->has_wanted = t->has_applied = t->has_drift = false;
+                t->effective_pending = false;
         }
         return 0;
 }
@@ -1265,7 +1610,9 @@ static pid_t find_irqbalance(const char *root) {
         return 0;
 }
 
-/* When the IRQs the daemon places grew: is irqbalance running, to fight over them? */
+/* When the IRQs the daemon places grew: is irqbalance running, to fight over them? The IRQs are
+ * marked checked only when one was found and named: with none running, the next pass looks
+ * again (irqbalance may be started later). */
 static void irqbalance_check(DevicePlacement *d) {
         _cleanup_free_ Target **targets = NULL;
         _cleanup_free_ char *irqs = NULL, *banirq = NULL, *cpus_text = NULL;
@@ -1277,17 +1624,17 @@ static void irqbalance_check(DevicePlacement *d) {
 
         if (d->manager->dry_run || targets_collect(d, &targets, &n) < 0)
                 return;
-        for (size_t i = 0; i < n; i++)
-                if (targets[i]->kind == TARGET_IRQ && targets[i]->state == TARGET_APPLIED &&
-                    !targets[i]->irqbalance_checked) {
-                        targets[i]->irqbalance_checked = true;
-                        grew = true;
-                }
+        for (size_t i = 0; i < n && !grew; i++)
+                grew = targets[i]->kind == TARGET_IRQ && targets[i]->state == TARGET_APPLIED &&
+                        !targets[i]->irqbalance_checked;
         if (!grew)
                 return;
         pid = find_irqbalance(d->root);
         if (pid <= 0)
                 return;
+        for (size_t i = 0; i < n; i++)
+                if (targets[i]->kind == TARGET_IRQ && targets[i]->state == TARGET_APPLIED)
+                        targets[i]->irqbalance_checked = true;
 
         fi = open_memstream(&irqs, &size_irqs);
         fb = open_memstream(&banirq, &size_ban);
@@ -1407,22 +1754,135 @@ static bool target_is_checked(const Target *t) {
 
 static int device_drift_update(DevicePlacement *d);
 
-/* One re-check of every applied target. Returns 1 when an IRQ was put back (its effective
- * affinity is due for a check), 0, or -ENOMEM. */
+/* What one drift tick reads at most once, when it needs it. */
+typedef struct DriftTick {
+        bool table_read;
+        InterruptTable *table; /* ROOT/proc/interrupts; NULL when unreadable */
+        bool online_read;
+        CpuSet online; /* ROOT/sys/devices/system/cpu/online */
+        bool online_ok;
+        bool irqbalance_read;
+        pid_t irqbalance; /* 0: none */
+} DriftTick;
+
+static void drift_tick_done(DriftTick *k) {
+        k->table = interrupt_table_free(k->table);
+        cpuset_done(&k->online);
+}
+
+/* ROOT/proc/interrupts, read once per tick or restore. NULL when it can't be read. */
+static const InterruptTable *tick_interrupts(DevicePlacement *d, DriftTick *k) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (k->table_read)
+                return k->table;
+        k->table_read = true;
+        if (asprintf(&path, "%s/proc/interrupts", streq(d->root, "/") ? "" : d->root) < 0)
+                return NULL;
+        r = interrupts_read(path, &k->table, NULL);
+        if (r < 0) {
+                log_debug_errno(r, "Failed to read %s: %m", path);
+                k->table = NULL;
+        }
+        return k->table;
+}
+
+/*
+ * Whether IRQ t is still the IRQ it was, by /proc/interrupts as read once per tick: the line's
+ * identity (as DeviceIrq.identity) against t's. Returns TARGET_PRESENT, TARGET_GONE (another
+ * IRQ now, or /proc/irq/N gone), or TARGET_UNVERIFIABLE (not listed, or the file unreadable,
+ * while /proc/irq/N exists): nothing is written then.
+ */
+static TargetPresence irq_presence_now(DevicePlacement *d, const Target *t, DriftTick *k) {
+        const InterruptTable *table = tick_interrupts(d, k);
+        const InterruptLine *l = table ? interrupt_table_find(table, t->irq) : NULL;
+        _cleanup_free_ char *identity = NULL;
+
+        if (!l)
+                return irq_dir_exists(d, t->irq) ? TARGET_UNVERIFIABLE : TARGET_GONE;
+        identity = interrupt_line_identity(l);
+        if (!identity)
+                return TARGET_UNVERIFIABLE;
+        return streq(identity, t->identity) ? TARGET_PRESENT : TARGET_GONE;
+}
+
+/* Whether queue target t's interface name still has the ifindex it had
+ * (ROOT/sys/class/net/DEV/ifindex): 1 yes, 0 no (renamed, made again, gone: the pass that the
+ * link event causes sorts it out). */
+static bool queue_same_device(DevicePlacement *d, const Target *t) {
+        NetDeviceQueues q = {};
+        char identity[16];
+
+        if (t->kind == TARGET_RFS)
+                return true;
+        if (netdev_queues(d->root, t->device, &q) < 0)
+                return false;
+        snprintf(identity, sizeof(identity), "%d", q.ifindex);
+        return streq(identity, t->identity);
+}
+
+/* Whether mask contains a CPU that is not online now (ROOT/sys/devices/system/cpu/online, read
+ * once per tick); false when that can't be read. */
+static bool tick_has_offline(DevicePlacement *d, DriftTick *k, const CpuSet *mask) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_cpuset_ CpuSet offline = CPUSET_NULL;
+
+        if (!k->online_read) {
+                k->online_read = true;
+                if (asprintf(
+                            &path, "%s/sys/devices/system/cpu/online", streq(d->root, "/") ? "" : d->root) >=
+                            0 &&
+                    read_full_file(path, 4096, 0, &text, NULL) >= 0) {
+                        text[strcspn(text, "\n")] = '\0';
+                        k->online_ok = cpuset_parse_list(text, &k->online, NULL) >= 0;
+                }
+        }
+        if (!k->online_ok || cpuset_copy(&offline, mask) < 0)
+                return false;
+        cpuset_andnot(&offline, &k->online);
+        return !cpuset_is_empty(&offline);
+}
+
+/* The PID of a running irqbalance, looked for once per tick. */
+static pid_t tick_irqbalance(DevicePlacement *d, DriftTick *k) {
+        if (!k->irqbalance_read) {
+                k->irqbalance_read = true;
+                k->irqbalance = find_irqbalance(d->root);
+        }
+        return k->irqbalance;
+}
+
+/*
+ * One re-check of every applied target. A target whose applied mask holds a CPU that is offline
+ * now is skipped (the kernel moved an IRQ off it; the hotplug re-plan brings it back). Before
+ * anything is reported or written, an IRQ's identity is checked against /proc/interrupts (read
+ * once per tick: another device's now, it is forgotten) and a queue's interface against its
+ * ifindex. Under on-drift: enforce the first correction of a target is logged, then at most one
+ * line per DRIFT_LOG_INTERVAL_USEC saying how many corrections were made since.
+ * Returns 1 when an IRQ was put back (its effective affinity is due for a check), 0, or -ENOMEM.
+ */
 static int device_drift_check(DevicePlacement *d) {
+        _cleanup_(drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
         _cleanup_free_ Target **targets = NULL;
         bool effective = false;
+        uint64_t now = 0;
         size_t n = 0;
         int r;
 
         r = targets_collect(d, &targets, &n);
         if (r < 0)
                 return r;
+        (void)sd_event_now(d->manager->event, CLOCK_MONOTONIC, &now);
         for (size_t i = 0; i < n; i++) {
                 Target *t = targets[i];
                 _cleanup_(target_value_done) TargetValue cur = {}, back = {};
-                _cleanup_free_ char *cur_text = NULL, *applied_text = NULL, *reason = NULL;
+                _cleanup_free_ char *cur_text = NULL, *applied_text = NULL, *reason = NULL,
+                                    *irqbalance = NULL, *since = NULL;
+                bool quiet = false;
                 char what[128];
+                int record_error;
+                pid_t pid;
 
                 if (!target_is_checked(t))
                         continue;
@@ -1440,6 +1900,34 @@ static int device_drift_check(DevicePlacement *d) {
                 if (t->has_drift && target_value_equal(t->kind, &cur, &t->drift))
                         continue; /* reported already */
 
+                target_describe(t, what, sizeof(what));
+                if (kind_is_mask(t->kind) && tick_has_offline(d, &tick, &t->applied.cpus)) {
+                        applied_text = target_value_to_string(t->kind, &t->applied);
+                        log_debug(
+                                "%s is not %s as applied, but some of those CPUs are offline now: not "
+                                "drift (the CPU change re-plans it)",
+                                what, strna(applied_text));
+                        continue;
+                }
+                if (t->kind == TARGET_IRQ) {
+                        TargetPresence p = irq_presence_now(d, t, &tick);
+
+                        if (p == TARGET_GONE) {
+                                log_debug(
+                                        "%s is another IRQ now (or gone), dropping what was recorded of it",
+                                        what);
+                                target_forget(d, t);
+                                continue;
+                        }
+                        if (p == TARGET_UNVERIFIABLE) {
+                                log_debug("%s is not listed in /proc/interrupts, not checked now", what);
+                                continue;
+                        }
+                } else if (!queue_same_device(d, t)) {
+                        log_debug("%s: the interface changed, left to the next pass", what);
+                        continue;
+                }
+
                 d->counters.drift_detected++;
                 r = target_value_copy(&t->drift, &cur);
                 if (r < 0)
@@ -1447,17 +1935,55 @@ static int device_drift_check(DevicePlacement *d) {
                 t->has_drift = true;
                 cur_text = target_value_to_string(t->kind, &cur);
                 applied_text = target_value_to_string(t->kind, &t->applied);
-                target_describe(t, what, sizeof(what));
-                log_target(
-                        LOG_WARNING, 0, t, cur_text, "Drift: %s is %s where %s applied %s%s", what,
-                        strna(cur_text), rule_label(t), strna(applied_text),
-                        t->on_drift == DRIFT_ENFORCE ? ", putting it back (on-drift: enforce)"
-                                : t->on_drift == DRIFT_RESPECT
-                                ? ", no longer managing it (on-drift: respect)"
-                                : " (on-drift: report)");
+                if (t->kind == TARGET_IRQ && (pid = tick_irqbalance(d, &tick)) > 0 &&
+                    asprintf(
+                            &irqbalance,
+                            "; irqbalance (PID %d) is running: it moves IRQs; stop it, or add --banirq=%u "
+                            "to "
+                            "its IRQBALANCE_ARGS",
+                            (int)pid, t->irq) < 0)
+                        irqbalance = NULL;
+                if (t->on_drift == DRIFT_ENFORCE) {
+                        if (t->drift_logged_usec > 0 &&
+                            now < t->drift_logged_usec + DRIFT_LOG_INTERVAL_USEC) {
+                                quiet = true;
+                                t->drift_unlogged++;
+                        } else {
+                                if (t->drift_unlogged > 0 &&
+                                    asprintf(
+                                            &since, "; %u more corrections since the last report",
+                                            t->drift_unlogged) < 0)
+                                        since = NULL;
+                                t->drift_logged_usec = MAX(now, (uint64_t)1);
+                                t->drift_unlogged = 0;
+                        }
+                }
+                if (quiet)
+                        log_debug(
+                                "%s is %s again, putting it back to %s (%u corrections since the last "
+                                "report)",
+                                what, strna(cur_text), strna(applied_text), t->drift_unlogged);
+                else
+                        log_target(
+                                LOG_WARNING, 0, t, cur_text, "Drift: %s is %s where %s applied %s%s%s%s",
+                                what, strna(cur_text), rule_label(t), strna(applied_text),
+                                t->on_drift == DRIFT_ENFORCE ? ", putting it back (on-drift: enforce)"
+                                        : t->on_drift == DRIFT_RESPECT
+                                        ? ", no longer managing it (on-drift: respect)"
+                                        : " (on-drift: report)",
+                                strempty(since), strempty(irqbalance));
 
                 switch (t->on_drift) {
                 case DRIFT_ENFORCE:
+                        /* The original must be on record before a write (it is, unless the state
+                         * dir failed when the value was found already right). */
+                        r = target_record_original(d, t, &cur, &record_error);
+                        if (r < 0)
+                                return r;
+                        if (record_error < 0) {
+                                target_not_recorded(d, t, record_error);
+                                break;
+                        }
                         r = target_write(d, t, &t->wanted);
                         if (r < 0) {
                                 log_target(
@@ -1488,7 +2014,9 @@ static int device_drift_check(DevicePlacement *d) {
                         break;
                 default:
                         t->state = TARGET_DRIFTED;
-                        if (asprintf(&reason, "changed to %s by someone else", strna(cur_text)) >= 0)
+                        if (asprintf(
+                                    &reason, "changed to %s by someone else%s", strna(cur_text),
+                                    strempty(irqbalance)) >= 0)
                                 (void)target_set_reason(t, reason);
                         break;
                 }
@@ -1585,6 +2113,15 @@ int device_placement_apply(DevicePlacement *d) {
                 return 0;
         }
         d->inventory_failed = false;
+        if (inv->irq_warning) {
+                if (!streq_ptr(inv->irq_warning, d->irq_warning))
+                        log_warning(
+                                "%s%s", inv->irq_warning,
+                                inv->irq_error < 0 ? "; IRQs are left as they are until it can be read"
+                                                   : "");
+                (void)free_and_strdup(&d->irq_warning, inv->irq_warning);
+        } else
+                d->irq_warning = mfree(d->irq_warning);
         r = device_plan_new(m->config, m->plan, m->topology, inv, &dp);
         if (r < 0)
                 return log_error_errno(r, "Failed to plan IRQs and queues: %m");
@@ -1593,7 +2130,12 @@ int device_placement_apply(DevicePlacement *d) {
 
         d->pass++;
         d->n_irqs_set = d->n_queues_set = d->n_restored = 0;
-        r = place_irqs(d, inv, dp);
+        log_debug(
+                "Device pass %u: %zu IRQs, %zu network interfaces (after %" PRIu64 " device events)",
+                d->pass, inv->n_irqs, inv->n_nets, d->counters.device_events);
+        r = targets_follow_renames(d, inv);
+        if (r >= 0)
+                r = place_irqs(d, inv, dp);
         if (r >= 0)
                 r = place_queues(d, inv, dp);
         if (r >= 0)
@@ -1653,15 +2195,83 @@ static void device_schedule(DevicePlacement *d) {
         }
 }
 
+/* What rtnetlink last said of a link. */
+typedef struct Link {
+        int ifindex; /* first: the tsearch key */
+        unsigned flags;
+        uint32_t n_rx_queues, n_tx_queues;
+        char name[IFNAMSIZ];
+} Link;
+
+static int link_compare(const void *a, const void *b) {
+        const Link *x = a, *y = b;
+        return x->ifindex < y->ifindex ? -1 : x->ifindex > y->ifindex ? 1 : 0;
+}
+
+/* The flags whose change matters: a link coming up is when many drivers allocate their IRQs. */
+#define LINK_FLAGS_RELEVANT (IFF_UP | IFF_RUNNING | IFF_LOWER_UP)
+
+/*
+ * Whether a link event can change what is placed: RTM_DELLINK; a new link (an ifindex not seen
+ * yet, or ifi_change all ones, as the kernel sends for a registration); a change of IFF_UP,
+ * IFF_RUNNING or IFF_LOWER_UP (in ifi_change, or against the flags last seen: carrier changes
+ * come with ifi_change 0); another name for a known ifindex (a rename); other queue counts.
+ * The rest (MTU, address, alias, statistics, ...) is not. Remembers what ev says.
+ */
+static bool link_event_relevant(DevicePlacement *d, const RtnlLinkEvent *ev) {
+        Link probe = {.ifindex = ev->ifindex}, *l;
+        bool relevant = false;
+        void *node;
+
+        node = tfind(&probe, &d->links, link_compare);
+        l = node ? *(Link **)node : NULL;
+        if (ev->action == RTNL_LINK_DEL) {
+                if (l) {
+                        tdelete(l, &d->links, link_compare);
+                        free(l);
+                }
+                return true;
+        }
+        if (!l) {
+                l = calloc(1, sizeof(Link));
+                if (!l)
+                        return true;
+                l->ifindex = ev->ifindex;
+                if (!tsearch(l, &d->links, link_compare)) {
+                        free(l);
+                        return true;
+                }
+                relevant = true;
+        } else
+                relevant = ev->change == UINT_MAX || (ev->change & LINK_FLAGS_RELEVANT) ||
+                        ((ev->flags ^ l->flags) & LINK_FLAGS_RELEVANT) ||
+                        (ev->name && !streq(ev->name, l->name)) ||
+                        (ev->n_rx_queues > 0 && ev->n_rx_queues != l->n_rx_queues) ||
+                        (ev->n_tx_queues > 0 && ev->n_tx_queues != l->n_tx_queues);
+        l->flags = ev->flags;
+        if (ev->name)
+                snprintf(l->name, sizeof(l->name), "%s", ev->name);
+        if (ev->n_rx_queues > 0)
+                l->n_rx_queues = ev->n_rx_queues;
+        if (ev->n_tx_queues > 0)
+                l->n_tx_queues = ev->n_tx_queues;
+        return relevant;
+}
+
 static void on_rtnl_link(RtnlMonitor *monitor, const RtnlLinkEvent *ev, void *userdata) {
         DevicePlacement *d = userdata;
+        bool relevant;
 
         d->counters.device_events++;
+        relevant = link_event_relevant(d, ev);
         log_debug(
-                "Link %s (ifindex %d): %s, flags 0x%x, %" PRIu32 " rx / %" PRIu32 " tx queues",
+                "Link %s (ifindex %d): %s, flags 0x%x, change 0x%x, %" PRIu32 " rx / %" PRIu32
+                " tx queues%s",
                 strna(ev->name), ev->ifindex, ev->action == RTNL_LINK_DEL ? "removed" : "new or changed",
-                ev->flags, ev->n_rx_queues, ev->n_tx_queues);
-        device_schedule(d);
+                ev->flags, ev->change, ev->n_rx_queues, ev->n_tx_queues,
+                relevant ? "" : ": nothing relevant changed, ignored");
+        if (relevant)
+                device_schedule(d);
 }
 
 static void on_device_lost(DevicePlacement *d, int error, const char *source) {
@@ -1677,12 +2287,19 @@ static void on_rtnl_lost(RtnlMonitor *monitor, int error, void *userdata) {
         on_device_lost(userdata, error, "rtnetlink");
 }
 
+/* uevents of "net" (add, remove, move: a rename) and "queues" (add, remove: a queue-count
+ * change) schedule a pass; other actions ("change", ...) are counted only. */
 static int on_net_uevent(UeventMonitor *monitor, const Uevent *ev, void *userdata) {
         DevicePlacement *d = userdata;
+        bool relevant = streq(ev->action, "add") || streq(ev->action, "remove") ||
+                (streq_ptr(ev->subsystem, "net") && streq(ev->action, "move"));
 
         d->counters.device_events++;
-        log_debug("uevent %s %s (%s)", ev->action, ev->devpath, strna(ev->subsystem));
-        device_schedule(d);
+        log_debug(
+                "uevent %s %s (%s)%s", ev->action, ev->devpath, strna(ev->subsystem),
+                relevant ? "" : ": ignored");
+        if (relevant)
+                device_schedule(d);
         return 0;
 }
 
@@ -1736,6 +2353,8 @@ DevicePlacement *device_placement_free(DevicePlacement *d) {
                 free(d->logged[i]);
         free(d->logged);
         device_status_clear(d);
+        tdestroy(d->links, free);
+        free(d->irq_warning);
         free(d->root);
         return mfree(d);
 }
@@ -1828,8 +2447,9 @@ int device_placement_start(DevicePlacement *d) {
 }
 
 int device_placement_restore_all(DevicePlacement *d) {
+        _cleanup_(drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
         _cleanup_free_ Target **targets = NULL;
-        size_t n = 0, restored = 0;
+        size_t n = 0, restored = 0, kept = 0;
         int failed = 0, r;
 
         if (!d || d->manager->dry_run)
@@ -1842,20 +2462,49 @@ int device_placement_restore_all(DevicePlacement *d) {
         }
         for (size_t i = 0; i < n; i++) {
                 Target *t = targets[i];
+                TargetPresence p = TARGET_PRESENT;
+                char what[128];
 
-                if (t->original && t->state != TARGET_RELEASED) {
-                        r = target_restore(d, t, "restore-on-exit");
-                        if (r < 0 && r != -ENOENT)
-                                failed++;
-                        else if (r >= 0)
-                                restored++;
+                if (!t->original || t->state == TARGET_RELEASED) {
+                        target_forget(d, t);
+                        continue;
+                }
+                /* Still the same IRQ (/proc/interrupts read once), the same interface? */
+                if (t->kind == TARGET_IRQ)
+                        p = irq_presence_now(d, t, &tick);
+                else if (!queue_same_device(d, t))
+                        p = TARGET_UNVERIFIABLE; /* renamed or gone since the last pass */
+                if (p == TARGET_GONE) {
+                        log_debug(
+                                "%s is another one now or gone, nothing to restore",
+                                target_describe(t, what, sizeof(what)));
+                        target_forget(d, t);
+                        continue;
+                }
+                if (p == TARGET_UNVERIFIABLE) {
+                        /* Its record stays: the next instance sorts it out. */
+                        log_debug(
+                                "%s can't be verified to be what was placed, not restored; its record is "
+                                "kept",
+                                target_describe(t, what, sizeof(what)));
+                        kept++;
+                        continue;
+                }
+                r = target_restore(d, t, "restore-on-exit");
+                if (r >= 0)
+                        restored++;
+                else if (r != -ENOENT && r != -EBADMSG) {
+                        failed++; /* its record stays for the next instance */
+                        continue;
                 }
                 target_forget(d, t);
         }
-        if (restored > 0 || failed > 0)
+        if (restored > 0 || failed > 0 || kept > 0)
                 log_info(
-                        "restore-on-exit: restored %zu IRQ and queue settings to their originals%s",
-                        restored, failed > 0 ? " (some could not be restored, see above)" : "");
+                        "restore-on-exit: restored %zu IRQ and queue settings to their originals%s%s",
+                        restored,
+                        failed > 0 ? " (some could not be restored, see above; their records are kept)" : "",
+                        kept > 0 ? " (some changed since and were left alone, their records kept)" : "");
         return failed;
 }
 
@@ -1882,7 +2531,7 @@ int device_placement_list_irqs(DevicePlacement *d, const IrqStatus **ret, size_t
 
                 snprintf(key, sizeof(key), "%u", irq->irq);
                 t = target_find(d, TARGET_IRQ, key);
-                if (t && !streq(t->identity, strempty(irq->actions)))
+                if (t && !streq(t->identity, device_irq_identity(irq)))
                         t = NULL;
                 *s = (IrqStatus){
                         .irq = irq->irq,
@@ -1913,12 +2562,29 @@ int device_placement_list_irqs(DevicePlacement *d, const IrqStatus **ret, size_t
         return 0;
 }
 
-/* Appends the status of one queue setting (target t may be NULL: not covered). */
+/* How much a state says something is wrong with a queue setting, for merging an rx queue's
+ * rps_cpus and rps_flow_cnt into one row. */
+static int state_severity(TargetState s) {
+        switch (s) {
+        case TARGET_REFUSED:
+        case TARGET_MANAGED:
+                return 3;
+        case TARGET_DRIFTED:
+                return 2;
+        case TARGET_PENDING:
+                return 1;
+        default:
+                return 0;
+        }
+}
+
+/* Appends the status of one queue setting. An rx row is its rps_cpus target's, made worse by its
+ * rps_flow_cnt target's (refused, drifted, pending: with that one's reason). */
 static int queue_status_add(DevicePlacement *d, const DeviceNet *net, bool tx, unsigned q) {
         NetQueueStatus *s = &d->queue_status[d->n_queue_status];
         char *name = d->queue_names[d->n_queue_status];
         char key[PATH_MAX], identity[16];
-        Target *t;
+        Target *t, *flow = NULL, *shown;
         int r;
 
         snprintf(name, sizeof(d->queue_names[0]), "%s-%u", tx ? "tx" : "rx", q);
@@ -1927,12 +2593,23 @@ static int queue_status_add(DevicePlacement *d, const DeviceNet *net, bool tx, u
         t = target_find(d, tx ? TARGET_XPS : TARGET_RPS, key);
         if (t && !streq(t->identity, identity))
                 t = NULL;
+        if (!tx) {
+                flow = target_find(d, TARGET_FLOW, key);
+                if (flow && !streq(flow->identity, identity))
+                        flow = NULL;
+        }
+        shown = t;
+        if (flow && (!t || state_severity(flow->state) > state_severity(t->state)))
+                shown = flow;
         *s = (NetQueueStatus){
                 .device = net->name,
                 .queue = name,
                 .kind = tx ? "xps" : "rps",
-                .rule = t ? strempty(t->rule) : "",
-                .state = target_state_table[t ? t->state : TARGET_UNMANAGED],
+                .rule = t      ? strempty(t->rule)
+                        : flow ? strempty(flow->rule)
+                               : "",
+                .state = target_state_table[shown ? shown->state : TARGET_UNMANAGED],
+                .reason = shown ? strempty(shown->reason) : "",
         };
         d->n_queue_status++;
         r = tx ? netdev_read_xps(d->root, net->name, q, &s->cpus)

@@ -180,7 +180,7 @@ int state_unit_list(const char *dir, char ***ret);
  * escaped as state_unit_escape() does.
  *
  *   KIND  key                 value (as read from the kernel, verbatim)   identity
- *   irq   "38"                smp_affinity_list ("0-1")                   the action names ("virtio2-input.0")
+ *   irq   "38"                smp_affinity_list ("0-1")                   "CHIP HWIRQ" ("PCI-MSIX-0000:00:03.0 1-edge")
  *   rps   "eth0/rx-0"         rps_cpus ("00000000,00000003")            ifindex ("2")
  *   xps   "eth0/tx-1"         xps_cpus                                    ifindex
  *   flow  "eth0/rx-0"         rps_flow_cnt ("0")                          ifindex

@@ -9,9 +9,17 @@
  *    left untouched, and not retried after a device event (a veth created) causes a new pass;
  *  - drift: a hand write to the IRQ's smp_affinity_list or to a veth's rps_cpus is reported and
  *    undone under on-drift: enforce, only reported under on-drift: report.
- * main() saves the IRQ's mask before the run and puts it back after it, and deletes every
- * interface named afd<PID>…, whatever happened in the tests (check's fork mode skips a failed
- * test's teardown).
+ *  - drift under on-drift: enforce is logged at the first correction only (then at most once a
+ *    minute); a drift names a running irqbalance, and an irqbalance started after the daemon is
+ *    named at the next pass;
+ *  - CPU 1 taken offline under an IRQ rule on CPU 1: the kernel moving the IRQ is not drift; the
+ *    re-plan when it comes back puts the IRQ back;
+ *  - originals recorded by a previous instance: restored by IRQ identity ("CHIP HWIRQ"), records
+ *    with the old action-name identity dropped unwritten, a record whose restore fails kept;
+ *  - a state dir that can't take the record: the IRQ is not written, and shows refused.
+ * main() saves the IRQ's mask before the run and puts it back after it, brings CPU 1 back online,
+ * and deletes every interface named afd<PID>…, whatever happened in the tests (check's fork mode
+ * skips a failed test's teardown).
  */
 
 #include <dirent.h>
@@ -36,6 +44,9 @@ static char rx_name[64];     /* its name in /proc/interrupts */
 static char rx_original[64]; /* its smp_affinity_list before the run */
 static unsigned managed_irq; /* a kernel-managed IRQ, 0: none here */
 static char managed_name[64];
+static char rx_identity[128]; /* "CHIP HWIRQ" of the rx IRQ in /proc/interrupts, "" unknown */
+
+#define CPU1_ONLINE "/sys/devices/system/cpu/cpu1/online"
 
 static uint64_t now_usec(void) {
         struct timespec ts;
@@ -140,6 +151,40 @@ static bool interrupt_name(unsigned irq, char *buf, size_t size) {
                 if (!name || !name[1])
                         continue;
                 snprintf(buf, size, "%s", name + 1);
+                found = true;
+        }
+        fclose(f);
+        return found;
+}
+
+/* The identity of IRQ irq as the daemon records it: "CHIP HWIRQ" (the two words after the count
+ * columns of its /proc/interrupts line; one count column per CPU of the header), into buf. */
+static bool interrupt_identity(unsigned irq, char *buf, size_t size) {
+        FILE *f = fopen("/proc/interrupts", "re");
+        char line[4096];
+        unsigned n_cpus = 0;
+        bool found = false;
+
+        if (!f)
+                return false;
+        if (fgets(line, sizeof line, f))
+                for (char *tok = strtok(line, " \t\n"); tok; tok = strtok(NULL, " \t\n"))
+                        n_cpus++;
+        while (!found && fgets(line, sizeof line, f)) {
+                char *p = line, *end, *save = NULL, *chip, *hwirq;
+
+                while (*p == ' ')
+                        p++;
+                if (strtoul(p, &end, 10) != irq || end == p || *end != ':')
+                        continue;
+                strtok_r(end + 1, " \t\n", &save);
+                for (unsigned i = 1; i < n_cpus; i++)
+                        strtok_r(NULL, " \t\n", &save);
+                chip = strtok_r(NULL, " \t\n", &save);
+                hwirq = strtok_r(NULL, " \t\n", &save);
+                if (!chip || !hwirq || !strchr(hwirq, '-'))
+                        break;
+                snprintf(buf, size, "%s %s", chip, hwirq);
                 found = true;
         }
         fclose(f);
@@ -672,8 +717,285 @@ START_TEST(test_irq_irqbalance_warning) {
 }
 END_TEST
 
+/* Under on-drift: enforce, a tug of war is logged at its first correction only (at most one line
+ * a minute after that), while every correction is counted. */
+START_TEST(test_irq_drift_enforce_quiet) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *needle = NULL;
+
+        write_settings(h, "drift-interval: 50ms\n");
+        write_nic_rule(h, "    on-drift: enforce\n");
+        harness_start_daemon(h);
+        wait_irq_affinity(rx_irq, target_cpus());
+
+        for (unsigned i = 1; i <= 4; i++) {
+                set_irq_affinity(rx_irq, other_cpus());
+                wait_counter_at_least(h, "DeviceDriftCorrections", i);
+                wait_irq_affinity(rx_irq, target_cpus());
+        }
+        ck_assert_int_ge(
+                asprintf(
+                        &needle, "Drift: IRQ %u (%s) is %s where rule nic applied %s", rx_irq, rx_name,
+                        other_cpus(), target_cpus()),
+                0);
+        ck_assert_msg(
+                log_count(h, needle) == 1, "\"%s\" logged %u times for 4 corrections", needle,
+                log_count(h, needle));
+        ck_assert_uint_ge(get_counter(h, "DeviceDriftDetected"), 4);
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original);
+}
+END_TEST
+
+/* An irqbalance started after the daemon: named at the next pass (a device event), and in the
+ * drift message of an IRQ it could have moved. */
+START_TEST(test_irq_irqbalance_later) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *needle = NULL;
+        char veth[16];
+        Child *c;
+
+        write_settings(h, "drift-interval: 100ms\n");
+        write_nic_rule(h, "");
+        harness_start_daemon(h);
+        wait_irq_affinity(rx_irq, target_cpus());
+        ck_assert(!harness_log_contains(h, "irqbalance (PID"));
+
+        c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = "irqbalance",
+                        .args = ARGS("-n", "0"),
+                        .pipes = true});
+        free(child_expect_line(c)); /* "ready N" */
+        harness_wait_comm(h, c->pid, "irqbalance");
+
+        /* A device event: the pass looks for irqbalance again, none having been found before. */
+        veth_add("b", veth);
+        ck_assert_int_ge(
+                asprintf(
+                        &needle, "irqbalance (PID %d) is running and will move IRQs %u", (int)c->pid,
+                        rx_irq),
+                0);
+        harness_wait_log(h, needle);
+
+        /* A drift names it. */
+        set_irq_affinity(rx_irq, other_cpus());
+        free(needle);
+        ck_assert_int_ge(
+                asprintf(
+                        &needle,
+                        "where rule nic applied %s (on-drift: report); irqbalance (PID %d) is running",
+                        target_cpus(), (int)c->pid),
+                0);
+        harness_wait_log(h, needle);
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original);
+        child_kill(c);
+        (void)run(ARGS("ip", "link", "del", veth));
+}
+END_TEST
+
+static int write_cpu1_online(const char *value) {
+        return write_text(CPU1_ONLINE, value);
+}
+
+static char read_cpu1_online(void) {
+        _cleanup_free_ char *v = read_line(CPU1_ONLINE);
+        return v ? v[0] : '\0';
+}
+
+/* Brings CPU 1 back online if it is not (no check assertions: usable outside tests). */
+static void restore_cpu1(void) {
+        for (unsigned i = 0; i < 50 && read_cpu1_online() == '0'; i++) {
+                if (write_cpu1_online("1") == 0)
+                        break;
+                usleep(100 * 1000);
+        }
+}
+
+/* CPU 1 taken offline under an IRQ rule on CPU 1 with on-drift: enforce: the kernel moves the
+ * IRQ off it, which is not drift (nothing reported, nothing written back); when CPU 1 comes back,
+ * the re-plan puts the IRQ back on it. */
+START_TEST(test_irq_hotplug_not_drift) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *now = NULL;
+        int r;
+
+        ck_assert_msg(read_cpu1_online() == '1', "CPU 1 is not online before the test");
+        write_settings(h, "drift-interval: 10ms\n");
+        harness_write_policy(
+                h, "10-irq.yaml",
+                "irqs:\n"
+                "  - name: nic\n"
+                "    match: {device: eth0, action: \"*input*\"}\n"
+                "    cpus: \"1\"\n"
+                "    on-drift: enforce\n");
+        harness_start_daemon(h);
+        wait_irq_affinity(rx_irq, "1");
+
+        r = write_cpu1_online("0");
+        ck_assert_msg(r == 0, "cannot take CPU 1 offline: %s", strerror(-r));
+        /* The kernel moved the IRQ; the re-plan came (~100 ms after the uevent, ten drift checks
+         * later at least). */
+        harness_wait_log(h, "CPUs changed (online now: 0)");
+        now = irq_affinity(rx_irq);
+        ck_assert_msg(!streq_ptr(now, "1"), "IRQ %u still on the offline CPU 1", rx_irq);
+        ck_assert_uint_eq(get_counter(h, "DeviceDriftDetected"), 0);
+        ck_assert_uint_eq(get_counter(h, "DeviceDriftCorrections"), 0);
+        ck_assert(!harness_log_contains(h, "Drift:"));
+
+        r = write_cpu1_online("1");
+        ck_assert_msg(r == 0, "cannot bring CPU 1 back online: %s", strerror(-r));
+        harness_wait_log(h, "CPUs changed (online now: 0-1)");
+        wait_irq_affinity(rx_irq, "1");
+        ck_assert_uint_eq(get_counter(h, "DeviceDriftDetected"), 0);
+        ck_assert(!harness_log_contains(h, "Drift:"));
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original);
+}
+END_TEST
+
+/* DIR/state/targets/irq@N, as lib/state.h writes it. */
+static void write_irq_record(Harness *h, unsigned irq, const char *identity, const char *original) {
+        _cleanup_free_ char *dir = NULL, *path = NULL, *text = NULL;
+        int fd;
+
+        ck_assert_int_ge(asprintf(&dir, "%s/state", harness_dir(h)), 0);
+        (void)mkdir(dir, 0755);
+        free(dir);
+        ck_assert_int_ge(asprintf(&dir, "%s/state/targets", harness_dir(h)), 0);
+        (void)mkdir(dir, 0755);
+        ck_assert_int_ge(asprintf(&path, "%s/irq@%u", dir, irq), 0);
+        ck_assert_int_ge(
+                asprintf(
+                        &text, "affinityd-target 1\nkind irq\nkey %u\nidentity %s\noriginal %s\n", irq,
+                        identity, original),
+                0);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+}
+
+static bool irq_record_exists(Harness *h, unsigned irq) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof path, "%s/state/targets/irq@%u", harness_dir(h), irq);
+        return access(path, F_OK) == 0;
+}
+
+/* A previous instance's record, identified by "CHIP HWIRQ": a daemon whose configuration no
+ * longer covers the IRQ gives the original back (the IRQ's name plays no part). */
+START_TEST(test_irq_record_identity) {
+        Harness *h = harness_new();
+
+        if (!rx_identity[0]) {
+                printf("IRQ %u has no hwirq column in /proc/interrupts, nothing to test\n", rx_irq);
+                return;
+        }
+        set_irq_affinity(rx_irq, other_cpus());
+        write_irq_record(h, rx_irq, rx_identity, target_cpus());
+        harness_start_daemon(h);
+        /* Reconciled by the first pass, before READY=1. */
+        wait_irq_affinity(rx_irq, target_cpus());
+        ck_assert(!irq_record_exists(h, rx_irq));
+        ck_assert_uint_ge(get_counter(h, "DeviceRestores"), 1);
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original);
+}
+END_TEST
+
+/* A record of an older version (its identity the IRQ's action names) is dropped, nothing written
+ * back: it can't be told from an IRQ number that passed to another device. */
+START_TEST(test_irq_record_old_identity) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *now = NULL;
+
+        set_irq_affinity(rx_irq, other_cpus());
+        write_irq_record(h, rx_irq, rx_name, target_cpus());
+        harness_start_daemon(h);
+        ck_assert(!irq_record_exists(h, rx_irq));
+        now = irq_affinity(rx_irq);
+        ck_assert_str_eq(now, other_cpus());
+        ck_assert_uint_eq(get_counter(h, "DeviceRestores"), 0);
+        harness_stop_daemon(h);
+        set_irq_affinity(rx_irq, rx_original);
+}
+END_TEST
+
+/* A restore the kernel refuses (an original naming a CPU this machine doesn't have) keeps the
+ * record, to be tried again, rather than losing the original. */
+START_TEST(test_irq_restore_failure_kept) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *before = irq_affinity(rx_irq), *now = NULL;
+
+        if (!rx_identity[0]) {
+                printf("IRQ %u has no hwirq column in /proc/interrupts, nothing to test\n", rx_irq);
+                return;
+        }
+        ck_assert_ptr_nonnull(before);
+        write_irq_record(h, rx_irq, rx_identity, "4095");
+        harness_start_daemon(h);
+        harness_wait_log(h, "Failed to restore IRQ");
+        ck_assert(irq_record_exists(h, rx_irq));
+        now = irq_affinity(rx_irq);
+        ck_assert_str_eq(now, before);
+        harness_stop_daemon(h);
+        ck_assert(irq_record_exists(h, rx_irq));
+}
+END_TEST
+
+/* A state dir that can't take the record of the original: the IRQ is left as it is and shown
+ * refused, saying why. */
+START_TEST(test_irq_unrecordable_not_written) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *before = irq_affinity(rx_irq), *now = NULL, *state = NULL, *arg = NULL,
+                            *targets = NULL;
+        IrqEntry e;
+        int fd;
+
+        ck_assert_ptr_nonnull(before);
+        ck_assert_int_ge(asprintf(&state, "%s/badstate", harness_dir(h)), 0);
+        ck_assert_int_eq(mkdir(state, 0755), 0);
+        /* A regular file where the targets directory would go. */
+        ck_assert_int_ge(asprintf(&targets, "%s/targets", state), 0);
+        fd = open(targets, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_ge(asprintf(&arg, "--state-dir=%s", state), 0);
+        write_nic_rule(h, "");
+        harness_start_daemon_with(h, &(DaemonOptions){.args = ARGS(arg)});
+
+        e = list_irq(h, rx_irq);
+        ck_assert_str_eq(e.state, "refused");
+        ck_assert_msg(strstr(e.reason, "cannot record its original in"), "reason: %s", e.reason);
+        now = irq_affinity(rx_irq);
+        ck_assert_str_eq(now, before);
+        ck_assert_uint_eq(get_counter(h, "IrqsPlaced"), 0);
+        harness_stop_daemon(h);
+}
+END_TEST
+
+/* Runs in the runner process (an unchecked fixture) after the hotplug test, whatever happened in
+ * it (a failed test skips its teardown): CPU 1 online, the IRQ's mask as before the run. */
+static void after_hotplug_setup(void) {
+        char path[64];
+
+        restore_cpu1();
+        snprintf(path, sizeof path, "/proc/irq/%u/smp_affinity_list", rx_irq);
+        (void)write_text(path, rx_original);
+}
+
+START_TEST(test_cpu1_online) {
+        ck_assert_msg(read_cpu1_online() == '1', "CPU 1 is not online after the hotplug test");
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-irq");
+        TCase *tc;
         char *v;
         int r;
 
@@ -690,6 +1012,8 @@ int main(void) {
         snprintf(rx_original, sizeof rx_original, "%s", v);
         free(v);
         find_managed_irq();
+        if (!interrupt_identity(rx_irq, rx_identity, sizeof rx_identity))
+                rx_identity[0] = '\0';
 
         harness_add_test(s, test_irq_move_and_restore);
         harness_add_test(s, test_irq_restore_on_exit);
@@ -697,7 +1021,19 @@ int main(void) {
         harness_add_test(s, test_irq_drift_enforce);
         harness_add_test(s, test_irq_drift_report);
         harness_add_test(s, test_irq_irqbalance_warning);
+        harness_add_test(s, test_irq_drift_enforce_quiet);
+        harness_add_test(s, test_irq_irqbalance_later);
+        harness_add_test(s, test_irq_hotplug_not_drift);
+        tc = tcase_create("cpu1-restored");
+        tcase_add_unchecked_fixture(tc, after_hotplug_setup, NULL);
+        tcase_add_test(tc, test_cpu1_online);
+        suite_add_tcase(s, tc);
+        harness_add_test(s, test_irq_record_identity);
+        harness_add_test(s, test_irq_record_old_identity);
+        harness_add_test(s, test_irq_restore_failure_kept);
+        harness_add_test(s, test_irq_unrecordable_not_written);
         r = harness_main(s);
+        restore_cpu1();
 
         /* Whatever the tests did: the IRQ's mask as it was, no veth of ours left. */
         {

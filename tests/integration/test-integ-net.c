@@ -10,7 +10,11 @@
  *  - a reload without the rule and without rfs: gives back every value read before the test;
  *  - xps: spread divides the rps: CPUs among the tx queues;
  *  - a veth created after the daemon started is placed (rtnetlink / uevents), and one deleted
- *    has its records dropped.
+ *    has its records dropped;
+ *  - a veth renamed (ip link set X name Y) keeps its originals: renamed out of the rule, it gets
+ *    them back; renamed within it, a later restore gives the true originals, not the rule's;
+ *  - an rx queue whose rps_flow_cnt drifted shows drifted in ListNetQueues;
+ *  - link changes that can't matter (MTU, alias) cause no pass; a link going up does.
  * Interfaces are named afd<PID>… after the runner's PID; main() deletes every one of them and
  * puts rps_sock_flow_entries back after the run, whatever happened in the tests (check's fork
  * mode skips a failed test's teardown).
@@ -443,6 +447,207 @@ START_TEST(test_net_new_device) {
 }
 END_TEST
 
+/* How often needle occurs in the daemon's log. */
+static unsigned log_count(Harness *h, const char *needle) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t size = 0;
+        unsigned n = 0;
+        FILE *f;
+
+        ck_assert_int_ge(asprintf(&path, "%s/affinityd.log", harness_dir(h)), 0);
+        f = fopen(path, "re");
+        ck_assert_msg(f, "open %s: %s", path, strerror(errno));
+        ck_assert_int_ge(getdelim(&text, &size, '\0', f), 0);
+        fclose(f);
+        for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+static void rename_link(const char *from, const char *to) {
+        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", from, "name", to)), 0);
+}
+
+/* Waits until ListNetQueues shows dev's queue with state (and rule, when not NULL). */
+static void wait_queue_state(
+        Harness *h, const char *dev, const char *queue, const char *rule, const char *state) {
+        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+
+        for (;;) {
+                _cleanup_free_ QueueEntry *entries = NULL;
+                size_t n = list_queues(h, &entries);
+                const QueueEntry *e = find_queue(entries, n, dev, queue);
+
+                if (e && streq(e->state, state) && (!rule || streq(e->rule, rule)))
+                        return;
+                ck_assert_msg(
+                        now_usec() < deadline, "%s %s is %s (rule \"%s\") in ListNetQueues, expected %s",
+                        dev, queue, e ? e->state : "missing", e ? e->rule : "", state);
+                usleep(20 * 1000);
+        }
+}
+
+/* Issue: renaming an interface lost its originals. Renamed to a name no rule covers, the veth
+ * gets its originals back; renamed back, the rule applies again; renamed to another name the
+ * rule covers, its original stays the true one: removing the rule gives that back. */
+START_TEST(test_net_rename) {
+        Harness *h = harness_new();
+        char a[16], b[16], c[16], d[16], glob[32];
+        QueueSnapshot before_a, want;
+
+        veth_add("r", a, b);
+        ifname(c, sizeof c, "x0"); /* not covered by the rule */
+        ifname(d, sizeof d, "rz"); /* covered */
+        snapshot(a, &before_a);
+        ifname(glob, sizeof glob, "r*");
+        harness_write_policy(
+                h, "10-net.yaml",
+                "net:\n"
+                "  - device: \"%s\"\n"
+                "    name: veth\n"
+                "    rps: \"1\"\n"
+                "    xps: \"0-1\"\n",
+                glob);
+        harness_start_daemon(h);
+        for (unsigned q = 0; q < N_QUEUES; q++) {
+                want.rps[q] = UINT64_C(1) << 1;
+                want.flow[q] = before_a.flow[q];
+                want.xps[q] = UINT64_C(1) << (q % 2);
+        }
+        ck_assert_msg(!snapshot_equal(&want, &before_a), "the rule changes nothing: nothing to test");
+        assert_snapshot(a, &want);
+
+        /* Out of the rule's reach: its originals back, on the renamed device. */
+        rename_link(a, c);
+        wait_snapshot(c, &before_a);
+        wait_queue_state(h, c, "rx-0", "", "unmanaged");
+
+        /* Back under the rule. */
+        rename_link(c, a);
+        wait_snapshot(a, &want);
+        wait_queue_state(h, a, "rx-0", "veth", "applied");
+
+        /* Renamed within the rule: still placed, the original carried along. */
+        rename_link(a, d);
+        wait_queue_state(h, d, "rx-0", "veth", "applied");
+        wait_queue_state(h, d, "tx-3", "veth", "applied");
+        assert_snapshot(d, &want);
+
+        /* The rule gone: the true originals, not the rule's values. */
+        harness_remove_policy(h, "10-net.yaml");
+        ck_assert_int_ge(harness_reload(h, NULL), 0);
+        assert_snapshot(d, &before_a);
+
+        harness_stop_daemon(h);
+        veth_del(d);
+}
+END_TEST
+
+/* An rx queue's row says what its rps_flow_cnt does too: drifted when that one drifted. */
+START_TEST(test_net_flow_state) {
+        Harness *h = harness_new();
+        char a[16], b[16], glob[32];
+        _cleanup_free_ char *path = NULL;
+        QueueSnapshot want;
+
+        veth_add("f", a, b);
+        ifname(glob, sizeof glob, "f*");
+        write_settings(h, "rfs: 4096\ndrift-interval: 50ms\n");
+        harness_write_policy(
+                h, "10-net.yaml",
+                "net:\n"
+                "  - device: \"%s\"\n"
+                "    name: veth\n"
+                "    rps: \"1\"\n",
+                glob);
+        harness_start_daemon(h);
+        snapshot(a, &want);
+        ck_assert_uint_eq(want.flow[0], pow2_ceil(RFS / N_QUEUES));
+        wait_queue_state(h, a, "rx-0", "veth", "applied");
+
+        /* rps_cpus untouched, rps_flow_cnt changed by hand. */
+        path = queue_path(a, "rx-0", "rps_flow_cnt");
+        write_file(path, "1");
+        wait_queue_state(h, a, "rx-0", "veth", "drifted");
+        ck_assert_uint_eq(read_queue_mask(a, false, 0), UINT64_C(1) << 1);
+        wait_queue_state(h, a, "rx-1", "veth", "applied");
+
+        harness_stop_daemon(h);
+        veth_del(a);
+}
+END_TEST
+
+/* Link changes that can't change what is placed (MTU, alias) are counted but cause no pass; a
+ * link coming up does (drivers allocate IRQs then). */
+START_TEST(test_net_link_events_filtered) {
+        Harness *h = harness_new();
+        char a[16], b[16], glob[32];
+        QueueSnapshot want;
+        uint64_t events;
+        unsigned passes;
+        ManagerProps p = {};
+
+        ifname(glob, sizeof glob, "e*");
+        harness_write_policy(
+                h, "10-net.yaml",
+                "net:\n"
+                "  - device: \"%s\"\n"
+                "    rps: \"1\"\n",
+                glob);
+        harness_start_daemon(h);
+        veth_add("e", a, b);
+        snapshot(a, &want);
+        for (unsigned q = 0; q < N_QUEUES; q++)
+                want.rps[q] = UINT64_C(1) << 1;
+        wait_snapshot(a, &want);
+        wait_snapshot(b, &want);
+        /* Let the burst of the creation settle: its pass is done when the log says so. */
+        harness_wait_log(h, "Device pass ");
+        usleep(300 * 1000);
+        passes = log_count(h, "Device pass ");
+        events = 0;
+        {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus *bus = NULL;
+
+                ck_assert_int_ge(sd_bus_new(&bus), 0);
+                ck_assert_int_ge(sd_bus_set_address(bus, harness_bus_address(h)), 0);
+                ck_assert_int_ge(sd_bus_set_bus_client(bus, 1), 0);
+                ck_assert_int_ge(sd_bus_start(bus), 0);
+                ck_assert_int_ge(
+                        sd_bus_get_property_trivial(
+                                bus, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE,
+                                "DeviceEvents", &error, 't', &events),
+                        0);
+                sd_bus_error_free(&error);
+                sd_bus_flush_close_unref(bus);
+        }
+
+        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", a, "mtu", "1400")), 0);
+        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", a, "alias", "affinityd-test")), 0);
+        harness_wait_log(h, "nothing relevant changed, ignored");
+        /* Well past the debounce of a pass that should not come. */
+        usleep(500 * 1000);
+        ck_assert_uint_eq(log_count(h, "Device pass "), passes);
+
+        /* Up: relevant. */
+        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", a, "up")), 0);
+        {
+                uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+                while (log_count(h, "Device pass ") == passes) {
+                        ck_assert_msg(now_usec() < deadline, "no pass after link %s came up", a);
+                        usleep(20 * 1000);
+                }
+        }
+        harness_get_props(h, &p);
+        ck_assert_str_eq(p.state, "running");
+        manager_props_done(&p);
+        ck_assert(events > 0);
+        harness_stop_daemon(h);
+        veth_del(a);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-net");
         unsigned long rfs;
@@ -463,6 +668,9 @@ int main(void) {
 
         harness_add_test(s, test_net_place_and_restore);
         harness_add_test(s, test_net_new_device);
+        harness_add_test(s, test_net_rename);
+        harness_add_test(s, test_net_flow_state);
+        harness_add_test(s, test_net_link_events_filtered);
         r = harness_main(s);
 
         /* Whatever the tests did: no veth of ours left, the global RFS table as it was. */
