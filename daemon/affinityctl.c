@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "cpuset.h"
+#include "devplan.h"
 #include "macro.h"
 #include "plan.h"
 #include "policy-yaml.h"
@@ -1179,6 +1180,28 @@ static void print_validate_json(bool valid, const Config *c, const Plan *plan, c
                 fputc('}', stdout);
         }
 
+        fputs("],\"irqs\":[", stdout);
+        for (size_t i = 0; c && i < c->n_irq_rules; i++) {
+                const IrqRule *rule = &c->irq_rules[i];
+
+                fputs(i > 0 ? ",{\"name\":" : "{\"name\":", stdout);
+                json_string(stdout, rule->name);
+                fputs(",\"file\":", stdout);
+                json_string(stdout, rule->location.file);
+                printf(",\"line\":%u,\"column\":%u}", rule->location.line, rule->location.column);
+        }
+        fputs("],\"net\":[", stdout);
+        for (size_t i = 0; c && i < c->n_net_rules; i++) {
+                const NetRule *rule = &c->net_rules[i];
+
+                fputs(i > 0 ? ",{\"name\":" : "{\"name\":", stdout);
+                json_string(stdout, rule->name);
+                fputs(",\"device\":", stdout);
+                json_string(stdout, rule->device);
+                fputs(",\"file\":", stdout);
+                json_string(stdout, rule->location.file);
+                printf(",\"line\":%u,\"column\":%u}", rule->location.line, rule->location.column);
+        }
         fputs("],\"diagnostics\":", stdout);
         json_diagnostics(stdout, diag);
         fputs("}\n", stdout);
@@ -1250,8 +1273,14 @@ static int verb_validate(char **paths) {
         else if (valid && resolved) {
                 size_t n_files = strv_length(c->files);
 
-                printf("%zu file%s, %zu polic%s: valid", n_files, n_files == 1 ? "" : "s", c->n_policies,
+                /* Policies always; irqs: and net: rules when there are any. */
+                printf("%zu file%s, %zu polic%s", n_files, n_files == 1 ? "" : "s", c->n_policies,
                        c->n_policies == 1 ? "y" : "ies");
+                if (c->n_irq_rules > 0)
+                        printf(", %zu irqs rule%s", c->n_irq_rules, c->n_irq_rules == 1 ? "" : "s");
+                if (c->n_net_rules > 0)
+                        printf(", %zu net rule%s", c->n_net_rules, c->n_net_rules == 1 ? "" : "s");
+                fputs(": valid", stdout);
                 if (arg_topology)
                         printf(", every policy resolved on %s", arg_topology);
                 if (diag.n_warnings > 0)
@@ -1317,28 +1346,61 @@ static unsigned count_cores(const Topology *t, const CpuSet *s) {
         return cpuset_count(&cores) + unknown;
 }
 
+/* "  LABEL: 8-15 (8 CPUs on 8 cores)SUFFIX". Returns 0 or -ENOMEM. */
+static int plan_field_cpus(
+        FILE *f, const Topology *t, const char *label, const CpuSet *s, const char *suffix) {
+        _cleanup_free_ char *cpus = cpuset_to_string(s);
+        unsigned n = cpuset_count(s), cores = count_cores(t, s);
+
+        if (!cpus)
+                return -ENOMEM;
+        plan_field(
+                f, label, "%s (%u CPU%s on %u core%s)%s", cpus, n, n == 1 ? "" : "s", cores,
+                cores == 1 ? "" : "s", suffix ?: "");
+        return 0;
+}
+
+/* "  Nodes: 1" for the NUMA nodes of s, nothing when they are unknown. Returns 0 or -ENOMEM. */
+static int plan_field_nodes(FILE *f, const Topology *t, const CpuSet *s) {
+        _cleanup_cpuset_ CpuSet nodes = CPUSET_NULL;
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = topology_nodes_of_cpus(t, s, &nodes);
+        if (r < 0)
+                return r;
+        if (cpuset_is_empty(&nodes))
+                return 0;
+        text = cpuset_to_string(&nodes);
+        if (!text)
+                return -ENOMEM;
+        plan_field(f, "Nodes", "%s", text);
+        return 0;
+}
+
+/* "  Pending: reason" and "       At: file:line:column". */
+static void plan_field_pending(FILE *f, const char *reason, const Location *l) {
+        plan_field(f, "Pending", "%s", reason);
+        if (l && l->file)
+                plan_field(f, "At", "%s:%u:%u", l->file, l->line, l->column);
+}
+
 /* The human report of one policy's plan. Returns 0 or -ENOMEM. */
 static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
         const Policy *p = pp->policy;
+        int r;
 
         fprintf(f, "\n%s (%s:%u)%s\n", p->name, strna(p->location.file), p->location.line,
                 pp->pending_reason ? " [pending]" : "");
 
-        if (pp->pending_reason) {
-                const Location *l = pp->pending_location;
+        if (pp->pending_reason)
+                plan_field_pending(f, pp->pending_reason, pp->pending_location);
+        else if (pp->has_cpus) {
+                _cleanup_free_ char *nodes = NULL;
 
-                plan_field(f, "Pending", "%s", pp->pending_reason);
-                if (l && l->file)
-                        plan_field(f, "At", "%s:%u:%u", l->file, l->line, l->column);
-        } else if (pp->has_cpus) {
-                _cleanup_free_ char *cpus = cpuset_to_string(&pp->cpus), *nodes = NULL;
-                unsigned n = cpuset_count(&pp->cpus), cores = count_cores(t, &pp->cpus);
-
-                if (!cpus)
-                        return -ENOMEM;
-                plan_field(
-                        f, "CPUs", "%s (%u CPU%s on %u core%s)", cpus, n, n == 1 ? "" : "s", cores,
-                        cores == 1 ? "" : "s");
+                r = plan_field_cpus(f, t, "CPUs", &pp->cpus, NULL);
+                if (r < 0)
+                        return r;
                 if (!cpuset_is_empty(&pp->nodes)) {
                         nodes = cpuset_to_string(&pp->nodes);
                         if (!nodes)
@@ -1385,10 +1447,189 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
         return 0;
 }
 
+/* Everything plan reports on; the pointers are NULL where loading stopped short. */
+typedef struct PlanReport {
+        const Config *config;
+        const Topology *topology;
+        const Plan *plan;
+        const DevicePlan *devices;        /* the irqs: and net: rules against inventory */
+        const DeviceInventory *inventory; /* this machine's IRQs and interfaces, or empty */
+        const char *devices_unknown;      /* why inventory is empty ("not known for an XML
+                                           * topology"), NULL when it is this machine's */
+        const Diagnostics *diag;          /* --json only */
+        const char *error;                /* --json only: why nothing was planned */
+} PlanReport;
+
+/*
+ * Whether an explanation or warning line of a device rule is shown. With no inventory (an XML
+ * topology has none of its machine's devices) the lines that say what the devices are —
+ * "device eth0: not present", "matches no IRQ", "matches no device" — would speak of an empty
+ * inventory, not of that machine: they are left out, the report says "Devices: not known".
+ */
+static bool device_note_shown(const PlanReport *rep, const char *line, bool warning) {
+        if (!rep->devices_unknown)
+                return true;
+        if (warning)
+                return !streq(line, "matches no IRQ") && !streq(line, "matches no device");
+        return strncmp(line, "device ", strlen("device ")) != 0;
+}
+
+static void print_device_notes(
+        FILE *f, const PlanReport *rep, const char *label, char *const *l, bool warning) {
+        bool first = true;
+
+        STRV_FOREACH (s, l) {
+                if (!device_note_shown(rep, *s, warning))
+                        continue;
+                plan_field(f, first || warning ? label : NULL, "%s", *s);
+                first = false;
+        }
+}
+
+/* "device eth0, 0000:3b:00.0; action virtio*-input*" */
+static void print_irq_match(FILE *f, const IrqRule *rule) {
+        fprintf(f, "%*s: ", PLAN_LABEL_WIDTH, "Match");
+        if (rule->device) {
+                fputs("device ", f);
+                STRV_FOREACH (d, rule->device)
+                        fprintf(f, "%s%s", d == rule->device ? "" : ", ", *d);
+        }
+        if (rule->action) {
+                fputs(rule->device ? "; action " : "action ", f);
+                STRV_FOREACH (a, rule->action)
+                        fprintf(f, "%s%s", a == rule->action ? "" : ", ", *a);
+        }
+        fputc('\n', f);
+}
+
+/* The human report of one irqs: rule. Returns 0 or -ENOMEM. */
+static int print_irq_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
+        const IrqRulePlan *rp = &rep->devices->irq_rules[i];
+        const IrqRule *rule = rp->rule;
+        bool first = true;
+        int r;
+
+        fprintf(f, "\nirqs: %s (%s:%u)%s\n", rule->name, strna(rule->location.file), rule->location.line,
+                rp->pending_reason ? " [pending]" : "");
+        print_irq_match(f, rule);
+        if (rp->pending_reason)
+                plan_field_pending(f, rp->pending_reason, rp->pending_location);
+        else {
+                r = plan_field_cpus(f, rep->topology, "CPUs", &rp->cpus, rule->spread ? ", spread" : NULL);
+                if (r < 0)
+                        return r;
+                r = plan_field_nodes(f, rep->topology, &rp->cpus);
+                if (r < 0)
+                        return r;
+        }
+        print_device_notes(f, rep, "Why", rp->explanation, false);
+
+        /* The IRQs it takes, in ascending number, with what each would get. */
+        for (size_t k = 0; k < rep->devices->n_irqs; k++) {
+                const IrqAssignment *a = &rep->devices->irqs[k];
+                const DeviceIrq *irq = device_inventory_find_irq(rep->inventory, a->irq);
+                const char *name = irq && irq->actions && irq->actions[0] ? irq->actions : "(no name)";
+                _cleanup_free_ char *cpus = NULL;
+
+                if (a->rule != i)
+                        continue;
+                if (a->managed)
+                        plan_field(
+                                f, first ? "IRQs" : NULL, "%u %s: managed by the kernel, left alone", a->irq,
+                                name);
+                else if (rp->pending_reason)
+                        plan_field(f, first ? "IRQs" : NULL, "%u %s: left alone (pending)", a->irq, name);
+                else {
+                        cpus = cpuset_to_string(&a->cpus);
+                        if (!cpus)
+                                return -ENOMEM;
+                        plan_field(f, first ? "IRQs" : NULL, "%u %s: %s", a->irq, name, cpus);
+                }
+                first = false;
+        }
+
+        print_device_notes(f, rep, "Warning", rp->warnings, true);
+        return 0;
+}
+
+/* The human report of one net: rule. Returns 0 or -ENOMEM. */
+static int print_net_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
+        const NetRulePlan *np = &rep->devices->net_rules[i];
+        const NetRule *rule = np->rule;
+        bool first = true;
+        int r = 0;
+
+        fprintf(f, "\nnet: %s (%s:%u)%s\n", rule->name, strna(rule->location.file), rule->location.line,
+                np->pending_reason ? " [pending]" : "");
+        plan_field(f, "Match", "device %s", rule->device);
+        if (np->pending_reason)
+                plan_field_pending(f, np->pending_reason, np->pending_location);
+        else {
+                _cleanup_cpuset_ CpuSet both = CPUSET_NULL;
+
+                if (np->has_rps)
+                        r = plan_field_cpus(f, rep->topology, "RPS", &np->rps, ", every rx queue");
+                else
+                        plan_field(f, "RPS", "not managed (the rule has no rps:)");
+                if (r < 0)
+                        return r;
+                if (np->has_xps)
+                        r = plan_field_cpus(
+                                f, rep->topology, "XPS", &np->xps, ", divided among the tx queues");
+                else
+                        plan_field(f, "XPS", "not managed (the rule has no xps:)");
+                if (r < 0)
+                        return r;
+                r = cpuset_copy(&both, &np->rps);
+                if (r >= 0)
+                        r = cpuset_or(&both, &np->xps);
+                if (r >= 0)
+                        r = plan_field_nodes(f, rep->topology, &both);
+                if (r < 0)
+                        return r;
+        }
+        print_device_notes(f, rep, "Why", np->explanation, false);
+
+        /* The queues it sets: by device, rx before tx, in queue order. */
+        for (size_t k = 0; k < rep->devices->n_queues; k++) {
+                const NetQueueAssignment *a = &rep->devices->queues[k];
+                _cleanup_free_ char *cpus = NULL;
+
+                if (a->rule != i)
+                        continue;
+                cpus = cpuset_to_string(&a->cpus);
+                if (!cpus)
+                        return -ENOMEM;
+                if (a->kind == NET_QUEUE_RPS && a->has_flow_cnt)
+                        plan_field(
+                                f, first ? "Queues" : NULL, "%s rx-%u: rps_cpus %s, rps_flow_cnt %" PRIu32,
+                                a->device, a->queue, cpus, a->flow_cnt);
+                else
+                        plan_field(
+                                f, first ? "Queues" : NULL, "%s %s-%u: %s_cpus %s", a->device,
+                                a->kind == NET_QUEUE_RPS ? "rx" : "tx", a->queue,
+                                net_queue_kind_to_string(a->kind), cpus);
+                first = false;
+        }
+
+        print_device_notes(f, rep, "Warning", np->warnings, true);
+        return 0;
+}
+
+/* "1 irqs rule: 1 resolved, 0 pending" and the like, for the summary line. */
+static void print_rule_count(FILE *f, size_t n, const char *singular, const char *plural, size_t n_pending) {
+        fprintf(f, "%zu %s: %zu resolved, %zu pending", n, n == 1 ? singular : plural, n - n_pending,
+                n_pending);
+}
+
 /* The human report. Returns 0 or -ENOMEM. */
-static int print_plan(FILE *f, const Config *c, const Topology *t, const Plan *plan) {
+static int print_plan(FILE *f, const PlanReport *rep) {
+        const Config *c = rep->config;
+        const Topology *t = rep->topology;
+        const Plan *plan = rep->plan;
+        const DevicePlan *dp = rep->devices;
         _cleanup_free_ char *summary = NULL, *online = NULL, *reserve = NULL;
-        size_t n_pending = 0;
+        size_t n_pending = 0, n_irq_pending = 0, n_net_pending = 0;
         int r;
 
         r = topology_summary(t, &summary);
@@ -1411,6 +1652,21 @@ static int print_plan(FILE *f, const Config *c, const Topology *t, const Plan *p
                         strna(c->reserve_location.file), c->reserve_location.line);
         } else
                 plan_field(f, "Reserve", "none");
+        if (c->n_irq_rules + c->n_net_rules > 0) {
+                if (rep->devices_unknown)
+                        plan_field(f, "Devices", "%s", rep->devices_unknown);
+                else
+                        plan_field(
+                                f, "Devices", "%zu IRQ%s, %zu network interface%s", rep->inventory->n_irqs,
+                                rep->inventory->n_irqs == 1 ? "" : "s", rep->inventory->n_nets,
+                                rep->inventory->n_nets == 1 ? "" : "s");
+        }
+        if (c->rfs_entries > 0)
+                plan_field(
+                        f, "RFS", "%" PRIu32 " flow entries (%s:%u)", c->rfs_entries,
+                        strna(c->rfs_location.file), c->rfs_location.line);
+        else if (c->n_net_rules > 0)
+                plan_field(f, "RFS", "none (rfs: not set)");
         STRV_FOREACH (w, plan->warnings)
                 plan_field(f, "Warning", "%s", *w);
 
@@ -1421,9 +1677,33 @@ static int print_plan(FILE *f, const Config *c, const Topology *t, const Plan *p
                 if (plan->policies[i].pending_reason)
                         n_pending++;
         }
+        for (size_t i = 0; i < dp->n_irq_rules; i++) {
+                r = print_irq_rule_plan(f, rep, i);
+                if (r < 0)
+                        return r;
+                if (dp->irq_rules[i].pending_reason)
+                        n_irq_pending++;
+        }
+        for (size_t i = 0; i < dp->n_net_rules; i++) {
+                r = print_net_rule_plan(f, rep, i);
+                if (r < 0)
+                        return r;
+                if (dp->net_rules[i].pending_reason)
+                        n_net_pending++;
+        }
 
-        fprintf(f, "\n%zu polic%s: %zu resolved, %zu pending.\n", plan->n_policies,
-                plan->n_policies == 1 ? "y" : "ies", plan->n_policies - n_pending, n_pending);
+        /* Policies always; irqs: and net: rules when there are any. */
+        fputc('\n', f);
+        print_rule_count(f, plan->n_policies, "policy", "policies", n_pending);
+        if (dp->n_irq_rules > 0) {
+                fputs("; ", f);
+                print_rule_count(f, dp->n_irq_rules, "irqs rule", "irqs rules", n_irq_pending);
+        }
+        if (dp->n_net_rules > 0) {
+                fputs("; ", f);
+                print_rule_count(f, dp->n_net_rules, "net rule", "net rules", n_net_pending);
+        }
+        fputs(".\n", f);
         return 0;
 }
 
@@ -1435,6 +1715,46 @@ static int json_cpuset(FILE *f, const CpuSet *s) {
                 return -ENOMEM;
         json_string(f, text);
         return 0;
+}
+
+/* The NUMA nodes of s as a JSON cpu-list string. Returns 0 or -ENOMEM. */
+static int json_nodes_of(FILE *f, const Topology *t, const CpuSet *s) {
+        _cleanup_cpuset_ CpuSet nodes = CPUSET_NULL;
+        int r;
+
+        r = topology_nodes_of_cpus(t, s, &nodes);
+        if (r < 0)
+                return r;
+        return json_cpuset(f, &nodes);
+}
+
+/* ",\"error\":REASON,\"error_location\":{file,line,column}|null" */
+static void json_error(FILE *f, const char *reason, const Location *l) {
+        fputs(",\"error\":", f);
+        json_string(f, reason);
+        fputs(",\"error_location\":", f);
+        if (reason && l && l->file) {
+                fputs("{\"file\":", f);
+                json_string(f, l->file);
+                fprintf(f, ",\"line\":%u,\"column\":%u}", l->line, l->column);
+        } else
+                fputs("null", f);
+}
+
+/* A device rule's explanation or warnings, as device_note_shown() lets through. */
+static void json_device_notes(FILE *f, const PlanReport *rep, char *const *l, bool warning) {
+        bool first = true;
+
+        fputc('[', f);
+        STRV_FOREACH (s, l) {
+                if (!device_note_shown(rep, *s, warning))
+                        continue;
+                if (!first)
+                        fputc(',', f);
+                json_string(f, *s);
+                first = false;
+        }
+        fputc(']', f);
 }
 
 static int json_policy_plan(FILE *f, const PolicyPlan *pp) {
@@ -1484,29 +1804,190 @@ static int json_policy_plan(FILE *f, const PolicyPlan *pp) {
                         fputs("null", f);
                 fputc('}', f);
         }
-        fputs("],\"error\":", f);
-        json_string(f, pp->pending_reason);
-        fputs(",\"error_location\":", f);
-        if (pp->pending_reason && pp->pending_location && pp->pending_location->file) {
-                fputs("{\"file\":", f);
-                json_string(f, pp->pending_location->file);
-                fprintf(f, ",\"line\":%u,\"column\":%u}", pp->pending_location->line,
-                        pp->pending_location->column);
-        } else
-                fputs("null", f);
+        fputc(']', f);
+        json_error(f, pp->pending_reason, pp->pending_location);
         fputs(",\"warnings\":", f);
         json_strv(f, pp->warnings);
         fputc('}', f);
         return 0;
 }
 
+/* One irqs: rule: its CPUs, the IRQs it takes and what each would get. Returns 0 or -ENOMEM. */
+static int json_irq_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
+        const IrqRulePlan *rp = &rep->devices->irq_rules[i];
+        const IrqRule *rule = rp->rule;
+        bool first = true;
+        int r;
+
+        fputs("{\"name\":", f);
+        json_string(f, rule->name);
+        fputs(",\"file\":", f);
+        json_string(f, rule->location.file);
+        fprintf(f, ",\"line\":%u,\"column\":%u,\"device\":", rule->location.line, rule->location.column);
+        if (rule->device)
+                json_strv(f, rule->device);
+        else
+                fputs("null", f);
+        fputs(",\"action\":", f);
+        if (rule->action)
+                json_strv(f, rule->action);
+        else
+                fputs("null", f);
+        fputs(",\"cpus\":", f);
+        if (!rp->pending_reason) {
+                r = json_cpuset(f, &rp->cpus);
+                if (r < 0)
+                        return r;
+                fputs(",\"nodes\":", f);
+                r = json_nodes_of(f, rep->topology, &rp->cpus);
+                if (r < 0)
+                        return r;
+        } else
+                fputs("null,\"nodes\":null", f);
+        fputs(",\"spread\":", f);
+        if (!rp->pending_reason && rule->spread) {
+                fputc('[', f);
+                for (size_t j = 0; j < rp->n_spread_order; j++)
+                        fprintf(f, "%s%u", j > 0 ? "," : "", rp->spread_order[j]);
+                fputc(']', f);
+        } else
+                fputs("null", f);
+        fputs(",\"explanation\":", f);
+        json_device_notes(f, rep, rp->explanation, false);
+
+        /* cpus null: left alone (managed by the kernel, or the rule is pending). */
+        fputs(",\"irqs\":[", f);
+        for (size_t k = 0; k < rep->devices->n_irqs; k++) {
+                const IrqAssignment *a = &rep->devices->irqs[k];
+                const DeviceIrq *irq = device_inventory_find_irq(rep->inventory, a->irq);
+
+                if (a->rule != i)
+                        continue;
+                fprintf(f, "%s{\"irq\":%u,\"name\":", first ? "" : ",", a->irq);
+                json_string(f, irq ? irq->actions : "");
+                fputs(",\"cpus\":", f);
+                if (!a->managed && !rp->pending_reason) {
+                        r = json_cpuset(f, &a->cpus);
+                        if (r < 0)
+                                return r;
+                } else
+                        fputs("null", f);
+                fprintf(f, ",\"managed\":%s}", a->managed ? "true" : "false");
+                first = false;
+        }
+        fputc(']', f);
+        json_error(f, rp->pending_reason, rp->pending_location);
+        fputs(",\"warnings\":", f);
+        json_device_notes(f, rep, rp->warnings, true);
+        fputc('}', f);
+        return 0;
+}
+
+/* One net: rule: its RPS and XPS sets, the queues it sets. Returns 0 or -ENOMEM. */
+static int json_net_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
+        const NetRulePlan *np = &rep->devices->net_rules[i];
+        const NetRule *rule = np->rule;
+        bool first = true;
+        int r;
+
+        fputs("{\"name\":", f);
+        json_string(f, rule->name);
+        fputs(",\"device\":", f);
+        json_string(f, rule->device);
+        fputs(",\"file\":", f);
+        json_string(f, rule->location.file);
+        fprintf(f, ",\"line\":%u,\"column\":%u,\"rps\":", rule->location.line, rule->location.column);
+        if (np->has_rps) {
+                r = json_cpuset(f, &np->rps);
+                if (r < 0)
+                        return r;
+        } else
+                fputs("null", f);
+        fputs(",\"xps\":", f);
+        if (np->has_xps) {
+                r = json_cpuset(f, &np->xps);
+                if (r < 0)
+                        return r;
+        } else
+                fputs("null", f);
+        fputs(",\"nodes\":", f);
+        if (!np->pending_reason) {
+                _cleanup_cpuset_ CpuSet both = CPUSET_NULL;
+
+                r = cpuset_copy(&both, &np->rps);
+                if (r >= 0)
+                        r = cpuset_or(&both, &np->xps);
+                if (r >= 0)
+                        r = json_nodes_of(f, rep->topology, &both);
+                if (r < 0)
+                        return r;
+        } else
+                fputs("null", f);
+        fputs(",\"explanation\":", f);
+        json_device_notes(f, rep, np->explanation, false);
+
+        /* As affinityctl net --json names them. */
+        fputs(",\"queues\":[", f);
+        for (size_t k = 0; k < rep->devices->n_queues; k++) {
+                const NetQueueAssignment *a = &rep->devices->queues[k];
+
+                if (a->rule != i)
+                        continue;
+                fputs(first ? "{\"device\":" : ",{\"device\":", f);
+                json_string(f, a->device);
+                fprintf(f, ",\"queue\":\"%s-%u\",\"kind\":\"%s\",\"cpus\":",
+                        a->kind == NET_QUEUE_RPS ? "rx" : "tx", a->queue, net_queue_kind_to_string(a->kind));
+                r = json_cpuset(f, &a->cpus);
+                if (r < 0)
+                        return r;
+                if (a->kind == NET_QUEUE_RPS && a->has_flow_cnt)
+                        fprintf(f, ",\"flow_cnt\":%" PRIu32 "}", a->flow_cnt);
+                else
+                        fputs(",\"flow_cnt\":null}", f);
+                first = false;
+        }
+        fputc(']', f);
+        json_error(f, np->pending_reason, np->pending_location);
+        fputs(",\"warnings\":", f);
+        json_device_notes(f, rep, np->warnings, true);
+        fputc('}', f);
+        return 0;
+}
+
+/* "devices": what plan knows of the machine's IRQs and interfaces. */
+static void json_devices(FILE *f, const PlanReport *rep) {
+        const DeviceInventory *inv = rep->inventory;
+
+        if (!inv) {
+                fputs("null", f);
+                return;
+        }
+        fprintf(f, "{\"known\":%s,\"irqs\":", rep->devices_unknown ? "false" : "true");
+        if (rep->devices_unknown)
+                fputs("null,\"interfaces\":null", f);
+        else {
+                fprintf(f, "%zu,\"interfaces\":[", inv->n_irqs);
+                for (size_t i = 0; i < inv->n_nets; i++) {
+                        if (i > 0)
+                                fputc(',', f);
+                        json_string(f, inv->nets[i].name);
+                }
+                fputc(']', f);
+        }
+        fputs(",\"reason\":", f);
+        json_string(f, rep->devices_unknown);
+        fputc('}', f);
+}
+
 /*
- * The --json document. c, t and plan may be NULL (the configuration or the topology could not
- * be loaded: error says why). Returns 0 or -ENOMEM.
+ * The --json document. Any of rep's pointers but diag may be NULL (the configuration or the
+ * topology could not be loaded: rep->error says why). Returns 0 or -ENOMEM.
  */
-static int print_plan_json(
-        FILE *f, const Config *c, const Topology *t, const Plan *plan, const Diagnostics *diag,
-        const char *error) {
+static int print_plan_json(FILE *f, const PlanReport *rep) {
+        const Config *c = rep->config;
+        const Topology *t = rep->topology;
+        const Plan *plan = rep->plan;
+        const DevicePlan *dp = rep->devices;
         int r;
 
         fputs("{\"topology\":", f);
@@ -1537,6 +2018,12 @@ static int print_plan_json(
                         return r;
         } else
                 fputs("null", f);
+        if (c && c->rfs_entries > 0)
+                fprintf(f, ",\"rfs\":%" PRIu32, c->rfs_entries);
+        else
+                fputs(",\"rfs\":null", f);
+        fputs(",\"devices\":", f);
+        json_devices(f, rep);
         fputs(",\"files\":", f);
         json_strv(f, c ? c->files : NULL);
 
@@ -1548,19 +2035,34 @@ static int print_plan_json(
                 if (r < 0)
                         return r;
         }
+        fputs("],\"irqs\":[", f);
+        for (size_t i = 0; dp && i < dp->n_irq_rules; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                r = json_irq_rule_plan(f, rep, i);
+                if (r < 0)
+                        return r;
+        }
+        fputs("],\"net\":[", f);
+        for (size_t i = 0; dp && i < dp->n_net_rules; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                r = json_net_rule_plan(f, rep, i);
+                if (r < 0)
+                        return r;
+        }
         fputs("],\"warnings\":", f);
         json_strv(f, plan ? plan->warnings : NULL);
         fputs(",\"diagnostics\":", f);
-        json_diagnostics(f, diag);
+        json_diagnostics(f, rep->diag);
         fputs(",\"error\":", f);
-        json_string(f, error);
+        json_string(f, rep->error);
         fputs("}\n", f);
         return 0;
 }
 
 /* Runs print_plan() or print_plan_json() into memory, so stdout gets a whole report or nothing. */
-static int emit_plan(
-        const Config *c, const Topology *t, const Plan *plan, const Diagnostics *diag, const char *error) {
+static int emit_plan(const PlanReport *rep) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f = NULL;
@@ -1570,9 +2072,9 @@ static int emit_plan(
         if (!f)
                 return -ENOMEM;
         if (arg_json)
-                r = print_plan_json(f, c, t, plan, diag, error);
+                r = print_plan_json(f, rep);
         else
-                r = print_plan(f, c, t, plan);
+                r = print_plan(f, rep);
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0)
@@ -1581,11 +2083,48 @@ static int emit_plan(
         return 0;
 }
 
+/*
+ * The IRQs and network interfaces the irqs: and net: rules of c are planned against: this
+ * machine's (/proc/interrupts, /sys/class/net), or with --topology an empty inventory, since
+ * an XML topology holds none of its machine's IRQs and queues: the rules' CPUs are resolved,
+ * which IRQs and queues they would take is not known. *ret_unknown says why the inventory is
+ * empty (newly allocated), NULL when it is this machine's. Returns 0 or -ENOMEM.
+ */
+static int load_inventory(const Config *c, DeviceInventory **ret, char **ret_unknown) {
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
+        _cleanup_free_ char *error = NULL, *unknown = NULL;
+        int r;
+
+        if (arg_topology) {
+                unknown = strdup("not known for an XML topology");
+                if (!unknown)
+                        return -ENOMEM;
+        } else if (c->n_irq_rules + c->n_net_rules > 0) {
+                r = device_inventory_load("/", c, &inv, &error);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && asprintf(&unknown, "can't be read here: %s", error ?: strerror(-r)) < 0)
+                        return -ENOMEM;
+        }
+        if (!inv) {
+                inv = calloc(1, sizeof(DeviceInventory));
+                if (!inv)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(inv);
+        *ret_unknown = TAKE_PTR(unknown);
+        return 0;
+}
+
 static int verb_plan(char **paths) {
         _cleanup_(config_freep) Config *c = NULL;
         _cleanup_(topology_freep) Topology *t = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_free_ char *unknown = NULL;
         _cleanup_(diagnostics_done) Diagnostics diag = {};
+        PlanReport rep = {.diag = &diag};
         int r;
 
         r = load_config(paths, &c, &diag);
@@ -1596,30 +2135,42 @@ static int verb_plan(char **paths) {
                         fprintf(stderr, "Failed to load the configuration: %s\n", strerror(-r));
                 fprintf(stderr, "Invalid configuration: %u error%s.\n", diag.n_errors,
                         diag.n_errors == 1 ? "" : "s");
-                if (arg_json && emit_plan(NULL, NULL, NULL, &diag, "invalid configuration") < 0)
+                rep.error = "invalid configuration";
+                if (arg_json && emit_plan(&rep) < 0)
                         goto oom;
                 return EXIT_FAILURE_;
         }
+        rep.config = c;
 
         r = load_topology(&t);
         if (r == -ENOMEM)
                 goto oom;
         if (r < 0) {
-                if (arg_json && emit_plan(c, NULL, NULL, &diag, "failed to load the topology") < 0)
+                rep.error = "failed to load the topology";
+                if (arg_json && emit_plan(&rep) < 0)
                         goto oom;
                 return EXIT_FAILURE_;
         }
+        rep.topology = t;
 
-        /* Pending policies are a normal state (the daemon retries them when the machine changes):
-         * they are shown, with their reasons, and are not a failure of plan. */
+        /* Pending policies and rules are a normal state (the daemon retries them when the machine
+         * changes): they are shown, with their reasons, and are not a failure of plan. */
         r = plan_new(c, t, &plan);
+        if (r >= 0)
+                r = load_inventory(c, &inv, &unknown);
+        if (r >= 0)
+                r = device_plan_new(c, plan, t, inv, &dp);
         if (r == -ENOMEM)
                 goto oom;
         if (r < 0) {
                 fprintf(stderr, "Failed to plan: %s\n", strerror(-r));
                 return EXIT_FAILURE_;
         }
-        if (emit_plan(c, t, plan, &diag, NULL) < 0)
+        rep.plan = plan;
+        rep.inventory = inv;
+        rep.devices_unknown = unknown;
+        rep.devices = dp;
+        if (emit_plan(&rep) < 0)
                 goto oom;
         return EXIT_OK;
 
@@ -1649,7 +2200,10 @@ static void help(void) {
                "                       on that topology is an error too\n"
                "  plan [PATH...]       Show offline, for each policy, the CPUs and NUMA\n"
                "                       nodes it resolves to and why, its thread rules, or\n"
-               "                       why it is pending\n"
+               "                       why it is pending; for each irqs: rule the IRQs it\n"
+               "                       takes and their CPUs, for each net: rule the RPS/XPS\n"
+               "                       masks and RFS flow counts of the queues it sets (with\n"
+               "                       --topology: their CPUs only, devices are not known)\n"
                "\n"
                "Options:\n"
                "  -h --help                  Show this help\n"

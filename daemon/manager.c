@@ -2324,6 +2324,31 @@ static char *strip_trailing_newlines(char *s) {
         return s;
 }
 
+/*
+ * What a configuration holds, for the "Loaded" and "Reloaded" lines: "3 policies (1 pending),
+ * 1 irqs rule, 2 net rules from 4 files" — irqs: and net: rules named only when there are any,
+ * as affinityctl validate counts them. Returns buf.
+ */
+static const char *config_counts(const Config *c, size_t n_pending, char *buf, size_t size) {
+        size_t n = strv_length(c->files);
+        int k;
+
+        k = snprintf(
+                buf, size, "%zu polic%s (%zu pending)", c->n_policies, c->n_policies == 1 ? "y" : "ies",
+                n_pending);
+        if (c->n_irq_rules > 0 && k >= 0 && (size_t)k < size)
+                k += snprintf(
+                        buf + k, size - (size_t)k, ", %zu irqs rule%s", c->n_irq_rules,
+                        c->n_irq_rules == 1 ? "" : "s");
+        if (c->n_net_rules > 0 && k >= 0 && (size_t)k < size)
+                k += snprintf(
+                        buf + k, size - (size_t)k, ", %zu net rule%s", c->n_net_rules,
+                        c->n_net_rules == 1 ? "" : "s");
+        if (k >= 0 && (size_t)k < size)
+                (void)snprintf(buf + k, size - (size_t)k, " from %zu file%s", n, n == 1 ? "" : "s");
+        return buf;
+}
+
 int manager_reload(Manager *m, char **ret_error) {
         _cleanup_(diagnostics_done) Diagnostics diag = {};
         _cleanup_(config_freep) Config *config = NULL;
@@ -2401,9 +2426,8 @@ int manager_reload(Manager *m, char **ret_error) {
         manager_set_state(m, MANAGER_RUNNING);
         manager_notify(m, "READY=1");
         log_info(
-                "Reloaded: %zu policies (%zu pending) from %zu files; managing %" PRIu32 " processes",
-                m->config->n_policies, plan_n_pending(m->plan), strv_length(m->config->files),
-                m->n_processes);
+                "Reloaded: %s; managing %" PRIu32 " processes",
+                config_counts(m->config, plan_n_pending(m->plan), (char[256]){}, 256), m->n_processes);
         return 0;
 }
 
@@ -2954,8 +2978,7 @@ int manager_startup(Manager *m) {
         TAKE_PTR(config);
         TAKE_PTR(plan);
         log_info(
-                "Loaded %zu policies (%zu pending) from %zu files%s", m->config->n_policies,
-                plan_n_pending(m->plan), strv_length(m->config->files),
+                "Loaded %s%s", config_counts(m->config, plan_n_pending(m->plan), (char[256]){}, 256),
                 m->dry_run ? "; dry run, writing nothing" : "");
         log_plan(m, m->plan);
 

@@ -2,8 +2,9 @@
 
 /*
  * affinityctl as a user meets it: status shows the policies that are pending on this machine
- * (and --json carries them), and validate reads a file, a configuration directory and a
- * policy.d directory, naming file:line:column for a broken file.
+ * (and --json carries them, read with json-reader.h), and validate reads a file, a configuration
+ * directory and a policy.d directory, naming file:line:column for a broken file, and counts
+ * every kind of rule.
  */
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "harness.h"
+#include "json-reader.h"
 #include "macro.h"
 
 /* A user name no machine has. */
@@ -33,54 +35,11 @@ static void write_text(const char *path, const char *text) {
         ck_assert_int_eq(fclose(f), 0);
 }
 
-/*
- * A small structural check of a JSON document: one object, brackets and braces balanced
- * outside strings, strings closed, nothing but whitespace after it.
- */
-static bool json_looks_valid(const char *s) {
-        char stack[64];
-        size_t depth = 0;
-        bool in_string = false, started = false;
-
-        s += strspn(s, " \t\n");
-        if (*s != '{')
-                return false;
-        for (; *s; s++) {
-                if (in_string) {
-                        if (*s == '\\' && s[1])
-                                s++;
-                        else if (*s == '"')
-                                in_string = false;
-                        else if ((unsigned char)*s < 0x20)
-                                return false;
-                        continue;
-                }
-                if (started && depth == 0)
-                        return strspn(s, " \t\n") == strlen(s);
-                switch (*s) {
-                case '"':
-                        in_string = true;
-                        break;
-                case '{':
-                case '[':
-                        if (depth >= sizeof stack)
-                                return false;
-                        stack[depth++] = *s;
-                        started = true;
-                        break;
-                case '}':
-                case ']':
-                        if (depth == 0 || stack[--depth] != (*s == '}' ? '{' : '['))
-                                return false;
-                        break;
-                }
-        }
-        return started && depth == 0 && !in_string;
-}
-
 START_TEST(test_status_pending) {
         Harness *h = harness_new();
         _cleanup_free_ char *out = NULL, *err = NULL;
+        _cleanup_(json_freep) Json *doc = NULL;
+        const Json *pending;
         int r;
 
         harness_write_policy(
@@ -106,20 +65,22 @@ START_TEST(test_status_pending) {
 
         r = harness_run_ctl(h, &out, &err, "--json", "status", NULL);
         ck_assert_msg(r == 0, "affinityctl --json status exited %d: %s", r, err);
-        ck_assert_msg(json_looks_valid(out), "affinityctl --json status is not one JSON object:\n%s", out);
-        ck_assert_msg(strstr(out, "\"State\":\"running\""), "no State in:\n%s", out);
+        doc = json_parse_document(out);
+        ck_assert_str_eq(jstr(doc, "State"), "running");
+        pending = jarray(doc, "PendingPolicies");
+        ck_assert_uint_eq(pending->n_items, 1);
+        ck_assert_str_eq(jstr(pending->items[0], "name"), "ghost");
         ck_assert_msg(
-                strstr(out, "\"PendingPolicies\":[{\"name\":\"ghost\",\"file\":\""),
-                "no PendingPolicies in:\n%s", out);
-        ck_assert_msg(strstr(out, "10-ghost.yaml\",\"line\":2,"), "no file and line in:\n%s", out);
-        ck_assert_msg(
-                strstr(out, "\"reason\":\"user \\\"" GHOST_USER "\\\" does not exist\"}]"),
-                "no reason in:\n%s", out);
+                strstr(jstr(pending->items[0], "file"), "10-ghost.yaml"), "file: %s",
+                jstr(pending->items[0], "file"));
+        ck_assert_uint_eq(jnum(pending->items[0], "line"), 2);
+        ck_assert_str_eq(jstr(pending->items[0], "reason"), "user \"" GHOST_USER "\" does not exist");
 }
 END_TEST
 
 START_TEST(test_validate) {
         Harness *h = harness_new();
+        _cleanup_(json_freep) Json *doc = NULL;
         _cleanup_free_ char *out = NULL, *err = NULL, *file = xpath(h, "one.yaml"), *pd = xpath(h, "pd"),
                             *good = xpath(h, "pd/10-good.yaml"), *broken = xpath(h, "pd/20-broken.yaml"),
                             *where = NULL;
@@ -138,6 +99,38 @@ START_TEST(test_validate) {
         r = harness_run_ctl(h, &out, &err, "validate", harness_config_dir(h), NULL);
         ck_assert_msg(r == 0, "affinityctl validate CONFIG-DIR exited %d: %s", r, err);
         ck_assert_msg(strstr(out, "2 files, 2 policies: valid"), "stdout: %s\nstderr: %s", out, err);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* irqs: and net: rules are counted too, each kind once there is one. */
+        harness_write_policy(
+                h, "60-devices.yaml",
+                "irqs:\n"
+                "  - name: nothing\n"
+                "    match: {action: \"no-such-irq-*\"}\n"
+                "    cpus: \"1\"\n"
+                "net:\n"
+                "  - device: \"no-such-dev*\"\n"
+                "    rps: \"1\"\n");
+        r = harness_run_ctl(h, &out, &err, "validate", harness_config_dir(h), NULL);
+        ck_assert_msg(r == 0, "affinityctl validate CONFIG-DIR exited %d: %s", r, err);
+        ck_assert_msg(
+                strstr(out, "3 files, 2 policies, 1 irqs rule, 1 net rule: valid"), "stdout: %s\nstderr: %s",
+                out, err);
+        out = mfree(out);
+        err = mfree(err);
+        r = harness_run_ctl(h, &out, &err, "--json", "validate", harness_config_dir(h), NULL);
+        ck_assert_msg(r == 0, "affinityctl --json validate exited %d: %s", r, err);
+        doc = json_parse_document(out);
+        ck_assert(jbool(doc, "valid"));
+        ck_assert_uint_eq(jarray(doc, "policies")->n_items, 2);
+        ck_assert_uint_eq(jarray(doc, "irqs")->n_items, 1);
+        ck_assert_str_eq(jstr(jarray(doc, "irqs")->items[0], "name"), "nothing");
+        ck_assert_uint_eq(jnum(jarray(doc, "irqs")->items[0], "line"), 2);
+        ck_assert_uint_eq(jarray(doc, "net")->n_items, 1);
+        ck_assert_str_eq(jstr(jarray(doc, "net")->items[0], "name"), "no-such-dev*");
+        ck_assert_str_eq(jstr(jarray(doc, "net")->items[0], "device"), "no-such-dev*");
+        harness_remove_policy(h, "60-devices.yaml");
         out = mfree(out);
         err = mfree(err);
 

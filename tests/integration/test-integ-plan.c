@@ -5,288 +5,29 @@
  * configuration directory with a reserve, a gateway on 8 cores near eth0, a spread thread
  * pool, exclusive services and a policy that can't be resolved, planned against the 2-socket
  * corpus machine whose NIC is on node 1 and against this machine. The --json document is
- * parsed (a small JSON reader below) and checked field by field; the human report and the
- * exit codes are checked as a user sees them.
+ * parsed (json-reader.h) and checked field by field; the human report and the
+ * exit codes are checked as a user sees them. irqs: and net: rules are planned against this
+ * machine's devices — eth0's IRQs (read from sysfs) and a veth pair the test creates (afd<pid>p/q,
+ * deleted at the end of the run whatever happened; plan writes nothing) — and against an XML
+ * topology, which knows no devices.
  */
 
+#include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
+#include "json-reader.h"
 #include "macro.h"
 
 #define TOPOLOGY_2S "32em64t-2n8c2t-pci-wholeio.xml" /* eth0 on node 1: CPUs 8-15,24-31 */
 
-/* ---- a small JSON reader, enough to check affinityctl's documents ---- */
-
-typedef enum JsonType {
-        JSON_NULL,
-        JSON_BOOL,
-        JSON_NUMBER,
-        JSON_STRING,
-        JSON_ARRAY,
-        JSON_OBJECT,
-} JsonType;
-
-typedef struct Json Json;
-struct Json {
-        JsonType type;
-        bool boolean;
-        double number;
-        char *string; /* JSON_STRING */
-        char **keys;  /* JSON_OBJECT: parallel to items */
-        Json **items; /* JSON_ARRAY, JSON_OBJECT */
-        size_t n_items;
-};
-
-static Json *json_free(Json *j) {
-        if (!j)
-                return NULL;
-        for (size_t i = 0; i < j->n_items; i++) {
-                json_free(j->items[i]);
-                if (j->keys)
-                        free(j->keys[i]);
-        }
-        free(j->items);
-        free(j->keys);
-        free(j->string);
-        free(j);
-        return NULL;
-}
-DEFINE_TRIVIAL_CLEANUP_FUNC(Json *, json_free);
-
-static void skip_ws(const char **s) {
-        *s += strspn(*s, " \t\r\n");
-}
-
-/* A string literal at *s (which points at the quote). NULL on a syntax error. */
-static char *json_parse_string(const char **s) {
-        size_t n = 0, size = strlen(*s) + 1;
-        char *buf = malloc(size);
-        const char *p = *s + 1;
-
-        ck_assert_ptr_nonnull(buf);
-        for (;; p++) {
-                if (*p == '\0' || (unsigned char)*p < 0x20) {
-                        free(buf);
-                        return NULL;
-                }
-                if (*p == '"')
-                        break;
-                if (*p != '\\') {
-                        buf[n++] = *p;
-                        continue;
-                }
-                p++;
-                switch (*p) {
-                case '"':
-                case '\\':
-                case '/':
-                        buf[n++] = *p;
-                        break;
-                case 'b':
-                        buf[n++] = '\b';
-                        break;
-                case 'f':
-                        buf[n++] = '\f';
-                        break;
-                case 'n':
-                        buf[n++] = '\n';
-                        break;
-                case 'r':
-                        buf[n++] = '\r';
-                        break;
-                case 't':
-                        buf[n++] = '\t';
-                        break;
-                case 'u': {
-                        unsigned v = 0;
-
-                        for (int k = 1; k <= 4; k++) {
-                                char c = p[k];
-
-                                if (!strchr("0123456789abcdefABCDEF", c) || c == '\0') {
-                                        free(buf);
-                                        return NULL;
-                                }
-                                v = v * 16 + (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-                        }
-                        p += 4;
-                        buf[n++] = v < 0x80 ? (char)v : '?'; /* affinityctl escapes only controls */
-                        break;
-                }
-                default:
-                        free(buf);
-                        return NULL;
-                }
-        }
-        buf[n] = '\0';
-        *s = p + 1;
-        return buf;
-}
-
-static Json *json_parse_value(const char **s, unsigned depth);
-
-static bool json_append(Json *j, char *key, Json *item) {
-        Json **items = reallocarray(j->items, j->n_items + 1, sizeof(Json *));
-        char **keys = NULL;
-
-        ck_assert_ptr_nonnull(items);
-        j->items = items;
-        if (j->type == JSON_OBJECT) {
-                keys = reallocarray(j->keys, j->n_items + 1, sizeof(char *));
-                ck_assert_ptr_nonnull(keys);
-                j->keys = keys;
-                j->keys[j->n_items] = key;
-        }
-        j->items[j->n_items++] = item;
-        return true;
-}
-
-/* An array or object after its opening bracket. */
-static Json *json_parse_container(const char **s, JsonType type, unsigned depth) {
-        _cleanup_(json_freep) Json *j = calloc(1, sizeof(Json));
-        char close = type == JSON_ARRAY ? ']' : '}';
-
-        ck_assert_ptr_nonnull(j);
-        j->type = type;
-        skip_ws(s);
-        if (**s == close) {
-                (*s)++;
-                return TAKE_PTR(j);
-        }
-        for (;;) {
-                char *key = NULL;
-                Json *item;
-
-                skip_ws(s);
-                if (type == JSON_OBJECT) {
-                        if (**s != '"')
-                                return NULL;
-                        key = json_parse_string(s);
-                        if (!key)
-                                return NULL;
-                        skip_ws(s);
-                        if (**s != ':') {
-                                free(key);
-                                return NULL;
-                        }
-                        (*s)++;
-                }
-                item = json_parse_value(s, depth + 1);
-                if (!item) {
-                        free(key);
-                        return NULL;
-                }
-                json_append(j, key, item);
-                skip_ws(s);
-                if (**s == ',') {
-                        (*s)++;
-                        continue;
-                }
-                if (**s != close)
-                        return NULL;
-                (*s)++;
-                return TAKE_PTR(j);
-        }
-}
-
-static Json *json_parse_value(const char **s, unsigned depth) {
-        Json *j = NULL;
-
-        if (depth > 64)
-                return NULL;
-        skip_ws(s);
-        switch (**s) {
-        case '{':
-                (*s)++;
-                return json_parse_container(s, JSON_OBJECT, depth);
-        case '[':
-                (*s)++;
-                return json_parse_container(s, JSON_ARRAY, depth);
-        case '"': {
-                char *str = json_parse_string(s);
-
-                if (!str)
-                        return NULL;
-                j = calloc(1, sizeof(Json));
-                ck_assert_ptr_nonnull(j);
-                j->type = JSON_STRING;
-                j->string = str;
-                return j;
-        }
-        }
-        j = calloc(1, sizeof(Json));
-        ck_assert_ptr_nonnull(j);
-        if (strncmp(*s, "null", 4) == 0) {
-                j->type = JSON_NULL;
-                *s += 4;
-        } else if (strncmp(*s, "true", 4) == 0) {
-                j->type = JSON_BOOL;
-                j->boolean = true;
-                *s += 4;
-        } else if (strncmp(*s, "false", 5) == 0) {
-                j->type = JSON_BOOL;
-                *s += 5;
-        } else {
-                char *end = NULL;
-
-                j->type = JSON_NUMBER;
-                j->number = strtod(*s, &end);
-                if (end == *s || !strchr("-0123456789", **s))
-                        return json_free(j);
-                *s = end;
-        }
-        return j;
-}
-
-/* Parses text, which must be exactly one JSON document (whitespace around it allowed). */
-static Json *json_parse_document(const char *text) {
-        const char *s = text;
-        Json *j = json_parse_value(&s, 0);
-
-        ck_assert_msg(j, "not JSON:\n%s", text);
-        skip_ws(&s);
-        ck_assert_msg(*s == '\0', "more than one JSON document:\n%s", text);
-        return j;
-}
-
-/* The member key of object j, asserted present. */
-static const Json *jget(const Json *j, const char *key) {
-        ck_assert_msg(j && j->type == JSON_OBJECT, "not an object (looking for \"%s\")", key);
-        for (size_t i = 0; i < j->n_items; i++)
-                if (streq(j->keys[i], key))
-                        return j->items[i];
-        ck_abort_msg("no member \"%s\"", key);
-        return NULL;
-}
-
-static const char *jstr(const Json *j, const char *key) {
-        const Json *v = jget(j, key);
-
-        ck_assert_msg(v->type == JSON_STRING, "\"%s\" is not a string", key);
-        return v->string;
-}
-
-static bool jnull(const Json *j, const char *key) {
-        return jget(j, key)->type == JSON_NULL;
-}
-
-static unsigned jnum(const Json *j, const char *key) {
-        const Json *v = jget(j, key);
-
-        ck_assert_msg(v->type == JSON_NUMBER, "\"%s\" is not a number", key);
-        return (unsigned)v->number;
-}
-
-static const Json *jarray(const Json *j, const char *key) {
-        const Json *v = jget(j, key);
-
-        ck_assert_msg(v->type == JSON_ARRAY, "\"%s\" is not an array", key);
-        return v;
-}
+/* ---- the JSON document ---- */
 
 /* The policy named name in the document's "policies". */
 static const Json *jpolicy(const Json *doc, const char *name) {
@@ -714,13 +455,328 @@ START_TEST(test_plan_usage) {
 }
 END_TEST
 
+/* ---- irqs: and net: rules against this machine's devices ---- */
+
+#define VETH_QUEUES 4
+#define RFS_ENTRIES 4096
+#define RFS_TEXT    "4096"
+
+/* The veth pair the device test plans (never writes): named in main() (the runner's PID), so
+ * main() can delete it after the run even when the test failed. Deleting one end deletes both. */
+static char veth[16], veth_peer[16];
+
+static void veth_delete(void) {
+        char cmd[128];
+
+        snprintf(cmd, sizeof cmd, "ip link del dev %s 2>/dev/null", veth);
+        (void)!system(cmd);
+}
+
+/* eth0's IRQs as sysfs lists them: the msi_irqs/ of the PCI function above its device (a
+ * virtio NIC sits below one), ascending. Returns the count (0: eth0 has none). */
+static size_t eth0_irqs(unsigned *irqs, size_t max) {
+        _cleanup_free_ char *dev = realpath("/sys/class/net/eth0/device", NULL);
+        size_t n = 0;
+
+        ck_assert_msg(dev, "/sys/class/net/eth0/device: %s", strerror(errno));
+        for (char *slash; (slash = strrchr(dev, '/')) && slash != dev; *slash = '\0') {
+                _cleanup_free_ char *msi = NULL;
+                DIR *d;
+
+                ck_assert_int_ge(asprintf(&msi, "%s/msi_irqs", dev), 0);
+                d = opendir(msi);
+                if (!d)
+                        continue;
+                for (struct dirent *e; (e = readdir(d));)
+                        if (e->d_name[0] >= '0' && e->d_name[0] <= '9') {
+                                ck_assert_uint_lt(n, max);
+                                irqs[n++] = (unsigned)strtoul(e->d_name, NULL, 10);
+                        }
+                closedir(d);
+                break;
+        }
+        for (size_t i = 1; i < n; i++) /* readdir order is no order */
+                for (size_t j = i; j > 0 && irqs[j - 1] > irqs[j]; j--) {
+                        unsigned x = irqs[j];
+
+                        irqs[j] = irqs[j - 1];
+                        irqs[j - 1] = x;
+                }
+        return n;
+}
+
+/* The kernel manages the IRQ's affinity: its smp_affinity is read-only (0444). */
+static bool irq_managed(unsigned irq) {
+        char path[64];
+        struct stat st;
+
+        snprintf(path, sizeof path, "/proc/irq/%u/smp_affinity", irq);
+        return stat(path, &st) == 0 && (st.st_mode & 0222) == 0;
+}
+
+/* How many tx queues eth0 has, and whether tx-0 has a readable xps_cpus (single-queue: no). */
+static unsigned eth0_tx_queues(bool *ret_xps) {
+        _cleanup_fclose_ FILE *f = NULL;
+        unsigned n = 0;
+        char path[96];
+
+        for (;; n++) {
+                snprintf(path, sizeof path, "/sys/class/net/eth0/queues/tx-%u", n);
+                if (access(path, F_OK) < 0)
+                        break;
+        }
+        f = fopen("/sys/class/net/eth0/queues/tx-0/xps_cpus", "re");
+        *ret_xps = f && fgetc(f) != EOF;
+        return n;
+}
+
+/* affinityd.yaml with rfs:, an irqs: rule for eth0's IRQs, net: rules for the veth and eth0. */
+static void write_device_config(Harness *h) {
+        _cleanup_free_ char *settings = NULL;
+
+        harness_remove_policy(h, "00-integ-marker.yaml");
+        ck_assert_int_ge(asprintf(&settings, "%s/affinityd.yaml", harness_config_dir(h)), 0);
+        write_text(settings, "rfs: " RFS_TEXT "\n");
+        harness_write_policy(
+                h, "10-devices.yaml",
+                "irqs:\n"
+                "  - name: eth0-irqs\n"
+                "    match: {device: eth0}\n"
+                "    cpus: \"1\"\n"
+                "net:\n"
+                "  - device: %s\n"
+                "    name: veth-steer\n"
+                "    rps: \"0-1\"\n"
+                "    xps: spread\n"
+                "  - device: eth0\n"
+                "    name: eth0-xps\n"
+                "    xps: spread\n",
+                veth);
+}
+
+/* Whether the JSON array a holds the string s. */
+static bool jarray_has(const Json *a, const char *s) {
+        for (size_t i = 0; i < a->n_items; i++)
+                if (a->items[i]->type == JSON_STRING && streq(a->items[i]->string, s))
+                        return true;
+        return false;
+}
+
+/* Whether a warning of rule contains text. */
+static bool has_warning(const Json *rule, const char *text) {
+        const Json *w = jarray(rule, "warnings");
+
+        for (size_t i = 0; i < w->n_items; i++)
+                if (w->items[i]->type == JSON_STRING && strstr(w->items[i]->string, text))
+                        return true;
+        return false;
+}
+
+START_TEST(test_plan_devices) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *out = NULL, *err = NULL, *cdir = NULL, *want = NULL,
+                            *topo = topology_arg(TOPOLOGY_2S);
+        _cleanup_(json_freep) Json *doc = NULL;
+        const Json *devices, *rule, *irqs, *steer, *queues, *eth0;
+        unsigned irq_list[64], n_tx;
+        size_t n_irqs = eth0_irqs(irq_list, ELEMENTSOF(irq_list));
+        bool xps_usable, covered[2] = {};
+        char cmd[192];
+        int r;
+
+        ck_assert_msg(n_irqs > 0, "eth0 has no MSI/MSI-X IRQs in sysfs");
+        n_tx = eth0_tx_queues(&xps_usable);
+        veth_delete();
+        snprintf(
+                cmd, sizeof cmd,
+                "ip link add %s numtxqueues %d numrxqueues %d type veth peer name %s numtxqueues %d "
+                "numrxqueues %d",
+                veth, VETH_QUEUES, VETH_QUEUES, veth_peer, VETH_QUEUES, VETH_QUEUES);
+        ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+        write_device_config(h);
+        cdir = config_dir_arg(h);
+
+        /* --json on this machine: the devices are this machine's. */
+        r = harness_run_ctl(h, &out, &err, "plan", "--json", cdir, NULL);
+        ck_assert_msg(r == 0, "affinityctl plan --json exited %d: %s", r, err);
+        doc = json_parse_document(out);
+        ck_assert_uint_eq(jnum(doc, "rfs"), RFS_ENTRIES);
+        devices = jget(doc, "devices");
+        ck_assert(jbool(devices, "known"));
+        ck_assert(jnull(devices, "reason"));
+        ck_assert_uint_ge(jnum(devices, "irqs"), n_irqs);
+        ck_assert(jarray_has(jarray(devices, "interfaces"), veth));
+        ck_assert(jarray_has(jarray(devices, "interfaces"), "eth0"));
+
+        /* The irqs: rule takes exactly eth0's IRQs, in ascending number: CPU 1 each, or left
+         * alone (cpus null) when the kernel manages the IRQ. */
+        ck_assert_uint_eq(jarray(doc, "irqs")->n_items, 1);
+        rule = jfind(jarray(doc, "irqs"), "name", "eth0-irqs");
+        ck_assert_ptr_nonnull(rule);
+        ck_assert(jnull(rule, "error"));
+        ck_assert_str_eq(jstr(rule, "cpus"), "1");
+        ck_assert(jnull(rule, "spread"));
+        ck_assert_uint_eq(jarray(rule, "device")->n_items, 1);
+        ck_assert_str_eq(jarray(rule, "device")->items[0]->string, "eth0");
+        irqs = jarray(rule, "irqs");
+        ck_assert_uint_eq(irqs->n_items, n_irqs);
+        for (size_t i = 0; i < n_irqs; i++) {
+                const Json *a = irqs->items[i];
+                bool managed = irq_managed(irq_list[i]);
+
+                ck_assert_uint_eq(jnum(a, "irq"), irq_list[i]);
+                ck_assert_int_eq(jbool(a, "managed"), managed);
+                if (managed)
+                        ck_assert(jnull(a, "cpus"));
+                else
+                        ck_assert_str_eq(jstr(a, "cpus"), "1");
+        }
+
+        /* The veth: every rx queue gets the rps: set and RFS_ENTRIES / rx queues flows; the two
+         * CPUs are divided among the four tx queues, one each, both used. */
+        steer = jfind(jarray(doc, "net"), "name", "veth-steer");
+        ck_assert_ptr_nonnull(steer);
+        ck_assert(jnull(steer, "error"));
+        ck_assert_str_eq(jstr(steer, "device"), veth);
+        ck_assert_str_eq(jstr(steer, "rps"), "0-1");
+        ck_assert_str_eq(jstr(steer, "xps"), "0-1");
+        queues = jarray(steer, "queues");
+        ck_assert_uint_eq(queues->n_items, 2 * VETH_QUEUES);
+        for (size_t i = 0; i < queues->n_items; i++) {
+                const Json *q = queues->items[i];
+                bool rx = i < VETH_QUEUES;
+                char name[16];
+
+                snprintf(name, sizeof name, "%s-%zu", rx ? "rx" : "tx", i % VETH_QUEUES);
+                ck_assert_str_eq(jstr(q, "device"), veth);
+                ck_assert_str_eq(jstr(q, "queue"), name);
+                ck_assert_str_eq(jstr(q, "kind"), rx ? "rps" : "xps");
+                if (rx) {
+                        ck_assert_str_eq(jstr(q, "cpus"), "0-1");
+                        ck_assert_uint_eq(jnum(q, "flow_cnt"), RFS_ENTRIES / VETH_QUEUES);
+                } else {
+                        const char *cpus = jstr(q, "cpus");
+
+                        ck_assert_msg(streq(cpus, "0") || streq(cpus, "1"), "%s: xps %s", name, cpus);
+                        covered[cpus[0] - '0'] = true;
+                        ck_assert(jnull(q, "flow_cnt"));
+                }
+        }
+        ck_assert(covered[0] && covered[1]);
+
+        /* eth0 with one tx queue: no usable XPS, and the plan says so. */
+        eth0 = jfind(jarray(doc, "net"), "name", "eth0-xps");
+        ck_assert_ptr_nonnull(eth0);
+        if (n_tx == 1 && !xps_usable) {
+                ck_assert_uint_eq(jarray(eth0, "queues")->n_items, 0);
+                ck_assert_msg(has_warning(eth0, "eth0: one tx queue"), "no single-queue warning:\n%s", out);
+        } else
+                ck_assert_uint_eq(jarray(eth0, "queues")->n_items, n_tx);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* The human report says the same. */
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, NULL);
+        ck_assert_msg(r == 0, "affinityctl plan exited %d: %s", r, err);
+        ck_assert_msg(
+                strstr(out, "  Devices: ") && strstr(out, "      RFS: " RFS_TEXT " flow entries ("),
+                "no devices or RFS line:\n%s", out);
+        ck_assert_msg(
+                strstr(out, "\nirqs: eth0-irqs (") && strstr(out, "    Match: device eth0\n"),
+                "no irqs: rule:\n%s", out);
+        for (size_t i = 0; i < n_irqs; i++) {
+                ck_assert_int_ge(
+                        asprintf(&want, "%s %u ", i == 0 ? "     IRQs:" : "          ", irq_list[i]), 0);
+                ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+                want = mfree(want);
+        }
+        ck_assert_msg(
+                strstr(out, "\nnet: veth-steer (") && strstr(out, "      RPS: 0-1 (2 CPUs on "),
+                "no net: rule:\n%s", out);
+        ck_assert_int_ge(
+                asprintf(
+                        &want, "   Queues: %s rx-0: rps_cpus 0-1, rps_flow_cnt %d\n", veth,
+                        RFS_ENTRIES / VETH_QUEUES),
+                0);
+        ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+        want = mfree(want);
+        ck_assert_int_ge(asprintf(&want, "           %s tx-%d: xps_cpus ", veth, VETH_QUEUES - 1), 0);
+        ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+        if (n_tx == 1 && !xps_usable)
+                ck_assert_msg(
+                        strstr(out, "  Warning: eth0: one tx queue: XPS has no use"), "stdout:\n%s", out);
+        ck_assert_msg(
+                strstr(out,
+                       "\n0 policies: 0 resolved, 0 pending; 1 irqs rule: 1 resolved, 0 pending; "
+                       "2 net rules: 2 resolved, 0 pending.\n"),
+                "no summary line:\n%s", out);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* An XML topology holds none of its machine's devices: the rules' CPUs are resolved there,
+         * the IRQs and queues they would take are not known, and nothing claims a device absent. */
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, NULL);
+        ck_assert_msg(r == 0, "affinityctl plan --topology exited %d: %s", r, err);
+        ck_assert_msg(strstr(out, "  Devices: not known for an XML topology\n"), "stdout:\n%s", out);
+        ck_assert_msg(
+                !strstr(out, "IRQs:") && !strstr(out, "Queues:") && !strstr(out, "not present") &&
+                        !strstr(out, "matches no"),
+                "device facts on an XML topology:\n%s", out);
+        ck_assert_msg(
+                strstr(out, "\nirqs: eth0-irqs (") && strstr(out, "     CPUs: 1 (1 CPU on 1 core)\n"),
+                "stdout:\n%s", out);
+        out = mfree(out);
+        err = mfree(err);
+
+        r = harness_run_ctl(h, &out, &err, "plan", "--json", cdir, topo, NULL);
+        ck_assert_msg(r == 0, "affinityctl plan --json --topology exited %d: %s", r, err);
+        doc = json_free(doc);
+        doc = json_parse_document(out);
+        devices = jget(doc, "devices");
+        ck_assert(!jbool(devices, "known"));
+        ck_assert_str_eq(jstr(devices, "reason"), "not known for an XML topology");
+        ck_assert(jnull(devices, "interfaces"));
+        rule = jfind(jarray(doc, "irqs"), "name", "eth0-irqs");
+        ck_assert_ptr_nonnull(rule);
+        ck_assert_str_eq(jstr(rule, "cpus"), "1");
+        ck_assert_uint_eq(jarray(rule, "irqs")->n_items, 0);
+        ck_assert_uint_eq(jarray(rule, "warnings")->n_items, 0);
+        steer = jfind(jarray(doc, "net"), "name", "veth-steer");
+        ck_assert_ptr_nonnull(steer);
+        ck_assert_str_eq(jstr(steer, "rps"), "0-1");
+        ck_assert_uint_eq(jarray(steer, "queues")->n_items, 0);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* validate counts every kind of rule. */
+        r = harness_run_ctl(h, &out, &err, "validate", cdir, NULL);
+        ck_assert_msg(r == 0, "validate exited %d: %s", r, err);
+        ck_assert_msg(
+                strstr(out, "2 files, 0 policies, 1 irqs rule, 2 net rules: valid"), "stdout:\n%s", out);
+
+        veth_delete();
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-plan");
+        int r;
 
         harness_add_test(s, test_plan_json);
         harness_add_test(s, test_plan_human);
         harness_add_test(s, test_plan_invalid);
         harness_add_test(s, test_validate_topology);
         harness_add_test(s, test_plan_usage);
-        return harness_main(s);
+        harness_add_test(s, test_plan_devices);
+
+        snprintf(veth, sizeof veth, "afd%dp", (int)getpid() % 10000000);
+        snprintf(veth_peer, sizeof veth_peer, "afd%dq", (int)getpid() % 10000000);
+        r = harness_main(s);
+        /* A failed test _exit()s without teardown: the veth pair goes here in any case. */
+        veth_delete();
+        if (if_nametoindex(veth) > 0 || if_nametoindex(veth_peer) > 0) {
+                printf("FAIL: the veth pair %s/%s is still there at the end of the run\n", veth, veth_peer);
+                r = EXIT_FAILURE;
+        }
+        return r;
 }

@@ -769,7 +769,7 @@ START_TEST(test_start) {
                 ck_assert_msg(now_usec() < deadline, "no \"Started\" in the journal:\n%s", journal);
                 sleep_usec(USEC_PER_SEC / 10);
         }
-        loaded = strstr(journal, "Loaded 1 policies");
+        loaded = strstr(journal, "Loaded 1 policy (");
         policy = strstr(journal, "Policy probe: CPUs 1");
         ck_assert_msg(
                 loaded && policy && loaded < started && policy < started,
