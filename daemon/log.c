@@ -128,7 +128,8 @@ static int write_journal(
         _cleanup_free_ char *message_field = NULL, *file_field = NULL, *func_field = NULL,
                             *policy_field = NULL, *comm_field = NULL, *cpus_field = NULL, *irq_field = NULL,
                             *interface_field = NULL;
-        struct iovec iov[16];
+        char message_id_field[sizeof("MESSAGE_ID=") + 32];
+        struct iovec iov[17];
         size_t n = 0;
 
 #define IOV_STR(s) (iov[n++] = (struct iovec){.iov_base = (char *)(s), .iov_len = strlen(s)})
@@ -152,6 +153,12 @@ static int write_journal(
                 IOV_STR(errno_field);
         }
         if (fields) {
+                if (fields->message_id) {
+                        snprintf(
+                                message_id_field, sizeof(message_id_field), "MESSAGE_ID=%s",
+                                fields->message_id);
+                        IOV_STR(message_id_field);
+                }
                 if (fields->policy && asprintf(&policy_field, "POLICY=%s", fields->policy) >= 0)
                         IOV_STR(policy_field);
                 if (fields->pid > 0) {

@@ -32,14 +32,31 @@ typedef enum LogTarget {
         _LOG_TARGET_INVALID = -EINVAL,
 } LogTarget;
 
+/*
+ * Journal message IDs (MESSAGE_ID=, 128-bit, as `systemd-id128 new` makes them), one per kind of
+ * event, so that `journalctl MESSAGE_ID=… POLICY=db` finds every placement of a policy. Stable:
+ * scripts depend on them; documented in affinityd(8).
+ */
+#define AFFINITYD_MESSAGE_STARTED          "52147dbbc21d471cb0b1f8e143e1c430"
+#define AFFINITYD_MESSAGE_STOPPED          "56f2f7494edd45eba7d4c9c6aa01107e"
+#define AFFINITYD_MESSAGE_PROCESS_PLACED   "f3ef3557485149bfbdce989b86b57403"
+#define AFFINITYD_MESSAGE_PLACEMENT_FAILED "c954a3e220b0424fac32c12acb6b5088"
+#define AFFINITYD_MESSAGE_RELOADED         "0df1d9ba4bc04958ac5b2d1221319721"
+#define AFFINITYD_MESSAGE_RELOAD_FAILED    "6e10ac077b6746df89e7bc3ba6c425e3"
+#define AFFINITYD_MESSAGE_DRIFT            "d14e73f299254bea86d04596ad426f16"
+#define AFFINITYD_MESSAGE_IRQ_PLACED       "e5965756ec054261b6591a6f0b2ea52d"
+#define AFFINITYD_MESSAGE_IRQ_REFUSED      "f99a9022dda84eda876b21a04325ed0d"
+#define AFFINITYD_MESSAGE_RESTORED         "07c5c4c6d3944f46a3197ab5dfe652b9"
+
 /* Structured journal fields for one message; NULL strings and pid 0 are left out. */
 typedef struct LogFields {
-        const char *policy;    /* POLICY= */
-        pid_t pid;             /* PID= (the process the message is about, not the daemon's) */
-        const char *comm;      /* COMM= */
-        const char *cpus;      /* CPUS= (a cpu-list of OS CPU numbers) */
-        const char *irq;       /* IRQ= (the IRQ number, decimal) */
-        const char *interface; /* INTERFACE= (a network interface name) */
+        const char *message_id; /* MESSAGE_ID= (one of AFFINITYD_MESSAGE_*) */
+        const char *policy;     /* POLICY= */
+        pid_t pid;              /* PID= (the process the message is about, not the daemon's) */
+        const char *comm;       /* COMM= */
+        const char *cpus;       /* CPUS= (a cpu-list of OS CPU numbers) */
+        const char *irq;        /* IRQ= (the IRQ number, decimal) */
+        const char *interface;  /* INTERFACE= (a network interface name) */
 } LogFields;
 
 /* Messages with a level numerically above this (less severe) are dropped. Default LOG_INFO. */
