@@ -191,3 +191,187 @@ int match_thread(const Policy *p, const char *thread_comm) {
                         return (int)i;
         return -ENOENT;
 }
+
+/* ", "-separated list of the strings of l, each in double quotes (or /slashes/ when regex). */
+static char *quote_list(char *const *l, bool regex) {
+        size_t size = 1;
+        char *s, *p;
+
+        STRV_FOREACH (i, l)
+                size += strlen(*i) + 4;
+        s = p = malloc(size);
+        if (!s)
+                return NULL;
+        *p = '\0';
+        STRV_FOREACH (i, l)
+                p += sprintf(p, "%s%c%s%c", i == l ? "" : ", ", regex ? '/' : '"', *i, regex ? '/' : '"');
+        return s;
+}
+
+/*
+ * Adds the line for one key: `NAME FACT matches|does not match PATTERNS`, fact as already
+ * formatted (NULL: could not be read); on a match with first set, only that pattern is named.
+ * Appends the line to *failed ("; "-joined) too when it did not match. Returns 0 or -ENOMEM.
+ */
+static int explain_line(
+        char ***lines, char **failed, const char *name, const char *fact, bool matched,
+        char *const *patterns, const char *first, bool regex) {
+        _cleanup_free_ char *list = NULL, *line = NULL;
+
+        list = quote_list(first ? (char *[]){(char *)first, NULL} : patterns, regex);
+        if (!list)
+                return -ENOMEM;
+        if (asprintf(
+                    &line, "%s %s %s %s", name, fact ?: "unknown (could not be read)",
+                    matched ? "matches" : "does not match", list) < 0) {
+                line = NULL;
+                return -ENOMEM;
+        }
+        if (!matched) {
+                char *joined = NULL;
+
+                if (asprintf(&joined, "%s%s%s", *failed ?: "", *failed ? "; " : "", line) < 0)
+                        return -ENOMEM;
+                free(*failed);
+                *failed = joined;
+        }
+        return strv_extendf(lines, "%s", line);
+}
+
+/* The first glob of l that matches s, or NULL. */
+static const char *first_glob_match(char *const *l, const char *s) {
+        STRV_FOREACH (g, l)
+                if (fnmatch(*g, s, 0) == 0)
+                        return *g;
+        return NULL;
+}
+
+/* The value of a loaded string fact (FACT_COMM, _CGROUP, _UNIT, _EXE, _CMDLINE). */
+static const char *fact_value(const ProcessFacts *f, unsigned fact) {
+        switch (fact) {
+        case FACT_COMM:
+                return f->comm;
+        case FACT_CGROUP:
+                return f->cgroup;
+        case FACT_UNIT:
+                return f->unit;
+        case FACT_EXE:
+                return f->exe;
+        case FACT_CMDLINE:
+                return f->cmdline;
+        default:
+                return NULL;
+        }
+}
+
+/*
+ * Explains one string key: globs (fnmatch) or, with re, the compiled regexes of patterns.
+ * Returns 1 matched, 0 not, -ESRCH, -ENOMEM.
+ */
+static int explain_key(
+        char ***lines, char **failed, ProcessFacts *f, unsigned fact, const char *name,
+        char *const *patterns, const regex_t *re, size_t n_re) {
+        _cleanup_free_ char *quoted = NULL;
+        const char *value, *hit = NULL;
+        int r;
+
+        r = need(f, fact);
+        if (r < 0)
+                return r;
+        value = r > 0 ? fact_value(f, fact) : NULL;
+        if (value) {
+                if (asprintf(&quoted, "\"%s\"", value) < 0) {
+                        quoted = NULL;
+                        return -ENOMEM;
+                }
+                if (!re)
+                        hit = first_glob_match(patterns, value);
+                for (size_t i = 0; re && i < n_re && !hit; i++)
+                        if (regexec(&re[i], value, 0, NULL, 0) == 0)
+                                hit = patterns[i];
+        }
+        r = explain_line(lines, failed, name, quoted, hit, patterns, hit, fact == FACT_CMDLINE);
+        if (r < 0)
+                return r;
+        return !!hit;
+}
+
+int matcher_explain(
+        const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f, char ***ret_lines,
+        char **ret_failed) {
+        _cleanup_strv_free_ char **lines = NULL;
+        _cleanup_free_ char *failed = NULL;
+        bool all = true;
+        int r;
+
+        if (m->comm) {
+                r = explain_key(&lines, &failed, f, FACT_COMM, "comm", m->comm, NULL, 0);
+                if (r < 0)
+                        return r;
+                all = all && r > 0;
+        }
+
+        if (m->user) {
+                char uid_text[32];
+                bool found = false;
+
+                r = need(f, FACT_UID);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)f->euid);
+                        for (size_t i = 0; i < n_uids && !found; i++)
+                                found = uids[i] == f->euid;
+                }
+                r = explain_line(
+                        &lines, &failed, "user", r > 0 ? uid_text : NULL, found, m->user, NULL, false);
+                if (r < 0)
+                        return r;
+                all = all && found;
+        }
+
+        if (m->cgroup) {
+                r = explain_key(&lines, &failed, f, FACT_CGROUP, "cgroup", m->cgroup, NULL, 0);
+                if (r < 0)
+                        return r;
+                all = all && r > 0;
+        }
+
+        if (m->unit) {
+                r = explain_key(&lines, &failed, f, FACT_UNIT, "unit", m->unit, NULL, 0);
+                if (r < 0)
+                        return r;
+                all = all && r > 0;
+        }
+
+        if (m->exe) {
+                r = explain_key(&lines, &failed, f, FACT_EXE, "exe", m->exe, NULL, 0);
+                if (r < 0)
+                        return r;
+                all = all && r > 0;
+        }
+
+        if (m->cmdline) {
+                /* no compiled regexes (a matcher not made by the loader): nothing can match */
+                r = explain_key(
+                        &lines, &failed, f, FACT_CMDLINE, "cmdline", m->cmdline,
+                        m->cmdline_re ?: &(regex_t){}, m->cmdline_re ? m->n_cmdline : 0);
+                if (r < 0)
+                        return r;
+                all = all && r > 0;
+        }
+
+        if (!lines) {
+                r = strv_extendf(&lines, "no match keys: matches every process");
+                if (r < 0)
+                        return r;
+        }
+
+        if (ret_failed) {
+                if (!failed && !(failed = strdup("")))
+                        return -ENOMEM;
+                *ret_failed = TAKE_PTR(failed);
+        }
+        *ret_lines = TAKE_PTR(lines);
+        return all;
+}

@@ -64,3 +64,23 @@ int match_process(const Plan *plan, ProcessFacts *f);
 /* The index of the first thread rule of p whose glob (fnmatch(3), flags 0) matches
  * thread_comm (/proc/PID/task/TID/comm), or -ENOENT. */
 int match_thread(const Policy *p, const char *thread_comm);
+
+/*
+ * Explains m against the process's facts, key by key, for Explain and `affinityctl explain`:
+ * unlike matcher_test() every key given is tested (loading the facts it needs), in the same
+ * order (comm, user, cgroup, unit, exe, cmdline). One line per key into *ret_lines
+ * (NULL-terminated, newly allocated), the fact in double quotes, then the patterns:
+ *   comm "pg" matches "pg*"                         (the first glob that matched)
+ *   exe "/usr/bin/x" does not match "/usr/sbin/nginx", "/opt/x"   (every glob)
+ *   user 1000 matches "postgres", "1001"            (the user: values as written)
+ *   cmdline "a b" does not match /-D .+data/   (each regex, slash-delimited)
+ *   exe unknown (could not be read) does not match "/usr/bin/x"
+ * A matcher with no key gives the single line "no match keys: matches every process".
+ * If ret_failed is not NULL it gets the lines of the failing keys only, joined by "; " ("" when
+ * every key matched), for ListPolicies-style "why not" texts. uids/n_uids as for matcher_test().
+ * Returns 1 (every key matched), 0 (some did not), -ESRCH (the process is gone), -ENOMEM; the
+ * out parameters are written only on success.
+ */
+int matcher_explain(
+        const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f, char ***ret_lines,
+        char **ret_failed);

@@ -6,6 +6,7 @@
  */
 
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,4 +177,111 @@ const NetRule *config_find_net_rule(const Config *c, const char *name) {
                 if (streq_ptr(c->net_rules[i].name, name))
                         return &c->net_rules[i];
         return NULL;
+}
+
+/* Appends " " (after the opening brace) or ", " (after a value), and "key: ", to f. */
+static void selector_key(FILE *f, bool *first, const char *key) {
+        fprintf(f, "%s%s: ", *first ? " " : ", ", key);
+        *first = false;
+}
+
+/* Appends v, double-quoted unless it is made of letters, digits, '.', '_' and '-' only (a plain
+ * YAML scalar in flow style). Device names and cpu-lists hold no '"' or '\\'. */
+static void selector_value(FILE *f, const char *v) {
+        bool plain = v[0] &&
+                v[strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")] == '\0';
+
+        fprintf(f, plain ? "%s" : "\"%s\"", v);
+}
+
+static int selector_list(FILE *f, bool *first, const char *key, const CpuSet *set) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = cpuset_format_list(set, &text);
+        if (r < 0)
+                return r;
+        selector_key(f, first, key);
+        selector_value(f, text);
+        return 0;
+}
+
+int cpu_selector_format(const CpuSelector *s, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        bool first = true;
+        size_t size = 0;
+        int r;
+
+        switch (s->kind) {
+        case CPU_SELECTOR_NONE:
+                buf = strdup("");
+                break;
+        case CPU_SELECTOR_SPREAD:
+                buf = strdup("spread");
+                break;
+        case CPU_SELECTOR_LITERAL:
+                r = cpuset_format_list(&s->literal, &buf);
+                if (r < 0)
+                        return r;
+                break;
+        case CPU_SELECTOR_MAPPING:
+                if ((unsigned)s->cpu_kind > CPU_KIND_EFFICIENCY || (unsigned)s->reserved > RESERVED_ONLY ||
+                    (unsigned)s->smt > SMT_ONE_PER_CORE)
+                        return -EINVAL;
+                f = open_memstream(&buf, &size);
+                if (!f)
+                        return -ENOMEM;
+                fputs("{", f);
+                if (s->has_nodes) {
+                        r = selector_list(f, &first, "nodes", &s->nodes);
+                        if (r < 0)
+                                return r;
+                }
+                if (s->has_packages) {
+                        r = selector_list(f, &first, "packages", &s->packages);
+                        if (r < 0)
+                                return r;
+                }
+                if (s->near) {
+                        selector_key(f, &first, "near");
+                        selector_value(f, s->near);
+                }
+                if (s->cpu_kind != CPU_KIND_ANY) {
+                        selector_key(f, &first, "kind");
+                        fputs(s->cpu_kind == CPU_KIND_PERFORMANCE ? "performance" : "efficiency", f);
+                }
+                if (s->reserved != RESERVED_AVOID) {
+                        selector_key(f, &first, "reserved");
+                        fputs(s->reserved == RESERVED_ALLOW ? "allow" : "only", f);
+                }
+                if (s->n_cores > 0) {
+                        selector_key(f, &first, "cores");
+                        fprintf(f, "%u", s->n_cores);
+                }
+                if (s->n_cpus > 0) {
+                        selector_key(f, &first, "cpus");
+                        fprintf(f, "%u", s->n_cpus);
+                }
+                if (s->smt == SMT_ONE_PER_CORE) {
+                        selector_key(f, &first, "smt");
+                        fputs("one-per-core", f);
+                }
+                if (s->exclusive) {
+                        selector_key(f, &first, "exclusive");
+                        fputs("true", f);
+                }
+                fputs(first ? "}" : " }", f);
+                /* fclose() writes buf and size; an error there is a failed allocation */
+                r = fclose(TAKE_PTR(f));
+                if (r != 0)
+                        return -ENOMEM;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (!buf)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
 }

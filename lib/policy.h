@@ -294,6 +294,19 @@ const NetRule *config_find_net_rule(const Config *c, const char *name);
 const Policy *config_find_policy(const Config *c, const char *name);
 
 /*
+ * The cpus: value of s as one line of text, for D-Bus (org.affinityd1.Policy.Selector) and
+ * messages: "" for CPU_SELECTOR_NONE, "spread", a literal as its canonical cpu-list ("0-3,8";
+ * the model keeps the set, not the characters written), or a mapping in flow style with the
+ * keys in the order the documentation lists them (nodes, packages, near, kind, reserved,
+ * cores, cpus, smt, exclusive), giving only keys that differ from their defaults:
+ * "{ near: eth0, cores: 8, smt: one-per-core }", "{}" for an empty mapping. A node or package
+ * list holding a comma is double-quoted ("{ nodes: \"0,2\" }"), so the text is valid YAML that
+ * parses back to the same selector. Newly allocated string in *ret.
+ * Returns 0, -EINVAL for an unknown kind or enum value, or -ENOMEM.
+ */
+int cpu_selector_format(const CpuSelector *s, char **ret);
+
+/*
  * Stores a copy of path in c->files and returns the stored pointer (for Location.file), or
  * NULL on OOM.
  */

@@ -399,6 +399,102 @@ START_TEST(test_failed_facts) {
 }
 END_TEST
 
+/* matcher_explain on a fresh set of facts for pid; the lines and the "why not" text. */
+static int explain_one(
+        Matcher *m, const uid_t *uids, size_t n_uids, pid_t pid, char ***ret_lines, char **ret_failed) {
+        ProcessFacts f;
+        int r;
+
+        if (m->cmdline && !m->cmdline_re)
+                compile_cmdline(m);
+        process_facts_init(&f, root, pid);
+        r = matcher_explain(m, uids, n_uids, &f, ret_lines, ret_failed);
+        process_facts_done(&f);
+        return r;
+}
+
+START_TEST(test_explain) {
+        _cleanup_strv_free_ char **lines = NULL;
+        _cleanup_free_ char *failed = NULL;
+        const uid_t www[] = {33};
+        Matcher all = {
+                .comm = STRV("ngin?", "nginx*"),
+                .user = STRV("www-data", "7"),
+                .cgroup = STRV("/system.slice/*"),
+                .unit = STRV("nginx.service"),
+                .exe = STRV("/usr/sbin/nginx"),
+                .cmdline = STRV("--role=core", "--role=edge"),
+        };
+
+        /* Every key matches: one line per key, in test order, naming the first pattern that hit. */
+        ck_assert_int_eq(explain_one(&all, www, 1, 100, &lines, &failed), 1);
+        ck_assert_uint_eq(strv_length(lines), 6);
+        ck_assert_str_eq(lines[0], "comm \"nginx\" matches \"ngin?\"");
+        ck_assert_str_eq(lines[1], "user 33 matches \"www-data\", \"7\"");
+        ck_assert_str_eq(lines[2], "cgroup \"/system.slice/nginx.service\" matches \"/system.slice/*\"");
+        ck_assert_str_eq(lines[3], "unit \"nginx.service\" matches \"nginx.service\"");
+        ck_assert_str_eq(lines[4], "exe \"/usr/sbin/nginx\" matches \"/usr/sbin/nginx\"");
+        ck_assert_str_eq(lines[5], "cmdline \"nginx -g daemon off; --role=edge\" matches /--role=edge/");
+        ck_assert_str_eq(failed, "");
+        /* agrees with matcher_test() */
+        ck_assert_int_eq(test_one(&all, www, 1, 100, NULL), 1);
+        lines = strv_free(lines);
+        failed = mfree(failed);
+
+        /* postgres: every key but cgroup fails, and unlike matcher_test() all are explained */
+        ck_assert_int_eq(explain_one(&all, www, 1, 200, &lines, &failed), 0);
+        ck_assert_uint_eq(strv_length(lines), 6);
+        ck_assert_str_eq(lines[0], "comm \"postgres\" does not match \"ngin?\", \"nginx*\"");
+        ck_assert_str_eq(lines[1], "user 105 does not match \"www-data\", \"7\"");
+        ck_assert_str_eq(lines[2], "cgroup \"/system.slice/postgresql@15-main.service\" matches \"/system.slice/*\"");
+        ck_assert_str_eq(lines[3], "unit \"postgresql@15-main.service\" does not match \"nginx.service\"");
+        /* " (deleted)" stripped, as matching sees it */
+        ck_assert_str_eq(lines[4], "exe \"/usr/lib/postgresql/15/bin/postgres\" does not match \"/usr/sbin/nginx\"");
+        ck_assert_str_eq(
+                lines[5],
+                "cmdline \"/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main\" does not "
+                "match /--role=core/, /--role=edge/");
+        ck_assert_str_eq(
+                failed,
+                "comm \"postgres\" does not match \"ngin?\", \"nginx*\"; user 105 does not match \"www-data\", "
+                "\"7\"; unit \"postgresql@15-main.service\" does not match \"nginx.service\"; exe "
+                "\"/usr/lib/postgresql/15/bin/postgres\" does not match \"/usr/sbin/nginx\"; cmdline "
+                "\"/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main\" does not match "
+                "/--role=core/, /--role=edge/");
+        ck_assert_int_eq(test_one(&all, www, 1, 200, NULL), 0);
+        lines = strv_free(lines);
+        failed = mfree(failed);
+        free_cmdline(&all);
+}
+END_TEST
+
+START_TEST(test_explain_unreadable_and_gone) {
+        _cleanup_strv_free_ char **lines = NULL;
+        _cleanup_free_ char *failed = NULL;
+        Matcher exe = {.comm = STRV("kworker/*"), .exe = STRV("*")}, none = {};
+
+        /* a kernel thread has no exe: said so, and it does not match */
+        ck_assert_int_eq(explain_one(&exe, NULL, 0, 400, &lines, &failed), 0);
+        ck_assert_uint_eq(strv_length(lines), 2);
+        ck_assert_str_eq(lines[0], "comm \"kworker/0:1\" matches \"kworker/*\"");
+        ck_assert_str_eq(lines[1], "exe unknown (could not be read) does not match \"*\"");
+        ck_assert_str_eq(failed, "exe unknown (could not be read) does not match \"*\"");
+        lines = strv_free(lines);
+        failed = mfree(failed);
+
+        /* no key: matches everything, and says so; ret_failed may be NULL */
+        ck_assert_int_eq(explain_one(&none, NULL, 0, 300, &lines, NULL), 1);
+        ck_assert_uint_eq(strv_length(lines), 1);
+        ck_assert_str_eq(lines[0], "no match keys: matches every process");
+        lines = strv_free(lines);
+
+        /* gone: -ESRCH, outputs untouched */
+        ck_assert_int_eq(explain_one(&exe, NULL, 0, 500, &lines, &failed), -ESRCH);
+        ck_assert_ptr_null(lines);
+        ck_assert_ptr_null(failed);
+}
+END_TEST
+
 /* A plan over hand-made policies. */
 typedef struct TestPlan {
         Policy policies[8];
@@ -624,6 +720,8 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_failed_facts);
         tcase_add_test(fx, test_first_match_wins);
         tcase_add_test(fx, test_match_thread);
+        tcase_add_test(fx, test_explain);
+        tcase_add_test(fx, test_explain_unreadable_and_gone);
         suite_add_tcase(s, fx);
 
         tcase_add_test(real, test_real_self);

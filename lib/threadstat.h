@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Per-thread scheduler evidence, the way operators check placement by hand: the CPU a thread
+ * last ran on (`ps -o psr`), its migrations (`perf stat -e cpu-migrations`), its run-queue
+ * delay (runqlat) and its involuntary context switches. Read from /proc under a root
+ * directory, so tests can point it at a fixture tree. Nothing here logs.
+ */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A value the kernel does not provide (no such line or file): UINT64_MAX. */
+#define THREADSTAT_UNKNOWN UINT64_MAX
+
+typedef struct ThreadStat {
+        unsigned last_cpu;      /* OS number of the CPU it last ran on: stat field 39 */
+        uint64_t nr_migrations; /* se.nr_migrations of sched; THREADSTAT_UNKNOWN when absent
+                                 * (kernels without CONFIG_SCHED_DEBUG) */
+        uint64_t run_delay_ns;  /* schedstat field 2: ns spent waiting on a run queue;
+                                 * THREADSTAT_UNKNOWN without schedstat (no CONFIG_SCHED_INFO) */
+        uint64_t timeslices;    /* schedstat field 3: times run on a CPU; THREADSTAT_UNKNOWN likewise */
+        uint64_t nonvoluntary;  /* nonvoluntary_ctxt_switches of status */
+} ThreadStat;
+
+/*
+ * Reads thread tid of process pid (tid 0: the process itself, /proc/PID/...) under root (NULL or
+ * "/" = the real /proc): ROOT/proc/PID/task/TID/{stat,sched,schedstat,status}. stat and status are
+ * required; sched and schedstat are optional (their values are THREADSTAT_UNKNOWN when the file
+ * or line is missing). Returns 0 and *ret; -ESRCH when the thread is gone (stat or status
+ * missing); -EBADMSG when stat or status can't be parsed (or a present sched/schedstat line is
+ * malformed); -EINVAL for pid <= 0 or tid < 0; -ENOMEM; other -errno of reading.
+ */
+int threadstat_read(const char *root, pid_t pid, pid_t tid, ThreadStat *ret);
+
+/*
+ * now - base for a monotonic kernel counter: THREADSTAT_UNKNOWN when either is unknown; now when
+ * base is larger than now (the counter started again: a reused TID), i.e. the total.
+ */
+uint64_t threadstat_delta(uint64_t now, uint64_t base);
