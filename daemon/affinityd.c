@@ -5,7 +5,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "bus-introspect.h"
 #include "config.h"
 #include "log.h"
 #include "manager.h"
@@ -15,6 +17,7 @@
 static ManagerOptions arg_options = {.bus_kind = MANAGER_BUS_SYSTEM};
 static int arg_log_level = LOG_INFO;
 static LogTarget arg_log_target = LOG_TARGET_AUTO;
+static const char *arg_bus_introspect = NULL;
 
 static void help(void) {
         printf("NAME\n"
@@ -78,6 +81,11 @@ static void help(void) {
                "           POLICY=, PID=, COMM=, CPUS=, when stderr is connected to it\n"
                "           ($JOURNAL_STREAM), else stderr.\n"
                "\n"
+               "       --bus-introspect=FILE\n"
+               "           Write the D-Bus introspection XML of org.affinityd1.Manager and\n"
+               "           org.affinityd1.Policy to FILE (- for standard output) and exit,\n"
+               "           without reading any configuration.\n"
+               "\n"
                "       -h, --help\n"
                "           Show this help and exit.\n"
                "\n"
@@ -122,6 +130,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_SYSTEMD_BUS_ADDRESS,
                 ARG_LOG_LEVEL,
                 ARG_LOG_TARGET,
+                ARG_BUS_INTROSPECT,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -135,6 +144,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"systemd-bus-address", required_argument, NULL, ARG_SYSTEMD_BUS_ADDRESS},
                 {"log-level", required_argument, NULL, ARG_LOG_LEVEL},
                 {"log-target", required_argument, NULL, ARG_LOG_TARGET},
+                {"bus-introspect", required_argument, NULL, ARG_BUS_INTROSPECT},
                 {},
         };
         int c;
@@ -195,6 +205,9 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         }
                         break;
+                case ARG_BUS_INTROSPECT:
+                        arg_bus_introspect = optarg;
+                        break;
                 case '?':
                         return -EINVAL;
                 default:
@@ -219,6 +232,16 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+
+        if (arg_bus_introspect) {
+                r = bus_introspect_write(arg_bus_introspect);
+                if (r < 0) {
+                        fprintf(stderr, "affinityd: --bus-introspect=%s: %s\n", arg_bus_introspect,
+                                strerror(-r));
+                        return EXIT_FAILURE;
+                }
+                return EXIT_SUCCESS;
+        }
 
         log_set_target(arg_log_target);
         log_set_max_level(arg_log_level);

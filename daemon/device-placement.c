@@ -25,6 +25,7 @@
 #include "interrupts.h"
 #include "irq.h"
 #include "log.h"
+#include "manager-bus.h"
 #include "manager.h"
 #include "netdev.h"
 #include "rtnl-monitor.h"
@@ -410,6 +411,36 @@ static LogFields target_fields(const Target *t, const char *cpus, char irq_buf[s
                 log_full_errno_fields(level, error, &_f_, __VA_ARGS__); \
         })
 
+/* log_target() with a MESSAGE_ID= (one of AFFINITYD_MESSAGE_*, or NULL for none). */
+#define log_target_id(level, error, id, t, cpus, ...) \
+        ({ \
+                char _irq_buf_[16]; \
+                LogFields _f_ = target_fields((t), (cpus), _irq_buf_); \
+                _f_.message_id = (id); \
+                log_full_errno_fields(level, error, &_f_, __VA_ARGS__); \
+        })
+
+/* DriftDetected(kind, target, rule, found, action) for t: kind "irq" (target "38") or "queue"
+ * (target "eth0/rx-0 rps"). */
+static void target_emit_drift(DevicePlacement *d, const Target *t, const char *found) {
+        char target[IFNAMSIZ + 32];
+
+        if (t->kind == TARGET_IRQ)
+                snprintf(target, sizeof(target), "%u", t->irq);
+        else if (t->kind == TARGET_RFS)
+                snprintf(target, sizeof(target), "rps_sock_flow_entries");
+        else
+                snprintf(
+                        target, sizeof(target), "%s/%s-%u %s", strempty(t->device),
+                        t->kind == TARGET_XPS ? "tx" : "rx", t->queue, target_kind_table[t->kind]);
+        (void)manager_bus_emit_drift_detected(
+                d->manager, t->kind == TARGET_IRQ ? "irq" : "queue", target, strempty(t->rule),
+                strempty(found),
+                t->on_drift == DRIFT_ENFORCE           ? "enforce"
+                        : t->on_drift == DRIFT_RESPECT ? "respect"
+                                                       : "report");
+}
+
 /* "rule NAME" for messages ("rfs: setting" for the global RFS table). One per message: the
  * buffer is static. */
 static const char *rule_label(const Target *t) {
@@ -583,9 +614,9 @@ static int target_restore(DevicePlacement *d, Target *t, const char *why) {
         t->restore_failed = false;
         d->counters.restores++;
         d->n_restored++;
-        log_target(
-                t->kind == TARGET_IRQ ? LOG_INFO : LOG_DEBUG, 0, t, text, "Restored %s to %s (%s)", what,
-                strna(text), why);
+        log_target_id(
+                t->kind == TARGET_IRQ ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_RESTORED, t, text,
+                "Restored %s to %s (%s)", what, strna(text), why);
         return 0;
 }
 
@@ -683,8 +714,8 @@ static void target_refused(DevicePlacement *d, Target *t, int error, const Targe
                 if (refusal == IRQ_REFUSAL_MANAGED)
                         t->state = TARGET_MANAGED;
                 d->counters.irq_refusals++;
-                log_target(
-                        LOG_WARNING, error, t, text,
+                log_target_id(
+                        LOG_WARNING, error, AFFINITYD_MESSAGE_IRQ_REFUSED, t, text,
                         "The kernel refused CPUs %s for %s (%s): %s (%m); not retried until a reload or "
                         "a CPU change re-plans",
                         strna(text), what, rule_label(t), strna(irq_refusal_explain(refusal)));
@@ -947,8 +978,9 @@ static int target_bring(DevicePlacement *d, Target *t, const TargetValue *want) 
                         LOG_WARNING, 0, t, back_text, "%s: asked for %s (%s), the kernel kept %s", what,
                         want_text, rule_label(t), strna(back_text));
         }
-        log_target(
-                t->kind == TARGET_IRQ || t->kind == TARGET_RFS ? LOG_INFO : LOG_DEBUG, 0, t, want_text,
+        log_target_id(
+                t->kind == TARGET_IRQ || t->kind == TARGET_RFS ? LOG_INFO : LOG_DEBUG, 0,
+                t->kind == TARGET_IRQ ? AFFINITYD_MESSAGE_IRQ_PLACED : NULL, t, want_text,
                 "Set %s to %s (was %s; %s)", what, want_text, strna(cur_text), rule_label(t));
         if (t->kind == TARGET_IRQ) {
                 t->effective_pending = true;
@@ -1136,8 +1168,9 @@ static int place_irqs(DevicePlacement *d, const DeviceInventory *inv, const Devi
                         if (again)
                                 continue; /* reported once per plan */
                         d->counters.irq_refusals++;
-                        log_target(
-                                LOG_WARNING, 0, t, NULL, "%s matches irqs: rule %s but is %s: left alone",
+                        log_target_id(
+                                LOG_WARNING, 0, AFFINITYD_MESSAGE_IRQ_REFUSED, t, NULL,
+                                "%s matches irqs: rule %s but is %s: left alone",
                                 target_describe(t, what, sizeof(what)), rule->name,
                                 irq_refusal_explain(IRQ_REFUSAL_MANAGED));
                         continue;
@@ -1935,6 +1968,7 @@ static int device_drift_check(DevicePlacement *d) {
                 t->has_drift = true;
                 cur_text = target_value_to_string(t->kind, &cur);
                 applied_text = target_value_to_string(t->kind, &t->applied);
+                target_emit_drift(d, t, cur_text);
                 if (t->kind == TARGET_IRQ && (pid = tick_irqbalance(d, &tick)) > 0 &&
                     asprintf(
                             &irqbalance,
@@ -1964,9 +1998,10 @@ static int device_drift_check(DevicePlacement *d) {
                                 "report)",
                                 what, strna(cur_text), strna(applied_text), t->drift_unlogged);
                 else
-                        log_target(
-                                LOG_WARNING, 0, t, cur_text, "Drift: %s is %s where %s applied %s%s%s%s",
-                                what, strna(cur_text), rule_label(t), strna(applied_text),
+                        log_target_id(
+                                LOG_WARNING, 0, AFFINITYD_MESSAGE_DRIFT, t, cur_text,
+                                "Drift: %s is %s where %s applied %s%s%s%s", what, strna(cur_text),
+                                rule_label(t), strna(applied_text),
                                 t->on_drift == DRIFT_ENFORCE ? ", putting it back (on-drift: enforce)"
                                         : t->on_drift == DRIFT_RESPECT
                                         ? ", no longer managing it (on-drift: respect)"

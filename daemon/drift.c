@@ -9,6 +9,7 @@
 #include "apply-sched.h"
 #include "cpuset.h"
 #include "log.h"
+#include "manager-bus.h"
 #include "manager.h"
 #include "procfs.h"
 
@@ -303,8 +304,18 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
                 m->counters.drift_detected++;
                 cur_text = cpuset_to_string(&cur);
                 expected_text = cpuset_to_string(expected);
-                log_struct(
-                        LOG_WARNING, 0, pp->policy->name, p->pid, p->comm, cur_text ?: "",
+                {
+                        char target[64];
+
+                        snprintf(target, sizeof(target), "%d/%d", (int)p->pid, (int)t->tid);
+                        (void)manager_bus_emit_drift_detected(
+                                m, "thread", target, pp->policy->name,
+                                mask_drift ? strempty(cur_text) : "another scheduling state",
+                                drift_mode_to_string(mode));
+                }
+                log_struct_id(
+                        LOG_WARNING, 0, AFFINITYD_MESSAGE_DRIFT, pp->policy->name, p->pid, p->comm,
+                        cur_text ?: "",
                         "Drift: thread %d of %s[%d] has %s%s%s%s where policy %s applied CPUs %s "
                         "(on-drift: %s)",
                         (int)t->tid, p->comm, (int)p->pid, mask_drift ? "CPUs " : "",

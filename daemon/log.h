@@ -129,6 +129,31 @@ _printf_(7, 8) int log_internal(
                 (&(const LogFields){.policy = (_policy), .pid = (_pid), .comm = (_comm), .cpus = (_cpus)}), \
                 __VA_ARGS__)
 
+/* log_struct() with a MESSAGE_ID= (one of AFFINITYD_MESSAGE_*), for the events operators
+ * search for: log_struct_id(LOG_INFO, 0, AFFINITYD_MESSAGE_RESTORED, "db", pid, comm, cpus, "…"). */
+#define log_struct_id(level, error, _id, _policy, _pid, _comm, _cpus, ...) \
+        log_full_errno_fields( \
+                level, error, \
+                (&(const LogFields){ \
+                        .message_id = (_id), \
+                        .policy = (_policy), \
+                        .pid = (_pid), \
+                        .comm = (_comm), \
+                        .cpus = (_cpus)}), \
+                __VA_ARGS__)
+
+/* log_device() with a MESSAGE_ID= (one of AFFINITYD_MESSAGE_*). */
+#define log_device_id(level, error, _id, _policy, _irq, _interface, _cpus, ...) \
+        log_full_errno_fields( \
+                level, error, \
+                (&(const LogFields){ \
+                        .message_id = (_id), \
+                        .policy = (_policy), \
+                        .irq = (_irq), \
+                        .interface = (_interface), \
+                        .cpus = (_cpus)}), \
+                __VA_ARGS__)
+
 /*
  * A message about a device target, with the journal fields POLICY= (the irqs:/net: rule), IRQ=
  * (decimal text), INTERFACE= and CPUS= (any may be NULL). Returns -abs(error):

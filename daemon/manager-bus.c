@@ -5,9 +5,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <sys/stat.h>
+
+#include "apply-sched.h"
 #include "config.h"
 #include "device-placement.h"
 #include "manager-bus.h"
+#include "match.h"
+#include "procfs.h"
+#include "threadstat.h"
 
 static inline const char *strempty(const char *s) {
         return s ?: "";
@@ -80,8 +86,8 @@ static const char *bus_string(const char *s, char **buf) {
         return t;
 }
 
-/* sd_bus_message_append(m, "s", s), with s made valid UTF-8 by bus_string(). */
-static int bus_append_string(sd_bus_message *m, const char *s) {
+/* See manager-bus.h. */
+int manager_bus_append_string(sd_bus_message *m, const char *s) {
         _cleanup_free_ char *buf = NULL;
         const char *v = bus_string(s, &buf);
 
@@ -93,7 +99,7 @@ static int bus_append_string(sd_bus_message *m, const char *s) {
 static int property_get_string(
         sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
         void *userdata, sd_bus_error *error) {
-        return bus_append_string(reply, *(char **)userdata);
+        return manager_bus_append_string(reply, *(char **)userdata);
 }
 
 static int property_get_version(
@@ -126,11 +132,59 @@ static int property_get_policy_files(
         if (r < 0)
                 return r;
         STRV_FOREACH (f, m->config ? m->config->files : NULL) {
-                r = bus_append_string(reply, *f);
+                r = manager_bus_append_string(reply, *f);
                 if (r < 0)
                         return r;
         }
         return sd_bus_message_close_container(reply);
+}
+
+static int property_get_degraded_reasons(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        r = manager_degraded_reasons(userdata, &l);
+        if (r < 0)
+                return r;
+        return sd_bus_message_append_strv(reply, l);
+}
+
+static int property_get_topology(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *text = NULL;
+        Manager *m = userdata;
+        int r;
+
+        if (m->topology) {
+                r = topology_summary(m->topology, &text);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_append(reply, "s", strempty(text));
+}
+
+/* OnlineCPUs (of the topology in force) and ReservedCPUs (affinityd.yaml reserve:). */
+static int property_get_cpus(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *text = NULL;
+        Manager *m = userdata;
+        const CpuSet *set = NULL;
+        int r;
+
+        if (streq(property, "OnlineCPUs"))
+                set = m->topology ? topology_online_cpus(m->topology) : NULL;
+        else if (m->config && m->config->has_reserve)
+                set = &m->config->reserve;
+        if (set) {
+                r = cpuset_format_list(set, &text);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_append(reply, "s", strempty(text));
 }
 
 static int property_get_latency(
@@ -253,6 +307,351 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
                 return sd_bus_error_set_errnof(error, r, "Reload failed: %s", msg);
         }
 
+        return sd_bus_reply_method_return(message, NULL);
+}
+
+/* Appends the cpu-list of set (NULL: "") to *l as "PREFIX<list>". Returns 0 or -ENOMEM. */
+static int explain_cpus_line(char ***l, const char *prefix, const CpuSet *set) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = cpuset_format_list(set, &text);
+        if (r < 0)
+                return r;
+        return strv_extendf(l, "%s%s", prefix, text);
+}
+
+/* "scheduler: policy batch, nice 5, io best-effort 4, reset-on-fork" for the keys given. */
+static int explain_scheduler_line(char ***l, const char *prefix, const SchedulerSpec *s) {
+        char buf[256];
+        int k = 0;
+
+        if (!s->has_policy && !s->has_priority && !s->has_nice && !s->has_io && !s->has_reset_on_fork)
+                return 0;
+        if (s->has_policy)
+                k += snprintf(
+                        buf + k, sizeof(buf) - k, ", policy %s",
+                        strna(apply_sched_policy_to_string(s->policy)));
+        if (s->has_priority && k < (int)sizeof(buf))
+                k += snprintf(buf + k, sizeof(buf) - k, ", priority %u", s->priority);
+        if (s->has_nice && k < (int)sizeof(buf))
+                k += snprintf(buf + k, sizeof(buf) - k, ", nice %d", s->nice);
+        if (s->has_io && k < (int)sizeof(buf))
+                k += snprintf(
+                        buf + k, sizeof(buf) - k, ", io %s %u",
+                        strna(apply_ioprio_class_to_string(s->io_class)), s->io_level);
+        if (s->has_reset_on_fork && k < (int)sizeof(buf))
+                (void)snprintf(
+                        buf + k, sizeof(buf) - k, ", reset-on-fork %s", s->reset_on_fork ? "yes" : "no");
+        return strv_extendf(l, "%sscheduler: %s", prefix, buf + 2);
+}
+
+/*
+ * Matches pid against every policy in order, as far as the one it is under (tracked: p's, even a
+ * policy a later key change would no longer pick) or, untracked, the first active one that
+ * matches. The matching policy's key lines (and a forked process's note) go to *explanation; for
+ * each policy before it a flat (name, why not) pair to *unmatched. *ret_policy: the index, -1 when
+ * none. Returns 0, -ESRCH (gone), -ENOMEM.
+ */
+static int explain_matching(
+        Manager *m, pid_t pid, TrackedProcess *p, char ***explanation, char ***unmatched, int *ret_policy) {
+        _cleanup_(process_facts_done) ProcessFacts f = {};
+        const PolicyPlan *tracked = p ? manager_process_plan(m, p) : NULL;
+        int found = -1, r;
+
+        process_facts_init(&f, NULL, pid);
+        for (size_t i = 0; m->plan && i < m->plan->n_policies && found < 0; i++) {
+                const PolicyPlan *pp = &m->plan->policies[i];
+                _cleanup_strv_free_ char **lines = NULL;
+                _cleanup_free_ char *why = NULL, *text = NULL;
+                bool matched;
+
+                if (!pp->policy)
+                        continue;
+                r = matcher_explain(&pp->policy->match, pp->uids, pp->n_uids, &f, &lines, &why);
+                if (r < 0)
+                        return r;
+                matched = r > 0;
+                if (tracked ? pp == tracked : (matched && !pp->pending_reason)) {
+                        found = (int)i;
+                        if (p && p->forked) {
+                                r = strv_extendf(
+                                        explanation,
+                                        "forked by %d without exec: tracked under its parent's policy",
+                                        (int)p->parent);
+                                if (r < 0)
+                                        return r;
+                        }
+                        STRV_FOREACH (line, lines) {
+                                r = strv_extendf(explanation, "%s", *line);
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                if (!matched)
+                        text = TAKE_PTR(why);
+                else if (pp->pending_reason) {
+                        if (asprintf(&text, "matches, but the policy is pending: %s", pp->pending_reason) <
+                            0)
+                                return -ENOMEM;
+                } else if (!(text = strdup(
+                                     "matches now, but the process is tracked under a later policy "
+                                     "(matched before its last change; the next rescan re-matches it)")))
+                        return -ENOMEM;
+                r = strv_extendf(unmatched, "%s", pp->policy->name);
+                if (r >= 0)
+                        r = strv_extendf(unmatched, "%s", text);
+                if (r < 0)
+                        return r;
+        }
+        *ret_policy = found;
+        return 0;
+}
+
+/* The lines saying what the policy applies: where it is written, how its CPUs were chosen,
+ * memory and scheduler, and a pending reason. */
+static int explain_policy(const PolicyPlan *pp, char ***l) {
+        const Policy *policy = pp->policy;
+        int r;
+
+        r = strv_extendf(
+                l, "policy %s at %s:%u", policy->name, strna(policy->location.file), policy->location.line);
+        if (r < 0)
+                return r;
+        if (pp->pending_reason)
+                return strv_extendf(l, "pending: %s (nothing is applied)", pp->pending_reason);
+        STRV_FOREACH (line, pp->explanation) {
+                r = strv_extendf(l, "%s", *line);
+                if (r < 0)
+                        return r;
+        }
+        if (pp->has_cpus)
+                r = explain_cpus_line(l, "cpus: ", &pp->cpus);
+        else
+                r = strv_extendf(l, "cpus: not set (the CPU affinity is left as it is)");
+        if (r < 0)
+                return r;
+        if (pp->has_memory) {
+                r = explain_cpus_line(
+                        l, policy->memory.migrate ? "memory: nodes (pages migrated) " : "memory: nodes ",
+                        &pp->memory_nodes);
+                if (r < 0)
+                        return r;
+        }
+        r = explain_scheduler_line(l, "", &policy->scheduler);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < policy->n_threads; i++) {
+                char prefix[128];
+
+                snprintf(prefix, sizeof(prefix), "thread rule \"%s\": ", policy->threads[i].name);
+                r = explain_scheduler_line(l, prefix, &policy->threads[i].scheduler);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* One (ussssuttt) thread entry of Explain. */
+static int explain_append_thread(
+        sd_bus_message *reply, Manager *m, pid_t pid, pid_t tid, TrackedProcess *p, const PolicyPlan *pp) {
+        _cleanup_cpuset_ CpuSet now = CPUSET_NULL;
+        _cleanup_free_ char *applied = NULL, *kernel = NULL, *b1 = NULL, *b2 = NULL;
+        const ThreadBaseline *base = NULL;
+        const char *comm_s, *rule_s, *rule = "";
+        TrackedThread *t = p ? tracked_process_thread(p, tid) : NULL;
+        ThreadStat ts = {
+                .nr_migrations = THREADSTAT_UNKNOWN,
+                .run_delay_ns = THREADSTAT_UNKNOWN,
+                .timeslices = THREADSTAT_UNKNOWN,
+                .nonvoluntary = THREADSTAT_UNKNOWN,
+        };
+        uint64_t migrations, run_delay, nonvoluntary;
+        char comm[16] = "";
+        int r;
+
+        r = procfs_read_comm(NULL, pid, tid, comm);
+        if (r < 0)
+                return r; /* -ESRCH: the thread exited meanwhile; the caller skips it */
+        if (pp && pp->policy->n_threads > 0) {
+                int k = match_thread(pp->policy, comm);
+                if (k >= 0)
+                        rule = pp->policy->threads[k].name;
+        }
+        if (t && t->has_applied) {
+                r = cpuset_format_list(&t->applied, &applied);
+                if (r < 0)
+                        return r;
+        }
+        if (apply_get_thread_affinity(tid, &now) >= 0) {
+                r = cpuset_format_list(&now, &kernel);
+                if (r < 0)
+                        return r;
+        }
+        r = threadstat_read(NULL, pid, tid, &ts);
+        if (r < 0 && r != -ESRCH && r != -EBADMSG)
+                return r;
+        if (t && t->has_baseline)
+                base = &t->baseline;
+
+        if (!base) {
+                /* no baseline yet: totals since the thread started */
+                migrations = ts.nr_migrations;
+                run_delay = ts.run_delay_ns;
+                nonvoluntary = ts.nonvoluntary;
+        } else {
+                migrations = ts.nr_migrations == THREADSTAT_UNKNOWN
+                        ? THREADSTAT_UNKNOWN
+                        : (uint64_t)(uint32_t)((uint32_t)ts.nr_migrations - base->nr_migrations);
+                run_delay = threadstat_delta(ts.run_delay_ns, base->run_delay_ns);
+                nonvoluntary = ts.nonvoluntary == THREADSTAT_UNKNOWN
+                        ? THREADSTAT_UNKNOWN
+                        : (uint64_t)(uint32_t)((uint32_t)ts.nonvoluntary - base->nonvoluntary);
+        }
+
+        comm_s = bus_string(comm, &b1);
+        rule_s = bus_string(rule, &b2);
+        if (!comm_s || !rule_s)
+                return -ENOMEM;
+        return sd_bus_message_append(
+                reply, "(ussssuttt)", (uint32_t)tid, comm_s, rule_s, strempty(applied), strempty(kernel),
+                (uint32_t)ts.last_cpu, migrations, run_delay, nonvoluntary);
+}
+
+static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_strv_free_ char **explanation = NULL, **unmatched = NULL;
+        _cleanup_free_ char *cpus = NULL, *b1 = NULL, *b2 = NULL;
+        _cleanup_free_ pid_t *tids = NULL;
+        const PolicyPlan *pp = NULL;
+        Manager *m = userdata;
+        TrackedProcess *p;
+        char comm[16] = "", path[64];
+        const char *comm_s, *policy_s;
+        size_t n_tids = 0;
+        uint32_t pid;
+        int policy = -1, r;
+
+        r = sd_bus_message_read(message, "u", &pid);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "/proc/%" PRIu32, pid);
+        if (pid == 0 || pid > INT32_MAX || access(path, F_OK) < 0 ||
+            procfs_read_comm(NULL, (pid_t)pid, 0, comm) < 0)
+                return sd_bus_error_setf(error, AFFINITYD_ERROR_NO_SUCH_PROCESS, "No process %" PRIu32, pid);
+
+        p = manager_find_process(m, (pid_t)pid);
+        r = explain_matching(m, (pid_t)pid, p, &explanation, &unmatched, &policy);
+        if (r == -ESRCH)
+                return sd_bus_error_setf(error, AFFINITYD_ERROR_NO_SUCH_PROCESS, "No process %" PRIu32, pid);
+        if (r < 0)
+                return r;
+        if (policy >= 0)
+                pp = &m->plan->policies[policy];
+
+        if (p && pp) {
+                r = explain_policy(pp, &explanation);
+                if (r < 0)
+                        return r;
+                if (pp->has_cpus && !pp->pending_reason) {
+                        r = cpuset_format_list(&pp->cpus, &cpus);
+                        if (r < 0)
+                                return r;
+                }
+        } else {
+                r = pp ? strv_extendf(
+                                 &explanation,
+                                 "not managed: policy %s matches, but the process is not tracked (released "
+                                 "by on-drift: respect, a kernel thread or the daemon itself, or not seen "
+                                 "yet)",
+                                 pp->policy->name)
+                       : strv_extendf(&explanation, "not managed: no active policy matches");
+                if (r < 0)
+                        return r;
+                pp = NULL; /* policy "" and cpus "": nothing is applied */
+        }
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        comm_s = bus_string(p ? p->comm : comm, &b1);
+        policy_s = bus_string(pp ? pp->policy->name : "", &b2);
+        if (!comm_s || !policy_s)
+                return -ENOMEM;
+        r = sd_bus_message_append(reply, "sss", comm_s, policy_s, strempty(cpus));
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        if (r < 0)
+                return r;
+        STRV_FOREACH (line, explanation) {
+                r = manager_bus_append_string(reply, *line);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        if (r < 0)
+                return r;
+        for (char **u = unmatched; u && u[0] && u[1]; u += 2) {
+                _cleanup_free_ char *c1 = NULL, *c2 = NULL;
+                const char *name = bus_string(u[0], &c1), *why = bus_string(u[1], &c2);
+
+                if (!name || !why)
+                        return -ENOMEM;
+                r = sd_bus_message_append(reply, "(ss)", name, why);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ussssuttt)");
+        if (r < 0)
+                return r;
+        r = procfs_list_tids(NULL, (pid_t)pid, &tids, &n_tids);
+        if (r < 0 && r != -ESRCH)
+                return r;
+        for (size_t i = 0; i < n_tids; i++) {
+                r = explain_append_thread(reply, m, (pid_t)pid, tids[i], p, pp);
+                if (r == -ESRCH)
+                        continue; /* exited meanwhile */
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_rescan(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        Manager *m = userdata;
+        uid_t euid;
+        int r;
+
+        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &euid);
+        if (r < 0 || euid != 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may rescan.");
+
+        r = manager_rescan_all(m);
+        if (r == -EOPNOTSUPP)
+                return sd_bus_error_set(
+                        error, AFFINITYD_ERROR_NOT_SUPPORTED,
+                        "Rescan is not supported with --topology= (no process of this machine is managed).");
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Rescan failed: %m");
         return sd_bus_reply_method_return(message, NULL);
 }
 
@@ -383,19 +782,31 @@ static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bu
 }
 
 /*
- * Annotations: Version never changes (const). State, Discovery, PolicyFiles, LastReloadError
- * and Reloads change only at state changes and reloads, where manager.c emits
- * PropertiesChanged (emits-change). The counters (the device ones too), ManagedProcesses and
- * the latency quantiles change with every event; signalling each change would flood the bus,
- * so they carry no emits flag, which sd-bus publishes as EmitsChangedSignal="false": read them
- * when needed.
+ * Annotations: Version never changes (const). State, DegradedReasons, Discovery, Topology,
+ * OnlineCPUs, ReservedCPUs, PolicyFiles, LastReloadUSec, LastReloadError and Reloads change only
+ * at state changes, reloads, CPU hotplug re-plans and the fallback to /proc polling, where
+ * manager.c emits PropertiesChanged (emits-change). The counters (the device ones too),
+ * ManagedProcesses and the latency quantiles change with every event; signalling each change
+ * would flood the bus, so they carry no emits flag, which sd-bus publishes as
+ * EmitsChangedSignal="false": read them when needed.
+ *
+ * Explain's per-thread migrations, run-queue delay and involuntary switches are counted since
+ * the daemon last set the thread's CPUs: a low-priority pass after each placement samples the
+ * baseline. A thread sampled by no such pass yet (just placed, or never placed: not managed)
+ * reports totals since it started. UINT64_MAX: the kernel does not provide the counter.
  */
 const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY(
+                "DegradedReasons", "as", property_get_degraded_reasons, 0,
+                SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Discovery", "s", property_get_discovery, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Topology", "s", property_get_topology, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("OnlineCPUs", "s", property_get_cpus, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ReservedCPUs", "s", property_get_cpus, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ManagedProcesses", "u", NULL, offsetof(Manager, n_processes), 0),
         SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, counters.events_received), 0),
         SD_BUS_PROPERTY("EventsLost", "t", NULL, offsetof(Manager, counters.events_lost), 0),
@@ -406,11 +817,15 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("PlacementFailures", "t", NULL, offsetof(Manager, counters.placement_failures), 0),
         SD_BUS_PROPERTY("DriftDetected", "t", NULL, offsetof(Manager, counters.drift_detected), 0),
         SD_BUS_PROPERTY("DriftCorrections", "t", NULL, offsetof(Manager, counters.drift_corrections), 0),
+        SD_BUS_PROPERTY("Restores", "t", NULL, offsetof(Manager, counters.restores), 0),
         SD_BUS_PROPERTY(
                 "Reloads", "t", NULL, offsetof(Manager, counters.reloads),
                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY(
                 "PolicyFiles", "as", property_get_policy_files, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY(
+                "LastReloadUSec", "t", NULL, offsetof(Manager, last_reload_usec),
+                SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY(
                 "LastReloadError", "s", property_get_string, offsetof(Manager, last_reload_error),
                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -441,6 +856,25 @@ const sd_bus_vtable manager_vtable[] = {
         /* Unprivileged for sd-bus's own check: method_reload checks the sender's euid itself,
          * so the refusal is the documented AccessDenied on any bus. */
         SD_BUS_METHOD_WITH_NAMES("Reload", NULL, "", NULL, "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Rescan", NULL, "", NULL, "", method_rescan, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES(
+                "Explain", "u", SD_BUS_PARAM(pid), "sssasa(ss)a(ussssuttt)",
+                SD_BUS_PARAM(comm) SD_BUS_PARAM(policy) SD_BUS_PARAM(cpus) SD_BUS_PARAM(explanation)
+                        SD_BUS_PARAM(unmatched) SD_BUS_PARAM(threads),
+                method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_SIGNAL_WITH_NAMES(
+                "ProcessPlaced", "usss",
+                SD_BUS_PARAM(pid) SD_BUS_PARAM(comm) SD_BUS_PARAM(policy) SD_BUS_PARAM(cpus), 0),
+        SD_BUS_SIGNAL_WITH_NAMES(
+                "PlacementFailed", "usss",
+                SD_BUS_PARAM(pid) SD_BUS_PARAM(comm) SD_BUS_PARAM(policy) SD_BUS_PARAM(error), 0),
+        SD_BUS_SIGNAL_WITH_NAMES("Reloaded", "bs", SD_BUS_PARAM(success) SD_BUS_PARAM(error), 0),
+        SD_BUS_SIGNAL_WITH_NAMES(
+                "DriftDetected", "sssss",
+                SD_BUS_PARAM(kind) SD_BUS_PARAM(target) SD_BUS_PARAM(policy) SD_BUS_PARAM(found)
+                        SD_BUS_PARAM(action),
+                0),
 
         SD_BUS_VTABLE_END,
 };
@@ -450,4 +884,68 @@ int manager_bus_emit_changed_strv(Manager *m, char **properties) {
                 return 0;
         return sd_bus_emit_properties_changed_strv(
                 m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, properties);
+}
+
+int manager_bus_emit_process_placed(
+        Manager *m, pid_t pid, const char *comm, const char *policy, const char *cpus) {
+        _cleanup_free_ char *b1 = NULL, *b2 = NULL;
+        const char *c, *p;
+
+        if (!m || !m->bus)
+                return 0;
+        c = bus_string(comm, &b1);
+        p = bus_string(policy, &b2);
+        if (!c || !p)
+                return -ENOMEM;
+        return sd_bus_emit_signal(
+                m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "ProcessPlaced", "usss", (uint32_t)pid,
+                c, p, strempty(cpus));
+}
+
+int manager_bus_emit_placement_failed(
+        Manager *m, pid_t pid, const char *comm, const char *policy, const char *error) {
+        _cleanup_free_ char *b1 = NULL, *b2 = NULL, *b3 = NULL;
+        const char *c, *p, *e;
+
+        if (!m || !m->bus)
+                return 0;
+        c = bus_string(comm, &b1);
+        p = bus_string(policy, &b2);
+        e = bus_string(error, &b3);
+        if (!c || !p || !e)
+                return -ENOMEM;
+        return sd_bus_emit_signal(
+                m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "PlacementFailed", "usss",
+                (uint32_t)pid, c, p, e);
+}
+
+int manager_bus_emit_reloaded(Manager *m, bool success, const char *error) {
+        _cleanup_free_ char *b = NULL;
+        const char *e;
+
+        if (!m || !m->bus)
+                return 0;
+        e = bus_string(error, &b);
+        if (!e)
+                return -ENOMEM;
+        return sd_bus_emit_signal(
+                m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Reloaded", "bs", (int)success, e);
+}
+
+int manager_bus_emit_drift_detected(
+        Manager *m, const char *kind, const char *target, const char *policy, const char *found,
+        const char *action) {
+        _cleanup_free_ char *b1 = NULL, *b2 = NULL, *b3 = NULL;
+        const char *t, *p, *f;
+
+        if (!m || !m->bus)
+                return 0;
+        t = bus_string(target, &b1);
+        p = bus_string(policy, &b2);
+        f = bus_string(found, &b3);
+        if (!t || !p || !f)
+                return -ENOMEM;
+        return sd_bus_emit_signal(
+                m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "DriftDetected", "sssss",
+                strempty(kind), t, p, f, strempty(action));
 }

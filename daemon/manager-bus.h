@@ -4,18 +4,20 @@
 /*
  * The D-Bus face of the Manager: the org.affinityd1.Manager interface on /org/affinityd1
  * (sd-bus vtable, property getters and method marshalling only; the work is in manager.c).
- * Anyone may read properties and call the List methods; Reload requires euid 0, checked on
- * the sender's credentials.
+ * Anyone may read properties and call the List methods and Explain; Reload and Rescan require
+ * euid 0, checked on the sender's credentials.
  */
 
 #include <systemd/sd-bus.h>
 
 #include "manager.h"
 
-#define AFFINITYD_BUS_NAME             "org.affinityd1"
-#define AFFINITYD_BUS_PATH             "/org/affinityd1"
-#define AFFINITYD_BUS_INTERFACE        "org.affinityd1.Manager"
-#define AFFINITYD_ERROR_INVALID_POLICY "org.affinityd1.Error.InvalidPolicy"
+#define AFFINITYD_BUS_NAME              "org.affinityd1"
+#define AFFINITYD_BUS_PATH              "/org/affinityd1"
+#define AFFINITYD_BUS_INTERFACE         "org.affinityd1.Manager"
+#define AFFINITYD_ERROR_INVALID_POLICY  "org.affinityd1.Error.InvalidPolicy"
+#define AFFINITYD_ERROR_NO_SUCH_PROCESS "org.affinityd1.Error.NoSuchProcess"
+#define AFFINITYD_ERROR_NOT_SUPPORTED   "org.affinityd1.Error.NotSupported"
 
 /* The vtable to register with sd_bus_add_object_vtable(), userdata the Manager. */
 extern const sd_bus_vtable manager_vtable[];
@@ -27,3 +29,32 @@ extern const sd_bus_vtable manager_vtable[];
  */
 int manager_bus_emit_changed_strv(Manager *m, char **properties);
 #define manager_bus_emit_changed(m, ...) manager_bus_emit_changed_strv((m), (char *[]){__VA_ARGS__, NULL})
+
+/*
+ * The signals of org.affinityd1.Manager (docs/org.affinityd1.xml). Each is a no-op returning 0
+ * without a bus (--bus=none); otherwise 0 or the negative errno of sd_bus_emit_signal(). Strings
+ * that are not valid UTF-8 (comm, file names) are escaped as "\xNN" like everywhere on the bus.
+ */
+/* ProcessPlaced(u pid, s comm, s policy, s cpus): a placement pass of the process completed. */
+int manager_bus_emit_process_placed(
+        Manager *m, pid_t pid, const char *comm, const char *policy, const char *cpus);
+/* PlacementFailed(u pid, s comm, s policy, s error): threads of the process were refused. */
+int manager_bus_emit_placement_failed(
+        Manager *m, pid_t pid, const char *comm, const char *policy, const char *error);
+/* Reloaded(b success, s error): a reload finished; error "" on success. */
+int manager_bus_emit_reloaded(Manager *m, bool success, const char *error);
+/*
+ * DriftDetected(s kind, s target, s policy, s found, s action): kind "thread" (target "PID/TID"),
+ * "irq" (target the IRQ number) or "queue" (target "eth0/rx-0 rps"); policy the rule's name;
+ * found the cpu-list (or value) found; action "report", "enforce" or "respect".
+ */
+int manager_bus_emit_drift_detected(
+        Manager *m, const char *kind, const char *target, const char *policy, const char *found,
+        const char *action);
+
+/*
+ * sd_bus_message_append(m, "s", s) for bytes that need not be UTF-8 (comm names from /proc, file
+ * names): every byte of an invalid sequence is sent as "\xNN"; NULL is sent as "". Returns 0 or
+ * the negative errno of sd-bus (-ENOMEM).
+ */
+int manager_bus_append_string(sd_bus_message *m, const char *s);

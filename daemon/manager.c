@@ -27,8 +27,10 @@
 #include "manager.h"
 #include "match.h"
 #include "plan.h"
+#include "policy-bus.h"
 #include "policy-yaml.h"
 #include "procfs.h"
+#include "threadstat.h"
 #include "unit-placement.h"
 
 #define USEC_PER_SEC                  UINT64_C(1000000)
@@ -45,7 +47,7 @@
 static const char *const state_table[_MANAGER_STATE_MAX] = {
         [MANAGER_STARTING] = "starting",
         [MANAGER_RUNNING] = "running",
-        [MANAGER_RELOADING] = "reloading",
+        [MANAGER_DEGRADED] = "degraded",
         [MANAGER_STOPPING] = "stopping",
 };
 
@@ -77,6 +79,14 @@ ManagerBusKind manager_bus_kind_from_string(const char *s) {
                 if (streq(s, bus_kind_table[i]))
                         return (ManagerBusKind)i;
         return _MANAGER_BUS_KIND_INVALID;
+}
+
+/* CLOCK_REALTIME in µs (LastReloadUSec). */
+static uint64_t now_realtime_usec(void) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / NSEC_PER_USEC;
 }
 
 static uint64_t now_nsec(void) {
@@ -163,6 +173,10 @@ static const CpuSet *thread_effective(const TrackedThread *t) {
 static int thread_set_applied(TrackedThread *t, const CpuSet *applied, const CpuSet *effective) {
         int r;
 
+        /* new CPUs: Explain's "since placement" starts again (sampled by the baseline pass) */
+        if (t->has_applied && t->has_baseline && !cpuset_equal(&t->applied, applied))
+                t->has_baseline = false;
+
         r = cpuset_copy(&t->applied, applied);
         if (r < 0)
                 return r;
@@ -190,6 +204,10 @@ static void tracked_thread_free_void(void *p) {
 static TrackedThread *tracked_process_find_thread(TrackedProcess *p, pid_t tid) {
         void **node = tfind(&tid, &p->threads, pid_compare);
         return node ? *node : NULL;
+}
+
+TrackedThread *tracked_process_thread(TrackedProcess *p, pid_t tid) {
+        return tracked_process_find_thread(p, tid);
 }
 
 static int tracked_process_add_thread(TrackedProcess *p, pid_t tid, TrackedThread **ret) {
@@ -300,7 +318,7 @@ int tracked_process_cpus(const TrackedProcess *p, CpuSet *ret) {
         return 0;
 }
 
-static TrackedProcess *manager_find_process(Manager *m, pid_t pid) {
+TrackedProcess *manager_find_process(Manager *m, pid_t pid) {
         void **node = tfind(&pid, &m->processes, pid_compare);
         return node ? *node : NULL;
 }
@@ -344,6 +362,10 @@ static const PolicyPlan *process_plan(const Manager *m, const TrackedProcess *p)
         return &m->plan->policies[p->policy];
 }
 
+const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p) {
+        return process_plan(m, p);
+}
+
 const char *manager_process_policy_name(const Manager *m, const TrackedProcess *p) {
         const PolicyPlan *pp = process_plan(m, p);
         return pp ? pp->policy->name : "";
@@ -372,12 +394,40 @@ static size_t plan_n_pending(const Plan *plan) {
         return n;
 }
 
+int manager_degraded_reasons(const Manager *m, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        if (m->last_reload_error) {
+                r = strv_extendf(&l, "the last reload failed; the previous configuration is in force");
+                if (r < 0)
+                        return r;
+        }
+        if (m->discovery == MANAGER_DISCOVERY_POLLING) {
+                r = strv_extendf(
+                        &l,
+                        "process discovery fell back to polling /proc (the proc connector is unavailable)");
+                if (r < 0)
+                        return r;
+        }
+        if (!l && !(l = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/*
+ * Enters state s; MANAGER_RUNNING becomes MANAGER_DEGRADED while manager_degraded_reasons() has
+ * any. Emits PropertiesChanged for State and DegradedReasons (the reasons may change while the
+ * state does not: a failed reload while polling).
+ */
 static void manager_set_state(Manager *m, ManagerState s) {
-        if (m->state == s)
-                return;
-        log_debug("State %s → %s", manager_state_to_string(m->state), manager_state_to_string(s));
+        if (s == MANAGER_RUNNING && (m->last_reload_error || m->discovery == MANAGER_DISCOVERY_POLLING))
+                s = MANAGER_DEGRADED;
+        if (m->state != s)
+                log_debug("State %s → %s", manager_state_to_string(m->state), manager_state_to_string(s));
         m->state = s;
-        (void)manager_bus_emit_changed(m, "State");
+        (void)manager_bus_emit_changed(m, "State", "DegradedReasons");
 }
 
 /* sd_notify(3) with the current STATUS= line, plus extra assignments (may be NULL). */
@@ -400,6 +450,8 @@ typedef struct PlaceContext {
         unsigned n_threads; /* threads seen */
         unsigned n_set;     /* threads whose affinity was written (or would be, dry run) */
         unsigned n_failed;  /* threads the kernel refused */
+        int error;          /* the last refusal's negative errno (PlacementFailed), 0: none */
+        char *error_text;   /* a better description of the refusal than the errno, or NULL */
         unsigned n_sched;   /* threads whose scheduling state was written */
         /* The cpuset of the process, read once per placement pass (place_context_cpuset()). */
         int cpuset_state; /* 0: not read yet; 1: cpuset_allowed holds it; -errno: none known */
@@ -411,6 +463,7 @@ typedef struct PlaceContext {
 
 static void place_context_done(PlaceContext *ctx) {
         cpuset_done(&ctx->cpuset_allowed);
+        ctx->error_text = mfree(ctx->error_text);
 }
 
 /* The spread order of pp's spread rules (every spread rule of a policy spreads over the same
@@ -525,8 +578,8 @@ static void report_failure(
         if (suppressed > 0)
                 log_warning("Suppressed %u placement failure messages", suppressed);
         text = cpuset_to_string(cpus);
-        log_struct(
-                LOG_WARNING, error, policy_name, p->pid, p->comm, text,
+        log_struct_id(
+                LOG_WARNING, error, AFFINITYD_MESSAGE_PLACEMENT_FAILED, policy_name, p->pid, p->comm, text,
                 "Failed to set affinity of %s[%d] thread %d to %s (policy %s): %m, skipping", p->comm,
                 (int)p->pid, (int)tid, strna(text), strna(policy_name));
 }
@@ -746,20 +799,23 @@ static void report_sched_failure(
         else
                 snprintf(text, sizeof(text), "%s", "its policy's (its current state is unreadable)");
         if (error == APPLY_RT_NO_RUNTIME && apply_explain_rt_no_runtime(NULL, tid, &why) >= 0)
-                log_struct(
-                        LOG_WARNING, 0, policy_name, p->pid, p->comm, NULL,
+                log_struct_id(
+                        LOG_WARNING, 0, AFFINITYD_MESSAGE_PLACEMENT_FAILED, policy_name, p->pid, p->comm,
+                        NULL,
                         "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): %s, skipping",
                         p->comm, (int)p->pid, (int)tid, text, strna(policy_name), why);
         else if (error == APPLY_RT_NO_RUNTIME)
-                log_struct(
-                        LOG_WARNING, 0, policy_name, p->pid, p->comm, NULL,
+                log_struct_id(
+                        LOG_WARNING, 0, AFFINITYD_MESSAGE_PLACEMENT_FAILED, policy_name, p->pid, p->comm,
+                        NULL,
                         "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): "
                         "RT_GROUP_SCHED: "
                         "its cpu cgroup has no real-time runtime (cpu.rt_runtime_us is 0), skipping",
                         p->comm, (int)p->pid, (int)tid, text, strna(policy_name));
         else
-                log_struct(
-                        LOG_WARNING, error, policy_name, p->pid, p->comm, NULL,
+                log_struct_id(
+                        LOG_WARNING, error, AFFINITYD_MESSAGE_PLACEMENT_FAILED, policy_name, p->pid, p->comm,
+                        NULL,
                         "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): %m, skipping",
                         p->comm, (int)p->pid, (int)tid, text, strna(policy_name));
 }
@@ -871,6 +927,7 @@ static int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, co
                         /* Never change what could not be restored. */
                         report_sched_failure(m, p, process_policy_label(m, p), tid, NULL, r);
                         ctx->n_failed++;
+                        ctx->error = r;
                         return 0;
                 }
                 r = thread_record_sched_original(m, p, t, &current, &spec);
@@ -901,6 +958,7 @@ static int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, co
         if (r < 0) {
                 report_sched_failure(m, p, process_policy_label(m, p), tid, &target, r);
                 ctx->n_failed++;
+                ctx->error = r;
                 /* ioprio_set(2) may have failed after the class was set: put the original back. */
                 if (apply_set_thread_sched(NULL, tid, &t->sched->original, NULL) >= 0)
                         t->sched->has_applied = false;
@@ -954,14 +1012,16 @@ static void report_cpuset_conflict(PlaceContext *ctx, const CpuSet *wanted) {
                 return;
         ctx->cpuset_conflict = true;
         m->counters.placement_failures++;
+        r = cgroup_format_cpuset_conflict(name, wanted, p->pid, &ctx->cpuset_allowed, &text);
+        if (r >= 0 && !ctx->error_text)
+                ctx->error_text = strdup(text); /* for PlacementFailed; NULL on OOM is fine */
         if (!ratelimit_below(&m->failure_ratelimit, NULL))
                 return;
-        r = cgroup_format_cpuset_conflict(name, wanted, p->pid, &ctx->cpuset_allowed, &text);
         if (r < 0)
                 return (void)log_warning_errno(
                         r, "Failed to describe the cpuset of %s[%d]: %m", p->comm, (int)p->pid);
-        log_struct(
-                LOG_WARNING, 0, name, p->pid, p->comm, NULL,
+        log_struct_id(
+                LOG_WARNING, 0, AFFINITYD_MESSAGE_PLACEMENT_FAILED, name, p->pid, p->comm, NULL,
                 "Cannot place %s[%d]: %s; its affinity is left as it is", p->comm, (int)p->pid, text);
 }
 
@@ -1026,6 +1086,7 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                         /* Never change what could not be restored. */
                         report_failure(m, p, process_policy_label(m, p), tid, target, r);
                         ctx->n_failed++;
+                        ctx->error = r;
                         return 0;
                 }
                 if (cpuset_equal(&current, target))
@@ -1055,12 +1116,14 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                 if (allowed && !cpuset_intersects(target, allowed)) {
                         report_cpuset_conflict(ctx, target);
                         ctx->n_failed++;
+                        ctx->error = -EINVAL;
                         return 0;
                 }
         }
         if (r < 0) {
                 report_failure(m, p, process_policy_label(m, p), tid, target, r);
                 ctx->n_failed++;
+                ctx->error = r;
                 return 0;
         }
 
@@ -1085,6 +1148,91 @@ static int place_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
 }
 
 static void manager_schedule_summary(Manager *m);
+
+/* ---- Explain baselines ---- */
+
+/* Threads sampled per iteration of the baseline source at most (a process is not split). */
+#define BASELINE_THREAD_BUDGET 256U
+
+typedef struct BaselineWalk {
+        const TrackedProcess *process;
+        unsigned n; /* threads looked at */
+} BaselineWalk;
+
+/* twalk_r(3) visitor: samples one thread that has no baseline yet. */
+static void baseline_visit(const void *node, VISIT which, void *userdata) {
+        TrackedThread *t = *(TrackedThread *const *)node;
+        BaselineWalk *w = userdata;
+        ThreadStat ts;
+
+        if (which != postorder && which != leaf)
+                return;
+        w->n++;
+        if (t->has_baseline || threadstat_read(NULL, w->process->pid, t->tid, &ts) < 0)
+                return;
+        t->has_baseline = true;
+        t->baseline = (ThreadBaseline){
+                .run_delay_ns = ts.run_delay_ns,
+                .nr_migrations = (uint32_t)ts.nr_migrations,
+                .nonvoluntary = (uint32_t)ts.nonvoluntary,
+        };
+}
+
+/* Samples the counters of every thread of p that has no baseline yet. Returns how many threads
+ * were looked at (the work done). */
+static unsigned baseline_sample_process(TrackedProcess *p) {
+        BaselineWalk w = {.process = p};
+
+        twalk_r(p->threads, baseline_visit, &w);
+        return w.n;
+}
+
+/* The idle-priority pass: samples queued processes' threads, BASELINE_THREAD_BUDGET at a time,
+ * and turns itself off when the queue is empty. */
+static int on_baseline(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        unsigned work = 0;
+        size_t done = 0;
+
+        while (done < m->n_baseline_queue && work < BASELINE_THREAD_BUDGET) {
+                TrackedProcess *p = manager_find_process(m, m->baseline_queue[done++]);
+                if (p)
+                        work += baseline_sample_process(p);
+        }
+        m->n_baseline_queue -= done;
+        if (m->n_baseline_queue == 0) {
+                m->baseline_queue = mfree(m->baseline_queue); /* a burst's queue is given back */
+                (void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        } else
+                memmove(m->baseline_queue, m->baseline_queue + done, m->n_baseline_queue * sizeof(pid_t));
+        return 0;
+}
+
+/*
+ * Queues p for the baseline pass (a low-priority deferred source, armed only while the queue is
+ * not empty), so that placement itself never reads the counters. Best effort: on failure the
+ * threads report totals since they started.
+ */
+static void manager_queue_baseline(Manager *m, TrackedProcess *p) {
+        size_t n = m->n_baseline_queue;
+        int r;
+
+        if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) { /* capacity: 16, then powers of two */
+                pid_t *q = reallocarray(m->baseline_queue, n == 0 ? 16 : 2 * n, sizeof(pid_t));
+                if (!q)
+                        return;
+                m->baseline_queue = q;
+        }
+        if (!m->baseline_source) {
+                r = sd_event_add_defer(m->event, &m->baseline_source, on_baseline, m);
+                if (r < 0)
+                        return;
+                (void)sd_event_source_set_priority(m->baseline_source, SD_EVENT_PRIORITY_IDLE);
+                (void)sd_event_source_set_description(m->baseline_source, "explain-baseline");
+        } else if (n == 0 && sd_event_source_set_enabled(m->baseline_source, SD_EVENT_ON) < 0)
+                return;
+        m->baseline_queue[m->n_baseline_queue++] = p->pid;
+}
 
 static void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
         uint64_t now = now_nsec();
@@ -1204,6 +1352,7 @@ static int place_process(
                 .force = force,
         };
         unsigned n_passes = 0;
+        bool first;
         int r;
 
         ctx.via_unit = place_process_unit(m, p);
@@ -1251,9 +1400,21 @@ again:
 
         process_migrate_memory(m, p);
 
+        first = !p->placed;
         if (!p->placed) {
                 p->placed = true;
                 m->counters.processes_placed++;
+        }
+        if (ctx.n_set > 0 || first)
+                manager_queue_baseline(m, p);
+        if (ctx.n_failed > 0) {
+                char why[256];
+
+                snprintf(
+                        why, sizeof(why), "%u of %u threads refused: %s", ctx.n_failed, ctx.n_threads,
+                        ctx.error_text ?: strerror(-(ctx.error ?: -EIO)));
+                (void)manager_bus_emit_placement_failed(
+                        m, p->pid, p->comm, manager_process_policy_name(m, p), why);
         }
 
         if (ctx.n_set > 0) {
@@ -1262,17 +1423,34 @@ again:
                 manager_schedule_summary(m);
         }
 
-        if (ctx.n_set > 0 && (m->dry_run || log_level_enabled(LOG_DEBUG))) {
+        /* ProcessPlaced: once per pass that wrote something, or that completed the first one */
+        if ((ctx.n_set > 0 || first) && (m->bus || log_level_enabled(LOG_INFO))) {
                 _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
                 _cleanup_free_ char *text = NULL;
 
                 (void)tracked_process_cpus(p, &cpus);
                 text = cpuset_to_string(&cpus);
-                log_struct(
-                        m->dry_run ? LOG_INFO : LOG_DEBUG, 0, manager_process_policy_name(m, p), p->pid,
-                        p->comm, text, "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)",
-                        m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid, ctx.n_set,
-                        ctx.n_threads, strna(text), manager_process_policy_name(m, p));
+                (void)manager_bus_emit_process_placed(
+                        m, p->pid, p->comm, manager_process_policy_name(m, p), text ?: "");
+                /* One journal entry per placement (POLICY=, PID=, COMM=, CPUS=: `journalctl
+                 * POLICY=db`), at info while they come at a human pace; in a burst beyond the rate
+                 * limit they go to debug and the periodic summary counts them. */
+                if (ctx.n_set > 0 && log_level_enabled(LOG_INFO)) {
+                        unsigned suppressed = 0;
+                        bool below = m->dry_run || ratelimit_below(&m->placed_ratelimit, &suppressed);
+
+                        if (below || log_level_enabled(LOG_DEBUG))
+                                log_struct_id(
+                                        below ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_PROCESS_PLACED,
+                                        manager_process_policy_name(m, p), p->pid, p->comm, text,
+                                        "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s",
+                                        m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid,
+                                        ctx.n_set, ctx.n_threads, strna(text),
+                                        manager_process_policy_name(m, p),
+                                        suppressed > 0 ? "; earlier placements of a burst were not "
+                                                         "logged one by one (see the summary)"
+                                                       : "");
+                }
         }
         return 0;
 }
@@ -1346,11 +1524,13 @@ static void restore_process(Manager *m, TrackedProcess *p, const char *policy_na
         r = procfs_foreach_thread(NULL, p->pid, restore_thread_visitor, &ctx);
         if (r < 0 && r != -ESRCH)
                 log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", p->comm, (int)p->pid);
+        if (r >= 0 && !m->dry_run && ctx.n_set + ctx.n_sched > 0)
+                m->counters.restores++;
         if (r < 0 || !log_level_enabled(LOG_DEBUG))
                 return;
         text = p->has_original ? cpuset_to_string(&p->original) : strdup("unchanged");
-        log_struct(
-                LOG_DEBUG, 0, policy_name, p->pid, p->comm, text,
+        log_struct_id(
+                LOG_DEBUG, 0, AFFINITYD_MESSAGE_RESTORED, policy_name, p->pid, p->comm, text,
                 "%s %s[%d] no longer matches policy %s: restored %u threads (original CPUs %s), the "
                 "scheduling of %u",
                 m->dry_run ? "Would restore:" : "Restored:", p->comm, (int)p->pid, strna(policy_name),
@@ -1846,6 +2026,20 @@ static void manager_run_scheduled_rescan(Manager *m) {
         m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->counters.rescans++;
         (void)manager_rescan(m);
+}
+
+int manager_rescan_all(Manager *m) {
+        int r;
+
+        if (m->topology_path)
+                return -EOPNOTSUPP;
+        m->counters.rescans++;
+        r = manager_rescan(m);
+        if (r < 0)
+                return r;
+        r = device_placement_apply(m->devices);
+        manager_notify(m, NULL);
+        return r;
 }
 
 static int on_rescan(sd_event_source *s, void *userdata) {
@@ -2360,7 +2554,8 @@ int manager_reload(Manager *m, char **ret_error) {
         int r;
 
         m->counters.reloads++;
-        manager_set_state(m, MANAGER_RELOADING);
+        m->last_reload_usec = now_realtime_usec();
+        /* State stays what it was during a reload (RELOADING=1 says it to the service manager) */
         (void)sd_notify(false, "RELOADING=1\nSTATUS=Reloading configuration");
         log_info("Reloading configuration");
 
@@ -2381,11 +2576,14 @@ int manager_reload(Manager *m, char **ret_error) {
                 }
                 if (text)
                         strip_trailing_newlines(text);
-                log_error("Reload failed, keeping the previous configuration:\n%s", strna(text));
+                log_struct_id(
+                        LOG_ERR, 0, AFFINITYD_MESSAGE_RELOAD_FAILED, NULL, 0, NULL, NULL,
+                        "Reload failed, keeping the previous configuration:\n%s", strna(text));
                 free(m->last_reload_error);
-                m->last_reload_error = text ? strdup(text) : NULL;
-                (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError");
-                manager_set_state(m, MANAGER_RUNNING);
+                m->last_reload_error = strdup(text ?: "Reload failed");
+                (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "LastReloadUSec");
+                manager_set_state(m, MANAGER_RUNNING); /* degraded: an older configuration is in force */
+                (void)manager_bus_emit_reloaded(m, false, m->last_reload_error ?: "");
                 manager_notify(m, "READY=1");
                 if (ret_error)
                         *ret_error = TAKE_PTR(text);
@@ -2398,7 +2596,10 @@ int manager_reload(Manager *m, char **ret_error) {
         old_plan = m->plan;
         r = manager_install(m, config, plan);
         if (r < 0) {
+                (void)free_and_strdup(&m->last_reload_error, "Out of memory");
+                (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "LastReloadUSec");
                 manager_set_state(m, MANAGER_RUNNING);
+                (void)manager_bus_emit_reloaded(m, false, "Out of memory");
                 manager_notify(m, "READY=1");
                 if (ret_error)
                         *ret_error = strdup("Out of memory");
@@ -2422,10 +2623,14 @@ int manager_reload(Manager *m, char **ret_error) {
         (void)device_placement_apply(m->devices); /* IRQs and queues: placed, or restored */
 
         m->last_reload_error = mfree(m->last_reload_error);
-        (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "PolicyFiles");
+        (void)manager_bus_emit_changed(
+                m, "Reloads", "LastReloadError", "LastReloadUSec", "PolicyFiles", "Topology", "OnlineCPUs",
+                "ReservedCPUs");
         manager_set_state(m, MANAGER_RUNNING);
+        (void)manager_bus_emit_reloaded(m, true, "");
         manager_notify(m, "READY=1");
-        log_info(
+        log_struct_id(
+                LOG_INFO, 0, AFFINITYD_MESSAGE_RELOADED, NULL, 0, NULL, NULL,
                 "Reloaded: %s; managing %" PRIu32 " processes",
                 config_counts(m->config, plan_n_pending(m->plan), (char[256]){}, 256), m->n_processes);
         return 0;
@@ -2509,6 +2714,7 @@ static int manager_replan_topology(Manager *m) {
         r = manager_rescan(m);
         m->force_placement = false;
         (void)device_placement_apply(m->devices); /* IRQ and queue masks follow the new plan */
+        (void)manager_bus_emit_changed(m, "Topology", "OnlineCPUs", "ReservedCPUs");
         manager_notify(m, NULL);
         return r;
 }
@@ -2680,6 +2886,8 @@ static int manager_start_discovery(Manager *m) {
                 manager_poll_interval(m) / 1000);
         m->discovery = MANAGER_DISCOVERY_POLLING;
         (void)manager_bus_emit_changed(m, "Discovery");
+        if (m->state == MANAGER_RUNNING || m->state == MANAGER_DEGRADED)
+                manager_set_state(m, MANAGER_RUNNING); /* → degraded */
         r = sd_event_add_time_relative(
                 m->event, &m->poll_source, CLOCK_MONOTONIC, manager_poll_interval(m),
                 manager_poll_interval(m) / 10, on_poll, m);
@@ -2734,6 +2942,9 @@ static int manager_connect_bus(Manager *m) {
                 bus, &m->bus_slot, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, manager_vtable, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to register %s: %m", AFFINITYD_BUS_PATH);
+        r = policy_bus_register(bus, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to register %s: %m", AFFINITYD_POLICY_PATH_PREFIX);
         r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
@@ -2780,14 +2991,18 @@ static void manager_restore_all(Manager *m) {
                 manager_state_drop(m, processes[i]);
         }
         unit_placement_reset_all(m->units);
-        log_info("restore-on-exit: gave %zu processes their original placement back", n);
+        log_struct_id(
+                LOG_INFO, 0, AFFINITYD_MESSAGE_RESTORED, NULL, 0, NULL, NULL,
+                "restore-on-exit: gave %zu processes their original placement back", n);
         (void)device_placement_restore_all(m->devices);
 }
 
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
-        log_info("Received %s, exiting", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+        log_struct_id(
+                LOG_INFO, 0, AFFINITYD_MESSAGE_STOPPED, NULL, 0, NULL, NULL, "Received %s, exiting",
+                si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
         manager_set_state(m, MANAGER_STOPPING);
         (void)sd_notify(false, "STOPPING=1\nSTATUS=Shutting down");
         if (m->config && m->config->restore_on_exit && !m->dry_run)
@@ -2840,6 +3055,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m->poll_interval_usec = o->poll_interval_usec ?: POLL_INTERVAL_DEFAULT_USEC;
         m->lost_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 3};
         m->failure_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 10};
+        m->placed_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 100};
         m->event_ratelimit = (RateLimit){.interval_usec = 10 * USEC_PER_SEC, .burst = 5};
         m->monitor_ratelimit = (RateLimit){.interval_usec = 60 * USEC_PER_SEC, .burst = 1};
         m->uevent_ratelimit = (RateLimit){.interval_usec = 60 * USEC_PER_SEC, .burst = 3};
@@ -2905,6 +3121,8 @@ Manager *manager_free(Manager *m) {
         m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
+        m->baseline_source = sd_event_source_disable_unref(m->baseline_source);
+        m->baseline_queue = mfree(m->baseline_queue);
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);
         /* Before the uevent monitor: it holds subscriptions to it. */
@@ -3011,7 +3229,8 @@ int manager_startup(Manager *m) {
 
         manager_set_state(m, MANAGER_RUNNING);
         manager_notify(m, "READY=1");
-        log_info(
+        log_struct_id(
+                LOG_INFO, 0, AFFINITYD_MESSAGE_STARTED, NULL, 0, NULL, NULL,
                 "Ready: %s %" PRIu64 " processes (%" PRIu64 " threads) in %" PRIu64 " ms; managing %" PRIu32
                 " processes with %zu policies",
                 m->dry_run ? "would place" : "placed", m->summary_processes, m->summary_threads,

@@ -51,7 +51,7 @@
 typedef enum ManagerState {
         MANAGER_STARTING,
         MANAGER_RUNNING,
-        MANAGER_RELOADING,
+        MANAGER_DEGRADED, /* running, but the last reload failed or discovery fell back to polling */
         MANAGER_STOPPING,
         _MANAGER_STATE_MAX,
 } ManagerState;
@@ -85,6 +85,18 @@ typedef struct ManagerOptions {
 } ManagerOptions;
 
 /*
+ * The scheduler counters of a thread sampled shortly after its placement (lib/threadstat.h),
+ * the baseline of Explain's "since placement" deltas. Migrations and involuntary switches keep
+ * their low 32 bits (the deltas are taken modulo 2^32): 16 bytes, inline in every TrackedThread
+ * (docs/performance.md).
+ */
+typedef struct ThreadBaseline {
+        uint64_t run_delay_ns;  /* schedstat field 2, THREADSTAT_UNKNOWN when none */
+        uint32_t nr_migrations; /* se.nr_migrations, low 32 bits */
+        uint32_t nonvoluntary;  /* nonvoluntary_ctxt_switches, low 32 bits */
+} ThreadBaseline;
+
+/*
  * One thread of a tracked process, keyed by tid in TrackedProcess.threads (tsearch(3)). Only
  * what differs from the common case is stored apart (docs/performance.md): nearly every thread
  * had its process's original mask, and the kernel kept what was asked for.
@@ -94,12 +106,14 @@ typedef struct TrackedThread {
         unsigned generation; /* placement pass that last saw the thread (for pruning) */
         bool has_original;
         bool has_applied;
+        bool has_baseline; /* baseline was sampled (by the deferred pass after its placement) */
         CpuSet applied;    /* what the daemon last asked for */
         CpuSet *original;  /* its affinity before the daemon first touched it, when that is not the
                             * process's original (TrackedProcess.original); NULL: it is */
         CpuSet *effective; /* what the kernel reported back (applied ∩ cpuset ∩ online), when
                             * that is not applied; NULL: it is */
         struct ThreadSchedState *sched; /* NULL until a scheduler: key touched the thread */
+        ThreadBaseline baseline;        /* Explain's "since placement" counters, when has_baseline */
 } TrackedThread;
 
 /* The scheduling state of a thread a scheduler: key touched (TrackedThread.sched). */
@@ -162,6 +176,7 @@ typedef struct ManagerCounters {
         uint64_t reloads;            /* reload requests handled (successful or not) */
         uint64_t drift_detected;     /* managed threads found changed by someone else (daemon/drift.h) */
         uint64_t drift_corrections;  /* of those, put back (on-drift: enforce) */
+        uint64_t restores; /* processes given their originals back (policy gone, restore-on-exit) */
 } ManagerCounters;
 
 typedef struct Manager {
@@ -210,6 +225,10 @@ typedef struct Manager {
         ManagerState state;
         ManagerDiscovery discovery;
         char *last_reload_error; /* NULL (shown as "") when the last reload succeeded */
+        uint64_t last_reload_usec; /* CLOCK_REALTIME µs of the last reload attempt, 0: none */
+        pid_t *baseline_queue;     /* processes placed whose threads' Explain baselines are due */
+        size_t n_baseline_queue;
+        sd_event_source *baseline_source; /* idle-priority defer draining baseline_queue */
         ManagerCounters counters;
         LatencyHistogram latency; /* event timestamp → last thread set, ns */
 
@@ -217,6 +236,7 @@ typedef struct Manager {
         uint64_t summary_processes;
         uint64_t summary_threads;
         RateLimit failure_ratelimit;
+        RateLimit placed_ratelimit; /* per-placement info lines (the summary counts the rest) */
         RateLimit lost_ratelimit;
         RateLimit event_ratelimit;   /* failures handling a process event */
         RateLimit monitor_ratelimit; /* proc connector receive errors */
@@ -279,8 +299,31 @@ const char *manager_process_policy_name(const Manager *m, const TrackedProcess *
 /* Placement latency quantile q (0..1) in µs, from the histogram. */
 uint64_t manager_latency_usec(const Manager *m, double q);
 
-/* "starting", "running", "reloading", "stopping" (the D-Bus State property), NULL if invalid. */
+/* "starting", "running", "degraded", "stopping" (the D-Bus State property), NULL if invalid. */
 const char *manager_state_to_string(ManagerState s);
+/*
+ * Why the state is degraded: human lines (NULL-terminated, newly allocated; an empty vector when
+ * it is not). Returns 0 or -ENOMEM.
+ */
+int manager_degraded_reasons(const Manager *m, char ***ret);
+
+/*
+ * A full /proc rescan (re-match every process, place new matches, restore those that no longer
+ * match) followed by a device pass (IRQs and queues), as Rescan() does. Returns 0, -EOPNOTSUPP
+ * with --topology= (nothing of this machine is managed), or -errno of the rescan.
+ */
+int manager_rescan_all(Manager *m);
+
+/*
+ * Looks up the tracked process pid, NULL if it isn't tracked. The thread of tid within it
+ * through tracked_process_thread() (NULL if unknown).
+ */
+TrackedProcess *manager_find_process(Manager *m, pid_t pid);
+TrackedThread *tracked_process_thread(TrackedProcess *p, pid_t tid);
+
+/* The process's policy plan in force, or NULL (no policy, or index out of range). */
+const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p);
+
 /* "netlink" or "polling" (the D-Bus Discovery property), NULL if invalid. */
 const char *manager_discovery_to_string(ManagerDiscovery d);
 /* "system", "session", "none" → ManagerBusKind, or -EINVAL. */

@@ -579,6 +579,14 @@ unsigned harness_reloading_count(Harness *h) {
 /* ---- the bus ---- */
 
 void harness_start_bus(Harness *h) {
+        harness_start_bus_with(h, &(BusOptions){});
+}
+
+sd_bus *harness_bus(Harness *h) {
+        return h->bus;
+}
+
+void harness_start_bus_with(Harness *h, const BusOptions *o) {
         _cleanup_free_ char *conf = NULL, *conf_path = NULL, *sock_dir = NULL, *log = NULL;
         _cleanup_free_ char *arg_conf = NULL;
         _cleanup_close_ int rfd = -EBADF;
@@ -592,21 +600,46 @@ void harness_start_bus(Harness *h) {
         sock_dir = xasprintf("%s/bus", h->dir);
         ck_assert(mkdir(sock_dir, 0755) == 0);
         (void)chmod(sock_dir, 0755);
-        conf = xasprintf(
-                "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
-                " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
-                "<busconfig>\n"
-                "  <type>session</type>\n"
-                "  <listen>unix:dir=%s</listen>\n"
-                "  <auth>EXTERNAL</auth>\n"
-                "  <policy context=\"default\">\n"
-                "    <allow user=\"*\"/>\n"
-                "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
-                "    <allow eavesdrop=\"true\"/>\n"
-                "    <allow own=\"*\"/>\n"
-                "  </policy>\n"
-                "</busconfig>\n",
-                sock_dir);
+        if (o->include_policy) {
+                ck_assert_msg(
+                        access(o->include_policy, R_OK) == 0, "bus policy file %s: %s", o->include_policy,
+                        strerror(errno));
+                /* Like the system bus: anyone may connect, own and send, except where the
+                 * included file (read later, so its rules win) says otherwise. */
+                conf = xasprintf(
+                        "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration "
+                        "1.0//EN\"\n"
+                        " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                        "<busconfig>\n"
+                        "  <type>session</type>\n"
+                        "  <listen>unix:dir=%s</listen>\n"
+                        "  <auth>EXTERNAL</auth>\n"
+                        "  <policy context=\"default\">\n"
+                        "    <allow user=\"*\"/>\n"
+                        "    <allow send_destination=\"*\"/>\n"
+                        "    <allow receive_sender=\"*\"/>\n"
+                        "    <allow own=\"*\"/>\n"
+                        "  </policy>\n"
+                        "  <include>%s</include>\n"
+                        "</busconfig>\n",
+                        sock_dir, o->include_policy);
+        } else
+                conf = xasprintf(
+                        "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration "
+                        "1.0//EN\"\n"
+                        " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                        "<busconfig>\n"
+                        "  <type>session</type>\n"
+                        "  <listen>unix:dir=%s</listen>\n"
+                        "  <auth>EXTERNAL</auth>\n"
+                        "  <policy context=\"default\">\n"
+                        "    <allow user=\"*\"/>\n"
+                        "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
+                        "    <allow eavesdrop=\"true\"/>\n"
+                        "    <allow own=\"*\"/>\n"
+                        "  </policy>\n"
+                        "</busconfig>\n",
+                        sock_dir);
         conf_path = xasprintf("%s/bus.conf", h->dir);
         write_file(conf_path, 0644, conf);
         log = xasprintf("%s/dbus.log", h->dir);
@@ -1699,6 +1732,69 @@ int harness_run_ctl(Harness *h, char **ret_out, char **ret_err, ...) {
                         (void)waitpid(pid, NULL, 0);
                         ck_abort_msg(
                                 "affinityctl %s did not finish within %llu s", n > 2 ? argv[n - 1] : "",
+                                HARNESS_TIMEOUT_USEC / USEC_PER_SEC);
+                }
+                drain_notify(h);
+                usleep(5 * 1000);
+        }
+
+        if (ret_out)
+                ck_assert(read_file(out_path, ret_out) >= 0);
+        if (ret_err)
+                ck_assert(read_file(err_path, ret_err) >= 0);
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        return 128 + WTERMSIG(status);
+}
+
+int harness_run(Harness *h, bool as_nobody, char **ret_out, char **ret_err, const char *const *argv) {
+        _cleanup_free_ char *out_path = NULL, *err_path = NULL;
+        const char *args[64];
+        size_t n = 0;
+        pid_t parent = getpid(), pid;
+        int status = 0;
+        uint64_t deadline;
+
+        ck_assert(argv && argv[0]);
+        if (as_nobody) {
+                static const char *const setpriv[] = {"setpriv",          "--reuid=nobody",
+                                                      "--regid=nogroup",  "--clear-groups",
+                                                      "--pdeathsig=KILL", "--"};
+                for (size_t i = 0; i < ELEMENTSOF(setpriv); i++)
+                        args[n++] = setpriv[i];
+        }
+        for (const char *const *a = argv; *a; a++) {
+                ck_assert(n < ELEMENTSOF(args) - 1);
+                args[n++] = *a;
+        }
+        args[n] = NULL;
+
+        h->n_ctl_runs++;
+        out_path = xasprintf("%s/run-%u.out", h->dir, h->n_ctl_runs);
+        err_path = xasprintf("%s/run-%u.err", h->dir, h->n_ctl_runs);
+
+        pid = fork();
+        ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+        if (pid == 0) {
+                int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (out < 0)
+                        _exit(126);
+                child_setup(parent, -1, out, err_path);
+                child_no_leak_check();
+                execvp(args[0], (char *const *)args);
+                _exit(127);
+        }
+
+        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        for (;;) {
+                pid_t r = waitpid(pid, &status, WNOHANG);
+                if (r == pid)
+                        break;
+                if (now_usec() >= deadline) {
+                        (void)kill(pid, SIGKILL);
+                        (void)waitpid(pid, NULL, 0);
+                        ck_abort_msg(
+                                "%s did not finish within %llu s", argv[0],
                                 HARNESS_TIMEOUT_USEC / USEC_PER_SEC);
                 }
                 drain_notify(h);

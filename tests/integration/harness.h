@@ -140,6 +140,24 @@ pid_t harness_daemon_pid(Harness *h);
 /* Starts a private dbus-daemon (allow-all policy, any user may connect, EXTERNAL auth). */
 void harness_start_bus(Harness *h);
 
+/* How harness_start_bus_with() configures the private dbus-daemon. */
+typedef struct BusOptions {
+        /*
+         * NULL: the allow-all policy of harness_start_bus(). Else the path of a bus policy file
+         * (e.g. systemd/org.affinityd1.conf) that the configuration <include>s after a default
+         * context which lets any user connect, own and send anything: the included file's rules
+         * come later and so decide about everything they name (dbus-daemon applies the rules of
+         * a context in order, the last match wins; user contexts after the default one).
+         */
+        const char *include_policy;
+} BusOptions;
+/* Starts the private dbus-daemon with options (before harness_start_daemon*(), which then uses
+ * it). Fails the test if dbus-daemon refuses the configuration (e.g. a bad included file). */
+void harness_start_bus_with(Harness *h, const BusOptions *o);
+
+/* The harness's own client connection (root) to the private bus; NULL before the daemon ran. */
+sd_bus *harness_bus(Harness *h);
+
 /* How harness_start_daemon_with() runs affinityd. */
 typedef struct DaemonOptions {
         bool no_bus;             /* --bus=none instead of --bus-address (no bus started for it) */
@@ -298,6 +316,15 @@ int harness_call_as_nobody(Harness *h, const char *member, char **ret_value, cha
 /* Runs AFFINITYCTL_BIN --bus-address=ADDRESS ARGS... (NULL-terminated). Returns its exit
  * status (128+N for signal N); stdout and stderr into *ret_out / *ret_err when non-NULL. */
 int harness_run_ctl(Harness *h, char **ret_out, char **ret_err, ...) __attribute__((__sentinel__));
+
+/*
+ * Runs argv[0] (a path, or a name looked up in PATH) with argv, stdin /dev/null, killed with
+ * the test (PR_SET_PDEATHSIG). as_nobody: through `setpriv --reuid=nobody --regid=nogroup
+ * --clear-groups --pdeathsig=KILL`, i.e. as uid 65534 / gid 65534 without supplementary
+ * groups. Returns its exit status (128+N for signal N); stdout and stderr into *ret_out /
+ * *ret_err when non-NULL. Fails the test after the deadline.
+ */
+int harness_run(Harness *h, bool as_nobody, char **ret_out, char **ret_err, const char *const *argv);
 
 /* String helpers for tests. */
 bool strv_contains_suffix(char *const *l, const char *suffix);

@@ -79,7 +79,8 @@ START_TEST(test_reload_broken) {
         ck_assert_msg(
                 strstr(p.last_reload_error, "error"), "LastReloadError \"%s\" says no error",
                 p.last_reload_error);
-        ck_assert_str_eq(p.state, "running");
+        /* an older configuration is in force: degraded until a reload succeeds */
+        ck_assert_str_eq(p.state, "degraded");
         ck_assert_msg(
                 !strv_contains_suffix(p.policy_files, "/20-broken.yaml"),
                 "PolicyFiles lists the rejected file");
@@ -101,7 +102,7 @@ START_TEST(test_reload_broken) {
         ck_assert_msg(
                 strstr(p.last_reload_error, BROKEN_WHERE), "LastReloadError \"%s\" does not name %s",
                 p.last_reload_error, BROKEN_WHERE);
-        ck_assert_str_eq(p.state, "running");
+        ck_assert_str_eq(p.state, "degraded");
         harness_assert_process_cpus_now(c->pid, "1", 3);
         harness_assert_process_cpus_now(c2->pid, "1", 2);
         manager_props_done(&p);
@@ -113,6 +114,7 @@ START_TEST(test_reload_broken) {
         ck_assert_msg(r >= 0, "Reload failed: %s: %s", strna(error.name), strna(error.message));
         harness_get_props(h, &p);
         ck_assert_str_eq(p.last_reload_error, "");
+        ck_assert_str_eq(p.state, "running"); /* no longer degraded */
         ck_assert_uint_gt(p.reloads, p0.reloads);
         harness_assert_process_cpus_now(c->pid, "0-1", 3);
         harness_assert_process_cpus_now(c2->pid, "0-1", 2);
