@@ -1,26 +1,34 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * affinityctl: the command-line client of affinityd. status, reload, irqs and net talk to the
- * daemon over D-Bus (org.affinityd1 on the system bus, or --bus-address); validate and plan work
- * offline with the same loader and planner the daemon uses, against this machine or an hwloc
- * XML topology (--topology=FILE.xml).
+ * affinityctl: the command-line client of affinityd. status, policies, processes, explain, irqs,
+ * net, top, monitor, reload and rescan talk to the daemon over D-Bus (org.affinityd1 on the
+ * system bus, or --bus-address); validate and plan work offline with the same loader and planner
+ * the daemon uses, against this machine or an hwloc XML topology (--topology=FILE.xml).
+ *
+ * top asks the daemon only which processes it manages (ListProcesses) and samples their threads
+ * in /proc itself (stat, sched, schedstat, status: readable by anyone), so it costs the daemon
+ * one call per interval.
  *
  * Exit codes: 0 ok, 1 failure, 2 usage, 3 the daemon is not running (nobody owns
- * org.affinityd1, or the bus can't be reached).
+ * org.affinityd1, or the bus can't be reached), 4 no such process (explain).
  */
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
 
 #include "config.h"
 
@@ -29,11 +37,16 @@
 #include "macro.h"
 #include "plan.h"
 #include "policy-yaml.h"
+#include "procfs.h"
+#include "threadstat.h"
 #include "topology.h"
 
 #define BUS_NAME      "org.affinityd1"
 #define BUS_PATH      "/org/affinityd1"
 #define BUS_INTERFACE "org.affinityd1.Manager"
+
+#define BUS_ERROR_NO_SUCH_PROCESS "org.affinityd1.Error.NoSuchProcess"
+#define BUS_ERROR_NOT_SUPPORTED   "org.affinityd1.Error.NotSupported"
 
 /* Reload replies only when the reload is done (a full rescan); systemd's ExecReload= has its
  * own timeout on top of this. */
@@ -44,12 +57,17 @@ enum {
         EXIT_FAILURE_ = 1,
         EXIT_USAGE = 2,
         EXIT_NOT_RUNNING = 3,
+        EXIT_NO_SUCH_PROCESS = 4,
 };
 
 static const char *arg_bus_address = NULL;
 static bool arg_json = false;
 static const char *arg_config_dir = NULL; /* validate, plan: --config-dir=DIR */
 static const char *arg_topology = NULL;   /* validate, plan: --topology=FILE.xml */
+static bool arg_no_legend = false;
+static uint64_t arg_interval_usec = 1000000; /* top: --interval=SEC */
+static bool arg_interval_set = false;
+static uint64_t arg_iterations = 0; /* top: --iterations=N; 0: not given */
 
 /* ---- JSON output ---- */
 
@@ -473,6 +491,16 @@ static void format_usec(const char *text, char *buf, size_t size) {
                 snprintf(buf, size, "%.2fs", (double)us / 1e6);
 }
 
+/* A CLOCK_REALTIME µs value as local time, "Tue 2024-05-07 10:00:00 CEST"; "never" for 0. */
+static void format_realtime(const char *text, char *buf, size_t size) {
+        uint64_t us = strtoull(text, NULL, 10);
+        time_t t = (time_t)(us / 1000000);
+        struct tm tm;
+
+        if (us == 0 || !localtime_r(&t, &tm) || strftime(buf, size, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                snprintf(buf, size, "%s", us == 0 ? "never" : text);
+}
+
 /* The properties status shows, in this order, with their labels; the rest follow by name. */
 static const struct {
         const char *name;
@@ -480,15 +508,23 @@ static const struct {
 } status_fields[] = {
         {"Version", "Version"},
         {"State", "State"},
+        {"DegradedReasons", "Degraded"},
         {"Discovery", "Discovery"},
+        {"Topology", "Topology"},
+        {"OnlineCPUs", "Online CPUs"},
+        {"ReservedCPUs", "Reserved CPUs"},
         {"PolicyFiles", "Policy files"},
         {"Reloads", "Reloads"},
+        {"LastReloadUSec", "Last reload"},
         {"LastReloadError", "Last reload error"},
         {"ManagedProcesses", "Managed processes"},
         {"ProcessesMatched", "Processes matched"},
         {"ProcessesPlaced", "Processes placed"},
         {"ProcessesVanished", "Processes vanished"},
         {"PlacementFailures", "Placement failures"},
+        {"DriftDetected", "Drift detected"},
+        {"DriftCorrections", "Drift corrected"},
+        {"Restores", "Restores"},
         {"EventsReceived", "Events received"},
         {"EventsLost", "Events lost"},
         {"Rescans", "Rescans"},
@@ -596,6 +632,21 @@ static void print_status(const Properties *props, const PendingPolicies *pending
                 /* An empty LastReloadError means the last reload succeeded. */
                 if (streq(p->name, "LastReloadError") && p->kind == PROPERTY_STRING && p->text[0] == 0)
                         continue;
+                /* Nothing to say when the daemon is not degraded. */
+                if (streq(p->name, "DegradedReasons") && p->kind == PROPERTY_STRV &&
+                    strv_length(p->strv) == 0)
+                        continue;
+                if (streq(p->name, "ReservedCPUs") && p->kind == PROPERTY_STRING && p->text[0] == 0) {
+                        print_field(width, status_fields[i].label, "none");
+                        continue;
+                }
+                if (streq(p->name, "LastReloadUSec") && p->kind == PROPERTY_NUMBER) {
+                        char when[64];
+
+                        format_realtime(p->text, when, sizeof(when));
+                        print_field(width, status_fields[i].label, when);
+                        continue;
+                }
                 print_property(width, status_fields[i].label, p);
         }
 
@@ -799,16 +850,17 @@ static int table_add_row(Table *t, const char *const *row) {
 }
 
 /* Prints the columns whose show[i] is true (show NULL: all). A row ends at its last non-empty
- * cell: no trailing blanks. */
+ * cell: no trailing blanks. --no-legend leaves the header row out. */
 static void table_print(const Table *t, const bool *show) {
         _cleanup_free_ size_t *width = calloc(t->n_columns, sizeof(size_t));
+        size_t first_row = arg_no_legend ? 1 : 0;
 
         if (!width)
                 return;
-        for (size_t r = 0; r < t->n_rows; r++)
+        for (size_t r = first_row; r < t->n_rows; r++)
                 for (size_t c = 0; c < t->n_columns; c++)
                         width[c] = MAX(width[c], strlen(t->cells[r * t->n_columns + c]));
-        for (size_t r = 0; r < t->n_rows; r++) {
+        for (size_t r = first_row; r < t->n_rows; r++) {
                 char *const *row = t->cells + r * t->n_columns;
                 size_t last = 0;
                 bool first = true;
@@ -925,7 +977,9 @@ static int verb_irqs(void) {
                 fputs("]}\n", stdout);
         else {
                 table_print(&table, show);
-                printf("\n%zu IRQ%s listed, %zu covered by a rule.\n", n, n == 1 ? "" : "s", n_ruled);
+                if (!arg_no_legend)
+                        printf("\n%zu IRQ%s listed, %zu covered by a rule.\n", n, n == 1 ? "" : "s",
+                               n_ruled);
         }
         ret = EXIT_OK;
 
@@ -1007,8 +1061,9 @@ static int verb_net(void) {
                 fputs("]}\n", stdout);
         else {
                 table_print(&table, NULL);
-                printf("\n%zu queue setting%s listed, %zu covered by a rule.\n", n, n == 1 ? "" : "s",
-                       n_ruled);
+                if (!arg_no_legend)
+                        printf("\n%zu queue setting%s listed, %zu covered by a rule.\n", n,
+                               n == 1 ? "" : "s", n_ruled);
         }
         ret = EXIT_OK;
 
@@ -1016,6 +1071,1076 @@ finish:
         table_done(&table);
         sd_bus_message_unref(reply);
         sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- policies and processes ---- */
+
+static int verb_policies(void) {
+        enum { COL_NAME, COL_FILE, COL_LINE, COL_CPUS, COL_STATE, COL_PENDING, N_COLS };
+        static const char *const header[N_COLS] = {"NAME", "FILE", "LINE", "CPUS", "STATE", "PENDING"};
+        bool show[N_COLS] = {true, true, true, true, true, false};
+        sd_bus_message *reply = NULL;
+        sd_bus *bus = NULL;
+        Table table = {.n_columns = N_COLS};
+        size_t n = 0, n_pending = 0;
+        int r, ret = EXIT_FAILURE_;
+
+        r = call_list("ListPolicies", "list the daemon's policies", &bus, &reply);
+        if (r > 0)
+                return r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ssuss)");
+        if (r >= 0 && arg_json)
+                fputs("{\"policies\":[", stdout);
+        else if (r >= 0)
+                r = table_add_row(&table, header);
+        while (r >= 0) {
+                const char *name, *file, *cpus, *reason;
+                uint32_t line;
+
+                r = sd_bus_message_read(reply, "(ssuss)", &name, &file, &line, &cpus, &reason);
+                if (r <= 0)
+                        break;
+                n++;
+                if (reason[0])
+                        n_pending++;
+                if (arg_json) {
+                        fputs(n > 1 ? ",{\"name\":" : "{\"name\":", stdout);
+                        json_string(stdout, name);
+                        fputs(",\"file\":", stdout);
+                        json_string(stdout, file);
+                        printf(",\"line\":%" PRIu32 ",\"cpus\":", line);
+                        json_string(stdout, cpus);
+                        printf(",\"state\":\"%s\",\"pending_reason\":", reason[0] ? "pending" : "active");
+                        json_string(stdout, reason);
+                        fputc('}', stdout);
+                } else {
+                        char number[16];
+
+                        snprintf(number, sizeof(number), "%" PRIu32, line);
+                        if (reason[0])
+                                show[COL_PENDING] = true;
+                        r = table_add_row(
+                                &table,
+                                (const char *const[N_COLS]){
+                                        name, dash(file), line > 0 ? number : "-",
+                                        reason[0] ? "-" : dash(cpus), reason[0] ? "pending" : "active",
+                                        reason});
+                }
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0) {
+                if (arg_json)
+                        fputs("]}\n", stdout); /* still one document */
+                fprintf(stderr, "Failed to parse the daemon's policy list: %s\n", strerror(-r));
+                goto finish;
+        }
+
+        if (arg_json)
+                fputs("]}\n", stdout);
+        else {
+                table_print(&table, show);
+                if (!arg_no_legend)
+                        printf("\n%zu polic%s listed, %zu active, %zu pending.\n", n, n == 1 ? "y" : "ies",
+                               n - n_pending, n_pending);
+        }
+        ret = EXIT_OK;
+
+finish:
+        table_done(&table);
+        sd_bus_message_unref(reply);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+static int verb_processes(void) {
+        enum { COL_PID, COL_COMM, COL_POLICY, COL_CPUS, N_COLS };
+        static const char *const header[N_COLS] = {"PID", "COMM", "POLICY", "CPUS"};
+        sd_bus_message *reply = NULL;
+        sd_bus *bus = NULL;
+        Table table = {.n_columns = N_COLS};
+        size_t n = 0;
+        int r, ret = EXIT_FAILURE_;
+
+        r = call_list("ListProcesses", "list the daemon's processes", &bus, &reply);
+        if (r > 0)
+                return r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(usss)");
+        if (r >= 0 && arg_json)
+                fputs("{\"processes\":[", stdout);
+        else if (r >= 0)
+                r = table_add_row(&table, header);
+        while (r >= 0) {
+                const char *comm, *policy, *cpus;
+                uint32_t pid;
+
+                r = sd_bus_message_read(reply, "(usss)", &pid, &comm, &policy, &cpus);
+                if (r <= 0)
+                        break;
+                n++;
+                if (arg_json) {
+                        printf("%s{\"pid\":%" PRIu32 ",\"comm\":", n > 1 ? "," : "", pid);
+                        json_string(stdout, comm);
+                        fputs(",\"policy\":", stdout);
+                        json_string(stdout, policy);
+                        fputs(",\"cpus\":", stdout);
+                        json_string(stdout, cpus);
+                        fputc('}', stdout);
+                } else {
+                        char number[16];
+
+                        snprintf(number, sizeof(number), "%" PRIu32, pid);
+                        r = table_add_row(
+                                &table,
+                                (const char *const[N_COLS]){number, dash(comm), dash(policy), dash(cpus)});
+                }
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0) {
+                if (arg_json)
+                        fputs("]}\n", stdout); /* still one document */
+                fprintf(stderr, "Failed to parse the daemon's process list: %s\n", strerror(-r));
+                goto finish;
+        }
+
+        if (arg_json)
+                fputs("]}\n", stdout);
+        else {
+                table_print(&table, NULL);
+                if (!arg_no_legend)
+                        printf("\n%zu process%s listed.\n", n, n == 1 ? "" : "es");
+        }
+        ret = EXIT_OK;
+
+finish:
+        table_done(&table);
+        sd_bus_message_unref(reply);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- explain ---- */
+
+/* One thread of an Explain() reply. */
+typedef struct ExplainThread {
+        uint32_t tid;
+        char *comm, *rule, *applied, *now;
+        uint32_t cpu;
+        uint64_t migrations; /* UINT64_MAX: the kernel doesn't say */
+        uint64_t run_delay_nsec;
+        uint64_t involuntary;
+} ExplainThread;
+
+typedef struct Explanation {
+        char *comm, *policy, *cpus;
+        char **lines;
+        char **unmatched; /* policy name, reason, policy name, reason, ... */
+        ExplainThread *threads;
+        size_t n_threads;
+} Explanation;
+
+static void explanation_done(Explanation *e) {
+        free(e->comm);
+        free(e->policy);
+        free(e->cpus);
+        strv_free(e->lines);
+        strv_free(e->unmatched);
+        for (size_t i = 0; i < e->n_threads; i++) {
+                free(e->threads[i].comm);
+                free(e->threads[i].rule);
+                free(e->threads[i].applied);
+                free(e->threads[i].now);
+        }
+        free(e->threads);
+        *e = (Explanation){};
+}
+
+/* Reads an Explain() reply, (sssasa(ss)a(ussssuttt)). Returns 0 or a negative errno. */
+static int read_explanation(sd_bus_message *reply, Explanation *ret) {
+        Explanation e = {};
+        const char *comm, *policy, *cpus;
+        int r;
+
+        r = sd_bus_message_read(reply, "sss", &comm, &policy, &cpus);
+        if (r < 0)
+                return r;
+        e.comm = strdup(comm);
+        e.policy = strdup(policy);
+        e.cpus = strdup(cpus);
+        if (!e.comm || !e.policy || !e.cpus) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = sd_bus_message_read_strv(reply, &e.lines);
+        if (r < 0)
+                goto fail;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ss)");
+        if (r < 0)
+                goto fail;
+        for (;;) {
+                const char *name, *why;
+
+                r = sd_bus_message_read(reply, "(ss)", &name, &why);
+                if (r < 0)
+                        goto fail;
+                if (r == 0)
+                        break;
+                r = strv_extendf(&e.unmatched, "%s", name);
+                if (r >= 0)
+                        r = strv_extendf(&e.unmatched, "%s", why);
+                if (r < 0)
+                        goto fail;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                goto fail;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ussssuttt)");
+        if (r < 0)
+                goto fail;
+        for (;;) {
+                const char *tcomm, *rule, *applied, *now;
+                ExplainThread t = {}, *a;
+
+                r = sd_bus_message_read(
+                        reply, "(ussssuttt)", &t.tid, &tcomm, &rule, &applied, &now, &t.cpu, &t.migrations,
+                        &t.run_delay_nsec, &t.involuntary);
+                if (r < 0)
+                        goto fail;
+                if (r == 0)
+                        break;
+                a = reallocarray(e.threads, e.n_threads + 1, sizeof(ExplainThread));
+                if (!a) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                e.threads = a;
+                t.comm = strdup(tcomm);
+                t.rule = strdup(rule);
+                t.applied = strdup(applied);
+                t.now = strdup(now);
+                e.threads[e.n_threads++] = t;
+                if (!t.comm || !t.rule || !t.applied || !t.now) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                goto fail;
+
+        *ret = e;
+        return 0;
+
+fail:
+        explanation_done(&e);
+        return r;
+}
+
+/* ns as "0", "850ns", "12us", "1.2ms", "3.40s". */
+static void format_nsec(uint64_t ns, char *buf, size_t size) {
+        if (ns == 0)
+                snprintf(buf, size, "0");
+        else if (ns < 1000)
+                snprintf(buf, size, "%" PRIu64 "ns", ns);
+        else if (ns < 1000000)
+                snprintf(buf, size, "%" PRIu64 "us", ns / 1000);
+        else if (ns < 1000000000)
+                snprintf(buf, size, "%.1fms", (double)ns / 1e6);
+        else
+                snprintf(buf, size, "%.2fs", (double)ns / 1e9);
+}
+
+#define EXPLAIN_LABEL_WIDTH 9
+
+static int print_explanation(uint32_t pid, const Explanation *e) {
+        enum {
+                COL_TID,
+                COL_COMM,
+                COL_RULE,
+                COL_APPLIED,
+                COL_NOW,
+                COL_CPU,
+                COL_MIGR,
+                COL_DELAY,
+                COL_INVOL,
+                N_COLS
+        };
+        static const char *const header[N_COLS] = {"TID", "COMM", "RULE",     "APPLIED", "NOW",
+                                                   "CPU", "MIGR", "RUNDELAY", "INVOL"};
+        Table table = {.n_columns = N_COLS};
+        char number[32];
+        int r;
+
+        snprintf(number, sizeof(number), "%" PRIu32, pid);
+        print_field(EXPLAIN_LABEL_WIDTH, "PID", number);
+        print_field(EXPLAIN_LABEL_WIDTH, "Comm", e->comm);
+        print_field(EXPLAIN_LABEL_WIDTH, "Policy", e->policy[0] ? e->policy : "none");
+        if (e->policy[0])
+                print_field(EXPLAIN_LABEL_WIDTH, "CPUs", e->cpus[0] ? e->cpus : "not set");
+        for (size_t i = 0; e->lines && e->lines[i]; i++)
+                print_field(EXPLAIN_LABEL_WIDTH, i == 0 ? "Why" : NULL, e->lines[i]);
+        for (size_t i = 0; e->unmatched && e->unmatched[i] && e->unmatched[i + 1]; i += 2) {
+                _cleanup_free_ char *text = NULL;
+
+                if (asprintf(&text, "%s: %s", e->unmatched[i], e->unmatched[i + 1]) < 0)
+                        return -ENOMEM;
+                print_field(EXPLAIN_LABEL_WIDTH, i == 0 ? "Unmatched" : NULL, text);
+        }
+        if (e->n_threads == 0)
+                return 0;
+
+        putchar('\n');
+        r = table_add_row(&table, header);
+        for (size_t i = 0; r >= 0 && i < e->n_threads; i++) {
+                const ExplainThread *t = &e->threads[i];
+                char tid[16], cpu[16], migr[32], delay[32], invol[32];
+
+                snprintf(tid, sizeof(tid), "%" PRIu32, t->tid);
+                snprintf(cpu, sizeof(cpu), "%" PRIu32, t->cpu);
+                if (t->migrations == UINT64_MAX)
+                        snprintf(migr, sizeof(migr), "-");
+                else
+                        snprintf(migr, sizeof(migr), "%" PRIu64, t->migrations);
+                format_nsec(t->run_delay_nsec, delay, sizeof(delay));
+                snprintf(invol, sizeof(invol), "%" PRIu64, t->involuntary);
+                r = table_add_row(
+                        &table,
+                        (const char *const[N_COLS]){
+                                tid, dash(t->comm), dash(t->rule), dash(t->applied), dash(t->now), cpu, migr,
+                                delay, invol});
+        }
+        if (r >= 0)
+                table_print(&table, NULL);
+        table_done(&table);
+        return r;
+}
+
+static void print_explanation_json(uint32_t pid, const Explanation *e) {
+        printf("{\"pid\":%" PRIu32 ",\"comm\":", pid);
+        json_string(stdout, e->comm);
+        fputs(",\"policy\":", stdout);
+        json_string(stdout, e->policy);
+        fputs(",\"cpus\":", stdout);
+        json_string(stdout, e->cpus);
+        fputs(",\"explanation\":", stdout);
+        json_strv(stdout, e->lines);
+        fputs(",\"unmatched\":[", stdout);
+        for (size_t i = 0; e->unmatched && e->unmatched[i] && e->unmatched[i + 1]; i += 2) {
+                fputs(i > 0 ? ",{\"policy\":" : "{\"policy\":", stdout);
+                json_string(stdout, e->unmatched[i]);
+                fputs(",\"reason\":", stdout);
+                json_string(stdout, e->unmatched[i + 1]);
+                fputc('}', stdout);
+        }
+        fputs("],\"threads\":[", stdout);
+        for (size_t i = 0; i < e->n_threads; i++) {
+                const ExplainThread *t = &e->threads[i];
+
+                printf("%s{\"tid\":%" PRIu32 ",\"comm\":", i > 0 ? "," : "", t->tid);
+                json_string(stdout, t->comm);
+                fputs(",\"rule\":", stdout);
+                json_string(stdout, t->rule);
+                fputs(",\"applied\":", stdout);
+                json_string(stdout, t->applied);
+                fputs(",\"cpus\":", stdout);
+                json_string(stdout, t->now);
+                printf(",\"cpu\":%" PRIu32 ",\"migrations\":", t->cpu);
+                if (t->migrations == UINT64_MAX)
+                        fputs("null", stdout);
+                else
+                        printf("%" PRIu64, t->migrations);
+                printf(",\"run_delay_usec\":%" PRIu64 ",\"involuntary\":%" PRIu64 "}",
+                       t->run_delay_nsec / 1000, t->involuntary);
+        }
+        fputs("]}\n", stdout);
+}
+
+static int verb_explain(uint32_t pid) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *m = NULL, *reply = NULL;
+        sd_bus *bus = NULL;
+        Explanation e = {};
+        int r, ret = EXIT_FAILURE_;
+
+        r = connect_or_explain(&bus);
+        if (r < 0)
+                return -r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Explain");
+        if (r >= 0)
+                r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "u", pid);
+        if (r >= 0)
+                r = sd_bus_call(bus, m, 0, &error, &reply);
+        if (r < 0) {
+                if (sd_bus_error_has_name(&error, BUS_ERROR_NO_SUCH_PROCESS)) {
+                        fprintf(stderr, "%s\n", error.message ?: "No such process.");
+                        ret = EXIT_NO_SUCH_PROCESS;
+                } else
+                        ret = explain_call_error("explain the process", r, &error);
+                goto finish;
+        }
+        r = read_explanation(reply, &e);
+        if (r < 0) {
+                fprintf(stderr, "Failed to parse the daemon's explanation: %s\n", strerror(-r));
+                goto finish;
+        }
+        if (arg_json)
+                print_explanation_json(pid, &e);
+        else if (print_explanation(pid, &e) < 0) {
+                fprintf(stderr, "Out of memory.\n");
+                goto finish;
+        }
+        ret = EXIT_OK;
+
+finish:
+        explanation_done(&e);
+        sd_bus_message_unref(reply);
+        sd_bus_message_unref(m);
+        sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- rescan ---- */
+
+static int verb_rescan(void) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus *bus = NULL;
+        int r, ret;
+
+        r = connect_or_explain(&bus);
+        if (r < 0)
+                return -r;
+
+        r = bus_call(bus, BUS_INTERFACE, "Rescan", NULL, RELOAD_TIMEOUT_USEC, &error, NULL);
+        if (r >= 0)
+                ret = EXIT_OK;
+        else if (sd_bus_error_has_name(&error, BUS_ERROR_NOT_SUPPORTED)) {
+                fprintf(stderr, "Rescan is not supported by this daemon: %s\n", error.message ?: error.name);
+                ret = EXIT_FAILURE_;
+        } else
+                ret = explain_call_error("rescan", r, &error);
+
+        if (arg_json) {
+                printf("{\"rescanned\":%s", r >= 0 ? "true" : "false");
+                if (r < 0) {
+                        fputs(",\"error\":", stdout);
+                        json_string(stdout, sd_bus_error_is_set(&error) ? error.name : NULL);
+                        fputs(",\"message\":", stdout);
+                        json_string(stdout, sd_bus_error_is_set(&error) ? error.message : strerror(-r));
+                }
+                fputs("}\n", stdout);
+        }
+
+        sd_bus_error_free(&error);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- top ---- */
+
+/* What top reads of one thread of a managed process, at one moment. */
+typedef struct TaskSample {
+        pid_t pid, tid;
+        char comm[16];
+        char *policy;
+        unsigned cpu;            /* /proc/PID/task/TID/stat field 39 */
+        bool has_migrations;     /* the kernel has se.nr_migrations (CONFIG_SCHED_DEBUG) */
+        uint64_t migrations;     /* se.nr_migrations of /proc/PID/task/TID/sched */
+        uint64_t run_delay_nsec; /* field 2 of /proc/PID/task/TID/schedstat */
+        uint64_t involuntary;    /* nonvoluntary_ctxt_switches of /proc/PID/task/TID/status */
+} TaskSample;
+
+typedef struct Sample {
+        TaskSample *tasks; /* sorted by tid */
+        size_t n_tasks;
+        size_t n_processes;
+        uint64_t time_usec; /* CLOCK_MONOTONIC */
+} Sample;
+
+static void sample_done(Sample *s) {
+        for (size_t i = 0; i < s->n_tasks; i++)
+                free(s->tasks[i].policy);
+        s->tasks = mfree(s->tasks);
+        s->n_tasks = s->n_processes = 0;
+}
+
+static uint64_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Samples one thread: its comm and threadstat_read() (/proc/PID/task/TID/stat, sched, schedstat,
+ * status: readable by anyone). Returns 0, -ESRCH (gone), -EBADMSG, -errno.
+ */
+static int sample_task(pid_t pid, pid_t tid, TaskSample *ret) {
+        TaskSample t = {.pid = pid, .tid = tid};
+        ThreadStat st;
+        int r;
+
+        r = procfs_read_comm("/", pid, tid, t.comm);
+        if (r < 0)
+                return r;
+        r = threadstat_read("/", pid, tid, &st);
+        if (r < 0)
+                return r;
+        t.cpu = st.last_cpu;
+        t.has_migrations = st.nr_migrations != THREADSTAT_UNKNOWN;
+        t.migrations = t.has_migrations ? st.nr_migrations : 0;
+        t.run_delay_nsec = st.run_delay_ns != THREADSTAT_UNKNOWN ? st.run_delay_ns : 0;
+        t.involuntary = st.nonvoluntary;
+        *ret = t;
+        return 0;
+}
+
+static int task_sample_compare(const void *a, const void *b) {
+        const TaskSample *x = a, *y = b;
+
+        return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/*
+ * Reads ListProcesses() from the daemon and samples every thread of every process listed.
+ * Threads and processes that vanish meanwhile are left out. Returns 0, or an exit code (> 0)
+ * after saying what went wrong.
+ */
+static int sample_take(sd_bus *bus, Sample *ret) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        Sample s = {};
+        int r, ret_code = EXIT_FAILURE_;
+
+        r = bus_call(bus, BUS_INTERFACE, "ListProcesses", NULL, 0, &error, &reply);
+        if (r < 0) {
+                ret_code = explain_call_error("list the daemon's processes", r, &error);
+                goto finish;
+        }
+        r = sd_bus_message_enter_container(reply, 'a', "(usss)");
+        while (r >= 0) {
+                _cleanup_free_ pid_t *tids = NULL;
+                const char *comm, *policy, *cpus;
+                size_t n_tids = 0;
+                uint32_t pid;
+
+                r = sd_bus_message_read(reply, "(usss)", &pid, &comm, &policy, &cpus);
+                if (r <= 0)
+                        break;
+                if (procfs_list_tids("/", (pid_t)pid, &tids, &n_tids) < 0)
+                        continue; /* gone */
+                s.n_processes++;
+                for (size_t i = 0; i < n_tids; i++) {
+                        TaskSample t, *a;
+
+                        if (sample_task((pid_t)pid, tids[i], &t) < 0)
+                                continue;
+                        t.policy = strdup(policy);
+                        a = reallocarray(s.tasks, s.n_tasks + 1, sizeof(TaskSample));
+                        if (!t.policy || !a) {
+                                free(t.policy);
+                                if (a)
+                                        s.tasks = a;
+                                r = -ENOMEM;
+                                break;
+                        }
+                        s.tasks = a;
+                        s.tasks[s.n_tasks++] = t;
+                }
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0) {
+                fprintf(stderr, "Failed to sample the daemon's processes: %s\n", strerror(-r));
+                goto finish;
+        }
+        s.time_usec = now_usec(CLOCK_MONOTONIC);
+        if (s.n_tasks > 0)
+                qsort(s.tasks, s.n_tasks, sizeof(TaskSample), task_sample_compare);
+        *ret = s;
+        s = (Sample){};
+        ret_code = 0;
+
+finish:
+        sample_done(&s);
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&error);
+        return ret_code;
+}
+
+/* One thread's change over an interval. */
+typedef struct TaskDelta {
+        const TaskSample *now;
+        bool has_migrations;
+        uint64_t migrations;
+        uint64_t run_delay_usec;
+        uint64_t involuntary;
+} TaskDelta;
+
+static int task_delta_compare_policy(const void *a, const void *b) {
+        const TaskDelta *x = a, *y = b;
+        int c = strcmp(x->now->policy, y->now->policy);
+
+        if (c != 0)
+                return c;
+        return x->now->tid < y->now->tid ? -1 : x->now->tid > y->now->tid;
+}
+
+static int uint64_compare(const void *a, const void *b) {
+        const uint64_t *x = a, *y = b;
+
+        return *x < *y ? -1 : *x > *y;
+}
+
+/* The quantile of per_mille/1000 (1..1000, nearest rank) of n > 0 sorted values. */
+static uint64_t quantile(const uint64_t *sorted, size_t n, unsigned per_mille) {
+        size_t rank = (per_mille * n + 999) / 1000;
+
+        return sorted[rank > 0 ? rank - 1 : 0];
+}
+
+/*
+ * The deltas between prev and now of every thread present in both (same TID and PID, counters
+ * not gone backwards: the TID was not reused), sorted by policy, then TID. Returns the count,
+ * or -ENOMEM.
+ */
+static ssize_t sample_diff(const Sample *prev, const Sample *now, TaskDelta **ret) {
+        TaskDelta *d = NULL;
+        size_t n = 0;
+
+        if (now->n_tasks > 0) {
+                d = calloc(now->n_tasks, sizeof(TaskDelta));
+                if (!d)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < now->n_tasks; i++) {
+                const TaskSample *t = &now->tasks[i], *p;
+
+                p = prev->n_tasks > 0
+                        ? bsearch(t, prev->tasks, prev->n_tasks, sizeof(TaskSample), task_sample_compare)
+                        : NULL;
+                if (!p || p->pid != t->pid || p->run_delay_nsec > t->run_delay_nsec ||
+                    p->involuntary > t->involuntary)
+                        continue;
+                d[n] = (TaskDelta){
+                        .now = t,
+                        .has_migrations =
+                                t->has_migrations && p->has_migrations && p->migrations <= t->migrations,
+                        .run_delay_usec = (t->run_delay_nsec - p->run_delay_nsec) / 1000,
+                        .involuntary = t->involuntary - p->involuntary,
+                };
+                if (d[n].has_migrations)
+                        d[n].migrations = t->migrations - p->migrations;
+                n++;
+        }
+        if (n > 0)
+                qsort(d, n, sizeof(TaskDelta), task_delta_compare_policy);
+        *ret = d;
+        return (ssize_t)n;
+}
+
+/* A policy's summary over an interval: deltas [first, first + n) share its name. */
+typedef struct PolicySummary {
+        const char *policy;
+        size_t first, n;
+        bool has_migrations;
+        double migrations_per_sec;
+        uint64_t run_delay_p50_usec, run_delay_p99_usec;
+        double involuntary_per_sec;
+} PolicySummary;
+
+static int summarize(
+        const TaskDelta *d, size_t n, uint64_t interval_usec, PolicySummary **ret, size_t *ret_n) {
+        _cleanup_free_ uint64_t *delays = NULL;
+        PolicySummary *s = NULL;
+        size_t n_s = 0;
+        double seconds = (double)interval_usec / 1e6;
+
+        if (n > 0) {
+                delays = calloc(n, sizeof(uint64_t));
+                s = calloc(n, sizeof(PolicySummary));
+                if (!delays || !s) {
+                        free(s);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < n;) {
+                PolicySummary *p = &s[n_s++];
+                uint64_t migrations = 0, involuntary = 0;
+                size_t k = 0;
+
+                p->policy = d[i].now->policy;
+                p->first = i;
+                for (; i < n && streq(d[i].now->policy, p->policy); i++, k++) {
+                        delays[k] = d[i].run_delay_usec;
+                        involuntary += d[i].involuntary;
+                        if (d[i].has_migrations) {
+                                p->has_migrations = true;
+                                migrations += d[i].migrations;
+                        }
+                }
+                p->n = k;
+                qsort(delays, k, sizeof(uint64_t), uint64_compare);
+                p->run_delay_p50_usec = quantile(delays, k, 500);
+                p->run_delay_p99_usec = quantile(delays, k, 990);
+                p->migrations_per_sec = seconds > 0 ? (double)migrations / seconds : 0;
+                p->involuntary_per_sec = seconds > 0 ? (double)involuntary / seconds : 0;
+        }
+        *ret = s;
+        *ret_n = n_s;
+        return 0;
+}
+
+static void print_top_json(
+        uint64_t interval_usec, const PolicySummary *s, size_t n_s, const TaskDelta *d, size_t n) {
+        printf("{\"interval_usec\":%" PRIu64 ",\"policies\":[", interval_usec);
+        for (size_t i = 0; i < n_s; i++) {
+                fputs(i > 0 ? ",{\"policy\":" : "{\"policy\":", stdout);
+                json_string(stdout, s[i].policy);
+                printf(",\"threads\":%zu,\"migrations_per_sec\":", s[i].n);
+                if (s[i].has_migrations)
+                        printf("%.3f", s[i].migrations_per_sec);
+                else
+                        fputs("null", stdout);
+                printf(",\"run_delay_p50_usec\":%" PRIu64 ",\"run_delay_p99_usec\":%" PRIu64
+                       ",\"involuntary_per_sec\":%.3f}",
+                       s[i].run_delay_p50_usec, s[i].run_delay_p99_usec, s[i].involuntary_per_sec);
+        }
+        fputs("],\"threads\":[", stdout);
+        for (size_t i = 0; i < n; i++) {
+                const TaskSample *t = d[i].now;
+
+                printf("%s{\"pid\":%d,\"tid\":%d,\"comm\":", i > 0 ? "," : "", (int)t->pid, (int)t->tid);
+                json_string(stdout, t->comm);
+                fputs(",\"policy\":", stdout);
+                json_string(stdout, t->policy);
+                printf(",\"cpu\":%u,\"migrations\":", t->cpu);
+                if (d[i].has_migrations)
+                        printf("%" PRIu64, d[i].migrations);
+                else
+                        fputs("null", stdout);
+                printf(",\"run_delay_usec\":%" PRIu64 ",\"involuntary\":%" PRIu64 "}", d[i].run_delay_usec,
+                       d[i].involuntary);
+        }
+        fputs("]}\n", stdout);
+}
+
+static int print_top(
+        uint64_t interval_usec, size_t n_processes, const PolicySummary *s, size_t n_s, const TaskDelta *d,
+        size_t n) {
+        enum { P_POLICY, P_THREADS, P_MIGR, P_P50, P_P99, P_INVOL, P_N };
+        static const char *const pheader[P_N] = {"POLICY",    "THREADS",   "MIGR/S",
+                                                 "DELAY-P50", "DELAY-P99", "INVOL/S"};
+        enum { T_PID, T_TID, T_COMM, T_POLICY, T_CPU, T_MIGR, T_DELAY, T_INVOL, T_N };
+        static const char *const theader[T_N] = {"PID", "TID",  "COMM",     "POLICY",
+                                                 "CPU", "MIGR", "RUNDELAY", "INVOL"};
+        Table policies = {.n_columns = P_N}, threads = {.n_columns = T_N};
+        int r;
+
+        r = table_add_row(&policies, pheader);
+        for (size_t i = 0; r >= 0 && i < n_s; i++) {
+                char count[16], migr[32], p50[32], p99[32], invol[32];
+
+                snprintf(count, sizeof(count), "%zu", s[i].n);
+                if (s[i].has_migrations)
+                        snprintf(migr, sizeof(migr), "%.1f", s[i].migrations_per_sec);
+                else
+                        snprintf(migr, sizeof(migr), "-");
+                format_nsec(s[i].run_delay_p50_usec * 1000, p50, sizeof(p50));
+                format_nsec(s[i].run_delay_p99_usec * 1000, p99, sizeof(p99));
+                snprintf(invol, sizeof(invol), "%.1f", s[i].involuntary_per_sec);
+                r = table_add_row(
+                        &policies,
+                        (const char *const[P_N]){dash(s[i].policy), count, migr, p50, p99, invol});
+        }
+        r = r < 0 ? r : table_add_row(&threads, theader);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const TaskSample *t = d[i].now;
+                char pid[16], tid[16], cpu[16], migr[32], delay[32], invol[32];
+
+                snprintf(pid, sizeof(pid), "%d", (int)t->pid);
+                snprintf(tid, sizeof(tid), "%d", (int)t->tid);
+                snprintf(cpu, sizeof(cpu), "%u", t->cpu);
+                if (d[i].has_migrations)
+                        snprintf(migr, sizeof(migr), "%" PRIu64, d[i].migrations);
+                else
+                        snprintf(migr, sizeof(migr), "-");
+                format_nsec(d[i].run_delay_usec * 1000, delay, sizeof(delay));
+                snprintf(invol, sizeof(invol), "%" PRIu64, d[i].involuntary);
+                r = table_add_row(
+                        &threads,
+                        (const char *const[T_N]){
+                                pid, tid, dash(t->comm), dash(t->policy), cpu, migr, delay, invol});
+        }
+        if (r >= 0) {
+                table_print(&policies, NULL);
+                putchar('\n');
+                table_print(&threads, NULL);
+                if (!arg_no_legend)
+                        printf("\n%zu thread%s of %zu process%s over %.2fs.\n", n, n == 1 ? "" : "s",
+                               n_processes, n_processes == 1 ? "" : "es", (double)interval_usec / 1e6);
+        }
+        table_done(&policies);
+        table_done(&threads);
+        return r;
+}
+
+static volatile sig_atomic_t top_interrupted = 0;
+
+static void top_on_signal(int sig) {
+        top_interrupted = 1;
+}
+
+static int verb_top(void) {
+        struct sigaction sa = {.sa_handler = top_on_signal};
+        sd_bus *bus = NULL;
+        Sample prev = {}, now = {};
+        uint64_t iterations = arg_iterations > 0 ? arg_iterations : arg_json ? 1 : UINT64_MAX;
+        int r, ret = EXIT_FAILURE_;
+
+        r = connect_or_explain(&bus);
+        if (r < 0)
+                return -r;
+
+        /* Ctrl-C ends the loop between samples: exit 0 with whole reports printed. */
+        sigemptyset(&sa.sa_mask);
+        (void)sigaction(SIGINT, &sa, NULL);
+        (void)sigaction(SIGTERM, &sa, NULL);
+
+        r = sample_take(bus, &prev);
+        if (r > 0) {
+                ret = r;
+                goto finish;
+        }
+        for (uint64_t i = 0; i < iterations && !top_interrupted; i++) {
+                _cleanup_free_ TaskDelta *d = NULL;
+                _cleanup_free_ PolicySummary *s = NULL;
+                struct timespec ts = {
+                        .tv_sec = (time_t)(arg_interval_usec / 1000000),
+                        .tv_nsec = (long)(arg_interval_usec % 1000000) * 1000,
+                };
+                uint64_t interval;
+                size_t n_s = 0;
+                ssize_t n;
+
+                /* Sleeps the rest of the interval; a signal ends it (and the loop). */
+                while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        if (top_interrupted)
+                                break;
+                if (top_interrupted)
+                        break;
+
+                r = sample_take(bus, &now);
+                if (r > 0) {
+                        ret = r;
+                        goto finish;
+                }
+                interval = now.time_usec - prev.time_usec;
+                n = sample_diff(&prev, &now, &d);
+                r = n < 0 ? (int)n : summarize(d, (size_t)n, interval, &s, &n_s);
+                if (r >= 0 && arg_json)
+                        print_top_json(interval, s, n_s, d, (size_t)n);
+                else if (r >= 0) {
+                        if (i > 0)
+                                putchar('\n');
+                        r = print_top(interval, now.n_processes, s, n_s, d, (size_t)n);
+                }
+                if (r < 0) {
+                        fprintf(stderr, "Out of memory.\n");
+                        goto finish;
+                }
+                fflush(stdout);
+                sample_done(&prev);
+                prev = now;
+                now = (Sample){};
+        }
+        ret = EXIT_OK;
+
+finish:
+        sample_done(&prev);
+        sample_done(&now);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- monitor ---- */
+
+/* A signal's text on one line: newlines of a multi-line error become "; ". */
+static void print_one_line(const char *s) {
+        for (; *s; s++)
+                if (*s == '\n') {
+                        if (s[1])
+                                fputs("; ", stdout);
+                } else
+                        fputc(*s, stdout);
+}
+
+static int on_bus_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *member = sd_bus_message_get_member(m);
+        int r = -EBADMSG;
+
+        if (streq(member, "ProcessPlaced") || streq(member, "PlacementFailed")) {
+                const char *comm, *policy, *text;
+                uint32_t pid;
+                bool placed = streq(member, "ProcessPlaced");
+
+                r = sd_bus_message_read(m, "usss", &pid, &comm, &policy, &text);
+                if (r < 0)
+                        goto bad;
+                if (arg_json) {
+                        printf("{\"signal\":\"%s\",\"pid\":%" PRIu32 ",\"comm\":", member, pid);
+                        json_string(stdout, comm);
+                        fputs(",\"policy\":", stdout);
+                        json_string(stdout, policy);
+                        fputs(placed ? ",\"cpus\":" : ",\"error\":", stdout);
+                        json_string(stdout, text);
+                        fputs("}\n", stdout);
+                } else {
+                        printf("%s %" PRIu32 " %s %s ", placed ? "placed" : "failed", pid, comm,
+                               dash(policy));
+                        print_one_line(placed ? dash(text) : text);
+                        putchar('\n');
+                }
+        } else if (streq(member, "Reloaded")) {
+                const char *error;
+                int success;
+
+                r = sd_bus_message_read(m, "bs", &success, &error);
+                if (r < 0)
+                        goto bad;
+                if (arg_json) {
+                        printf("{\"signal\":\"Reloaded\",\"success\":%s,\"error\":",
+                               success ? "true" : "false");
+                        json_string(stdout, error);
+                        fputs("}\n", stdout);
+                } else if (success)
+                        puts("reloaded");
+                else {
+                        fputs("reload-failed ", stdout);
+                        print_one_line(error);
+                        putchar('\n');
+                }
+        } else if (streq(member, "DriftDetected")) {
+                const char *kind, *target, *policy, *found, *action;
+
+                r = sd_bus_message_read(m, "sssss", &kind, &target, &policy, &found, &action);
+                if (r < 0)
+                        goto bad;
+                if (arg_json) {
+                        fputs("{\"signal\":\"DriftDetected\",\"kind\":", stdout);
+                        json_string(stdout, kind);
+                        fputs(",\"target\":", stdout);
+                        json_string(stdout, target);
+                        fputs(",\"policy\":", stdout);
+                        json_string(stdout, policy);
+                        fputs(",\"found\":", stdout);
+                        json_string(stdout, found);
+                        fputs(",\"action\":", stdout);
+                        json_string(stdout, action);
+                        fputs("}\n", stdout);
+                } else
+                        printf("drift %s %s %s found %s action %s\n", kind, target, dash(policy),
+                               dash(found), action);
+        }
+        fflush(stdout);
+        return 0;
+
+bad:
+        fprintf(stderr, "Ignoring a malformed %s signal: %s\n", member, strerror(-r));
+        return 0;
+}
+
+/* Whether the daemon's name has an owner on bus (org.freedesktop.DBus.NameHasOwner). */
+static int daemon_running(sd_bus *bus) {
+        sd_bus_message *reply = NULL;
+        int r, has = 0;
+
+        r = sd_bus_call_method(
+                bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                NULL, &reply, "s", BUS_NAME);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "b", &has);
+        sd_bus_message_unref(reply);
+        return r < 0 ? r : has;
+}
+
+static int verb_monitor(void) {
+        static const char *const signals[] = {
+                "ProcessPlaced", "PlacementFailed", "Reloaded", "DriftDetected"};
+        sd_event *event = NULL;
+        sd_bus *bus = NULL;
+        sigset_t mask;
+        int r, ret = EXIT_FAILURE_;
+
+        r = connect_or_explain(&bus);
+        if (r < 0)
+                return -r;
+
+        r = daemon_running(bus);
+        if (r == 0) {
+                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n", BUS_NAME);
+                ret = EXIT_NOT_RUNNING;
+                goto finish;
+        }
+        if (r < 0) {
+                fprintf(stderr, "Failed to ask the bus whether affinityd runs: %s\n", strerror(-r));
+                goto finish;
+        }
+
+        /* The matches name the well-known name: the bus routes the daemon's signals by its
+         * current owner, so they keep coming across restarts of the daemon. */
+        for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
+                r = sd_bus_match_signal(
+                        bus, NULL, BUS_NAME, BUS_PATH, BUS_INTERFACE, signals[i], on_bus_signal, NULL);
+                if (r < 0) {
+                        fprintf(stderr, "Failed to subscribe to %s: %s\n", signals[i], strerror(-r));
+                        goto finish;
+                }
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        r = -sigprocmask(SIG_BLOCK, &mask, NULL);
+        if (r >= 0)
+                r = sd_event_default(&event);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = sd_bus_set_exit_on_disconnect(bus, true);
+        if (r < 0) {
+                fprintf(stderr, "Failed to set up the event loop: %s\n", strerror(-r));
+                goto finish;
+        }
+
+        if (!arg_no_legend)
+                fprintf(stderr, "Monitoring the signals of %s; press Ctrl-C to stop.\n", BUS_NAME);
+        r = sd_event_loop(event);
+        if (r < 0) {
+                fprintf(stderr, "Failed to run the event loop: %s\n", strerror(-r));
+                goto finish;
+        }
+        /* 0 after SIGINT/SIGTERM; the bus going away exits the loop with a failure code. */
+        if (r != 0)
+                fprintf(stderr, "The bus connection was closed.\n");
+        ret = r == 0 ? EXIT_OK : EXIT_FAILURE_;
+
+finish:
+        sd_bus_flush_close_unref(bus);
+        sd_event_unref(event);
         return ret;
 }
 
@@ -2188,7 +3313,19 @@ static void help(void) {
                "\n"
                "Commands:\n"
                "  status               Show the daemon's state, counters and pending policies\n"
+               "  policies             List the policies: file and line, CPUs, active or\n"
+               "                       pending and why\n"
+               "  processes            List the managed processes: policy and CPUs applied\n"
+               "  explain PID          Show which policy matched PID and why, which didn't\n"
+               "                       and why not, and per thread the CPUs applied and now,\n"
+               "                       the last CPU, migrations, run-queue delay and\n"
+               "                       involuntary switches since placement\n"
+               "  top                  Show live, per policy and per thread, migrations/s,\n"
+               "                       run-queue delay p50/p99 and involuntary switches/s\n"
+               "  monitor              Follow the daemon's signals (placements, failures,\n"
+               "                       reloads, drift), one line each, until Ctrl-C\n"
                "  reload               Reload the configuration and wait until it is done\n"
+               "  rescan               Rescan /proc and the devices and wait until done\n"
                "  irqs                 List every IRQ: the rule that places it, the CPUs\n"
                "                       asked for and in effect, its state and why\n"
                "  net                  List the RPS/XPS settings of every network queue:\n"
@@ -2210,13 +3347,19 @@ static void help(void) {
                "     --version               Show the version\n"
                "     --bus-address=ADDRESS   Talk to the daemon on this D-Bus address\n"
                "                             (default: the system bus)\n"
-               "     --json                  Print one JSON document on stdout\n"
+               "     --json                  Print one JSON document on stdout (monitor: one\n"
+               "                             JSON object per line)\n"
+               "     --no-legend             Leave out table headers and summary lines\n"
+               "     --interval=SEC          top: the sampling interval (default 1)\n"
+               "     --iterations=N          top: stop after N reports (default: until\n"
+               "                             Ctrl-C; with --json 1)\n"
                "     --config-dir=DIR        validate, plan: read DIR/affinityd.yaml and\n"
                "                             DIR/policy.d/*.yaml instead of the standard path\n"
                "     --topology=FILE.xml     validate, plan: resolve against this hwloc XML\n"
                "                             topology (lstopo FILE.xml) instead of this machine\n"
                "\n"
-               "Exit status: 0 ok, 1 failure, 2 usage error, 3 affinityd not running.\n",
+               "Exit status: 0 ok, 1 failure, 2 usage error, 3 affinityd not running,\n"
+               "4 no such process (explain).\n",
                program_invocation_short_name);
 }
 
@@ -2228,6 +3371,9 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_JSON,
                 ARG_CONFIG_DIR,
                 ARG_TOPOLOGY,
+                ARG_NO_LEGEND,
+                ARG_INTERVAL,
+                ARG_ITERATIONS,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -2236,6 +3382,9 @@ static int parse_argv(int argc, char *argv[]) {
                 {"json", no_argument, NULL, ARG_JSON},
                 {"config-dir", required_argument, NULL, ARG_CONFIG_DIR},
                 {"topology", required_argument, NULL, ARG_TOPOLOGY},
+                {"no-legend", no_argument, NULL, ARG_NO_LEGEND},
+                {"interval", required_argument, NULL, ARG_INTERVAL},
+                {"iterations", required_argument, NULL, ARG_ITERATIONS},
                 {},
         };
         int c;
@@ -2269,6 +3418,40 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         arg_topology = optarg;
                         break;
+                case ARG_NO_LEGEND:
+                        arg_no_legend = true;
+                        break;
+                case ARG_INTERVAL: {
+                        char *end;
+                        double sec;
+
+                        errno = 0;
+                        sec = strtod(optarg, &end);
+                        /* 1 ms .. 1 day */
+                        if (errno != 0 || end == optarg || *end || !isfinite(sec) || sec < 0.001 ||
+                            sec > 86400) {
+                                fprintf(stderr,
+                                        "--interval= needs a number of seconds from 0.001 to 86400, not "
+                                        "\"%s\".\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        arg_interval_usec = (uint64_t)(sec * 1e6 + 0.5);
+                        arg_interval_set = true;
+                        break;
+                }
+                case ARG_ITERATIONS: {
+                        char *end;
+
+                        errno = 0;
+                        arg_iterations = strtoull(optarg, &end, 10);
+                        if (errno != 0 || end == optarg || *end || optarg[0] == '-' || arg_iterations == 0) {
+                                fprintf(stderr, "--iterations= needs a positive number, not \"%s\".\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                }
                 default: /* getopt_long() said what is wrong */
                         return -EINVAL;
                 }
@@ -2301,7 +3484,45 @@ int main(int argc, char *argv[]) {
                 return streq(verb, "validate") ? verb_validate(args) : verb_plan(args);
         }
 
-        if (streq(verb, "status") || streq(verb, "reload") || streq(verb, "irqs") || streq(verb, "net")) {
+        if ((arg_interval_set || arg_iterations > 0) && !streq(verb, "top")) {
+                fprintf(stderr, "%s is only for top.\n", arg_interval_set ? "--interval=" : "--iterations=");
+                return EXIT_USAGE;
+        }
+
+        if (streq(verb, "explain")) {
+                unsigned long pid;
+                char *end;
+
+                if (arg_config_dir || arg_topology) {
+                        fprintf(stderr, "%s is only for validate and plan.\n",
+                                arg_config_dir ? "--config-dir=" : "--topology=");
+                        return EXIT_USAGE;
+                }
+                if (n_args != 1) {
+                        fprintf(stderr, "explain takes one PID.\n");
+                        return EXIT_USAGE;
+                }
+                errno = 0;
+                pid = strtoul(args[0], &end, 10);
+                if (errno != 0 || end == args[0] || *end || args[0][0] == '-' || pid == 0 ||
+                    pid > INT32_MAX) {
+                        fprintf(stderr, "explain: \"%s\" is not a PID.\n", args[0]);
+                        return EXIT_USAGE;
+                }
+                return verb_explain((uint32_t)pid);
+        }
+
+        static const struct {
+                const char *name;
+                int (*run)(void);
+        } verbs[] = {
+                {"status", verb_status},   {"policies", verb_policies}, {"processes", verb_processes},
+                {"irqs", verb_irqs},       {"net", verb_net},           {"top", verb_top},
+                {"monitor", verb_monitor}, {"reload", verb_reload},     {"rescan", verb_rescan},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+                if (!streq(verb, verbs[i].name))
+                        continue;
                 if (arg_config_dir || arg_topology) {
                         fprintf(stderr, "%s is only for validate and plan.\n",
                                 arg_config_dir ? "--config-dir=" : "--topology=");
@@ -2311,11 +3532,7 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "%s takes no arguments.\n", verb);
                         return EXIT_USAGE;
                 }
-                if (streq(verb, "irqs"))
-                        return verb_irqs();
-                if (streq(verb, "net"))
-                        return verb_net();
-                return streq(verb, "status") ? verb_status() : verb_reload();
+                return verbs[i].run();
         }
 
         fprintf(stderr, "Unknown command \"%s\"; see %s --help.\n", verb, program_invocation_short_name);
