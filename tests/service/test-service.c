@@ -63,6 +63,14 @@
 #define BUS_ARGS    "org.affinityd1 /org/affinityd1 org.affinityd1.Manager"
 /* Runs the rest of a shell command as nobody/nogroup, without supplementary groups. */
 #define AS_NOBODY "setpriv --reuid=65534 --regid=65534 --clear-groups "
+/* The journal MESSAGE_IDs of daemon/log.h, spelled out: they are a documented, stable interface
+ * (affinityd(8)) that scripts match on, so the test checks the values themselves. */
+#define AFFINITYD_MESSAGE_STARTED          "52147dbbc21d471cb0b1f8e143e1c430"
+#define AFFINITYD_MESSAGE_STOPPED          "56f2f7494edd45eba7d4c9c6aa01107e"
+#define AFFINITYD_MESSAGE_PROCESS_PLACED   "f3ef3557485149bfbdce989b86b57403"
+#define AFFINITYD_MESSAGE_PLACEMENT_FAILED "c954a3e220b0424fac32c12acb6b5088"
+#define AFFINITYD_MESSAGE_RELOADED         "0df1d9ba4bc04958ac5b2d1221319721"
+#define AFFINITYD_MESSAGE_RELOAD_FAILED    "6e10ac077b6746df89e7bc3ba6c425e3"
 /* How the daemon's messages we look for begin. */
 #define POLICY_PREFIX  "Policy probe: CPUs "
 #define FAILURE_PREFIX "Failed to set affinity of " PROBE_COMM "["
@@ -698,7 +706,9 @@ START_TEST(test_unit_files) {
 
         REQUIRE_CONTAINER();
 
-        r = in_container(&verify, "systemd-analyze verify " UNIT);
+        /* --man=no: verify would run man(1) for the Documentation= pages, which are checked by
+         * the docs suite (man -l on the built pages); here only the unit itself is judged. */
+        r = in_container(&verify, "systemd-analyze verify --man=no " UNIT);
         ck_assert_msg(r == 0 && strip(verify)[0] == '\0', "systemd-analyze verify (%d):\n%s", r, verify);
 
         type = unit_property(UNIT, "Type");
@@ -909,7 +919,7 @@ END_TEST
 START_TEST(test_bus) {
         _cleanup_free_ char *version = NULL, *state = NULL, *state_nobody = NULL, *list = NULL,
                             *policies = NULL, *introspect = NULL, *denied = NULL, *entry = NULL,
-                            *want = NULL;
+                            *want = NULL, *reasons = NULL;
         uint64_t reloads;
         pid_t a;
         int r;
@@ -919,8 +929,12 @@ START_TEST(test_bus) {
         version = bus_property("Version");
         want = xasprintf("s \"%s\"", PACKAGE_VERSION);
         ck_assert_str_eq(version, want);
+        /* Inside the container's PID namespace discovery falls back to polling: degraded, with
+         * the reason on the bus. */
         state = bus_property("State");
-        ck_assert_str_eq(state, "s \"running\"");
+        ck_assert_str_eq(state, "s \"degraded\"");
+        reasons = bus_property("DegradedReasons");
+        ck_assert_msg(strstr(reasons, "poll"), "DegradedReasons does not name polling: %s", reasons);
         reloads = bus_property_u64("Reloads");
 
         a = unit_main_pid("affinityd-probe-a");
@@ -930,7 +944,7 @@ START_TEST(test_bus) {
 
         /* Anyone may read. */
         state_nobody = CHECKED(AS_NOBODY "busctl get-property " BUS_ARGS " State");
-        ck_assert_str_eq(state_nobody, "s \"running\"");
+        ck_assert_str_eq(state_nobody, "s \"degraded\"");
         free(list);
         list = CHECKED(AS_NOBODY "busctl --json=short call " BUS_ARGS " ListProcesses");
         ck_assert_msg(strstr(list, entry), "ListProcesses (nobody) lacks %s:\n%s", entry, list);
@@ -1044,8 +1058,87 @@ static size_t parse_verbose(char *text, JournalEntry **ret) {
         return n;
 }
 
+static void free_entries(JournalEntry *entries, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(entries[i].fields);
+        free(entries);
+}
+
+/* How many of the daemon's entries carry MESSAGE_ID=id. */
+static size_t count_message_id(const JournalEntry *entries, size_t n, const char *id) {
+        size_t count = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (streq_ptr(entry_field(&entries[i], "SYSLOG_IDENTIFIER"), "affinityd") &&
+                    streq_ptr(entry_field(&entries[i], "MESSAGE_ID"), id))
+                        count++;
+        return count;
+}
+
+/*
+ * `journalctl -u affinityd POLICY=probe MESSAGE_ID=<process placed>`, as an operator types it in
+ * the container (journald does the matching; no --after-cursor: journalctl 252 finds nothing
+ * when it is combined with field matches, and only the tests' instance knows the policy
+ * "probe"), gives the placements of the probes: each entry is
+ * one of the policy's, with PID=, COMM= and CPUS=. Probe a was placed at start, b and c when
+ * they started (all on CPU 1), and all three moved to CPU 0 by the reload: each PID has an entry
+ * with CPUS=1 and one with CPUS=0, and its message names the PID.
+ */
+static void assert_placements_in_journal(void) {
+        _cleanup_free_ char *text = NULL;
+        JournalEntry *entries = NULL;
+        pid_t probes[3];
+        size_t n;
+
+        probes[0] = unit_main_pid("affinityd-probe-a");
+        probes[1] = unit_main_pid("affinityd-probe-b");
+        probes[2] = unit_main_pid("affinityd-probe-c");
+
+        text = CHECKED("journalctl -u " UNIT " POLICY=probe MESSAGE_ID=" AFFINITYD_MESSAGE_PROCESS_PLACED
+                       " -q -o verbose --no-pager");
+        n = parse_verbose(text, &entries);
+        ck_assert_msg(
+                n > 0,
+                "journalctl -u " UNIT " POLICY=probe MESSAGE_ID=" AFFINITYD_MESSAGE_PROCESS_PLACED
+                " found no placement");
+        for (size_t i = 0; i < n; i++) {
+                const JournalEntry *e = &entries[i];
+
+                ck_assert_str_eq(entry_field(e, "MESSAGE_ID"), AFFINITYD_MESSAGE_PROCESS_PLACED);
+                ck_assert_str_eq(entry_field(e, "POLICY"), "probe");
+                ck_assert_str_eq(entry_field(e, "COMM"), PROBE_COMM);
+                ck_assert_msg(
+                        entry_field(e, "PID"), "placement without PID=: %s", entry_field(e, "MESSAGE"));
+                ck_assert_msg(
+                        entry_field(e, "CPUS"), "placement without CPUS=: %s", entry_field(e, "MESSAGE"));
+        }
+        for (size_t p = 0; p < ELEMENTSOF(probes); p++) {
+                _cleanup_free_ char *pid = xasprintf("%d", (int)probes[p]),
+                                    *bracketed = xasprintf("[%d]", (int)probes[p]);
+                bool on1 = false, on0 = false;
+
+                for (size_t i = 0; i < n; i++) {
+                        const char *cpus = entry_field(&entries[i], "CPUS");
+
+                        if (!streq_ptr(entry_field(&entries[i], "PID"), pid))
+                                continue;
+                        ck_assert_msg(
+                                strstr(entry_field(&entries[i], "MESSAGE"), bracketed),
+                                "the placement message of PID=%s does not name it: %s", pid,
+                                entry_field(&entries[i], "MESSAGE"));
+                        on1 = on1 || streq(cpus, "1");
+                        on0 = on0 || streq(cpus, "0");
+                }
+                ck_assert_msg(
+                        on1 && on0, "probe %s: placement on CPU 1 %s, on CPU 0 (after the reload) %s:\n%s",
+                        pid, on1 ? "logged" : "missing", on0 ? "logged" : "missing", text);
+        }
+        free_entries(entries, n);
+}
+
 /* The daemon's messages since the tests began (an instance started at boot is not ours) carry
- * PRIORITY= and its own fields, POLICY= PID= COMM= CPUS=. */
+ * PRIORITY= and its own fields, POLICY= PID= COMM= CPUS=, and a MESSAGE_ID= per kind of event
+ * (daemon/log.h, documented in affinityd(8)). */
 START_TEST(test_journal) {
         _cleanup_free_ char *text = NULL;
         _cleanup_free_ JournalEntry *entries = NULL;
@@ -1101,9 +1194,37 @@ START_TEST(test_journal) {
                 ck_assert_str_eq(entry_field(failure_entry, "PID"), pid);
                 ck_assert_str_eq(entry_field(failure_entry, "CPUS"), cpus);
                 ck_assert_str_eq(entry_field(failure_entry, "ERRNO"), "16"); /* EBUSY */
+                ck_assert_str_eq(
+                        entry_field(failure_entry, "MESSAGE_ID"), AFFINITYD_MESSAGE_PLACEMENT_FAILED);
+        }
+
+        /* One message ID per kind of event: started by test_start and again by D-Bus activation,
+         * stopped once, the good reload of test_reload succeeded and its broken one failed,
+         * at err, with the diagnostics naming the file (several lines: read with -o cat; only the
+         * tests' instance reloaded, so no cursor is needed). */
+        {
+                _cleanup_free_ char *failed_text = NULL;
+                size_t started = count_message_id(entries, n, AFFINITYD_MESSAGE_STARTED),
+                       stopped = count_message_id(entries, n, AFFINITYD_MESSAGE_STOPPED),
+                       reloaded = count_message_id(entries, n, AFFINITYD_MESSAGE_RELOADED),
+                       failed = count_message_id(entries, n, AFFINITYD_MESSAGE_RELOAD_FAILED);
+
+                ck_assert_msg(started >= 2, "%zu messages with the STARTED message ID, expected 2", started);
+                ck_assert_msg(stopped >= 1, "no message with the STOPPED message ID");
+                ck_assert_msg(reloaded >= 1, "no message with the RELOADED message ID");
+                ck_assert_msg(
+                        failed == 1, "%zu messages with the RELOAD_FAILED message ID, expected 1", failed);
+                failed_text = CHECKED("journalctl -u " UNIT " MESSAGE_ID=" AFFINITYD_MESSAGE_RELOAD_FAILED
+                                      " -p err..err -q -o cat --no-pager");
+                ck_assert_msg(
+                        strstr(failed_text, POLICY_FILE ":"),
+                        "the failed reload's message (at err) does not name " POLICY_FILE ":\n%s",
+                        failed_text);
         }
         for (size_t i = 0; i < n; i++)
                 free(entries[i].fields);
+
+        assert_placements_in_journal();
 }
 END_TEST
 
