@@ -1,19 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* org.affinityd1.Manager: vtable, property getters and method marshalling. See manager-bus.h. */
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sys/stat.h>
-
-#include "apply-sched.h"
 #include "config.h"
 #include "device-placement.h"
 #include "manager-bus.h"
-#include "match.h"
-#include "procfs.h"
-#include "threadstat.h"
+#include "manager-explain.h"
 
 static inline const char *strempty(const char *s) {
         return s ?: "";
@@ -310,283 +306,38 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
         return sd_bus_reply_method_return(message, NULL);
 }
 
-/* Appends the cpu-list of set (NULL: "") to *l as "PREFIX<list>". Returns 0 or -ENOMEM. */
-static int explain_cpus_line(char ***l, const char *prefix, const CpuSet *set) {
-        _cleanup_free_ char *text = NULL;
-        int r;
-
-        r = cpuset_format_list(set, &text);
-        if (r < 0)
-                return r;
-        return strv_extendf(l, "%s%s", prefix, text);
-}
-
-/* "scheduler: policy batch, nice 5, io best-effort 4, reset-on-fork" for the keys given. */
-static int explain_scheduler_line(char ***l, const char *prefix, const SchedulerSpec *s) {
-        char buf[256];
-        int k = 0;
-
-        if (!s->has_policy && !s->has_priority && !s->has_nice && !s->has_io && !s->has_reset_on_fork)
-                return 0;
-        if (s->has_policy)
-                k += snprintf(
-                        buf + k, sizeof(buf) - k, ", policy %s",
-                        strna(apply_sched_policy_to_string(s->policy)));
-        if (s->has_priority && k < (int)sizeof(buf))
-                k += snprintf(buf + k, sizeof(buf) - k, ", priority %u", s->priority);
-        if (s->has_nice && k < (int)sizeof(buf))
-                k += snprintf(buf + k, sizeof(buf) - k, ", nice %d", s->nice);
-        if (s->has_io && k < (int)sizeof(buf))
-                k += snprintf(
-                        buf + k, sizeof(buf) - k, ", io %s %u",
-                        strna(apply_ioprio_class_to_string(s->io_class)), s->io_level);
-        if (s->has_reset_on_fork && k < (int)sizeof(buf))
-                (void)snprintf(
-                        buf + k, sizeof(buf) - k, ", reset-on-fork %s", s->reset_on_fork ? "yes" : "no");
-        return strv_extendf(l, "%sscheduler: %s", prefix, buf + 2);
-}
-
-/*
- * Matches pid against every policy in order, as far as the one it is under (tracked: p's, even a
- * policy a later key change would no longer pick) or, untracked, the first active one that
- * matches. The matching policy's key lines (and a forked process's note) go to *explanation; for
- * each policy before it a flat (name, why not) pair to *unmatched. *ret_policy: the index, -1 when
- * none. Returns 0, -ESRCH (gone), -ENOMEM.
- */
-static int explain_matching(
-        Manager *m, pid_t pid, TrackedProcess *p, char ***explanation, char ***unmatched, int *ret_policy) {
-        _cleanup_(process_facts_done) ProcessFacts f = {};
-        const PolicyPlan *tracked = p ? manager_process_plan(m, p) : NULL;
-        int found = -1, r;
-
-        process_facts_init(&f, NULL, pid);
-        for (size_t i = 0; m->plan && i < m->plan->n_policies && found < 0; i++) {
-                const PolicyPlan *pp = &m->plan->policies[i];
-                _cleanup_strv_free_ char **lines = NULL;
-                _cleanup_free_ char *why = NULL, *text = NULL;
-                bool matched;
-
-                if (!pp->policy)
-                        continue;
-                r = matcher_explain(&pp->policy->match, pp->uids, pp->n_uids, &f, &lines, &why);
-                if (r < 0)
-                        return r;
-                matched = r > 0;
-                if (tracked ? pp == tracked : (matched && !pp->pending_reason)) {
-                        found = (int)i;
-                        if (p && p->forked) {
-                                r = strv_extendf(
-                                        explanation,
-                                        "forked by %d without exec: tracked under its parent's policy",
-                                        (int)p->parent);
-                                if (r < 0)
-                                        return r;
-                        }
-                        STRV_FOREACH (line, lines) {
-                                r = strv_extendf(explanation, "%s", *line);
-                                if (r < 0)
-                                        return r;
-                        }
-                        continue;
-                }
-                if (!matched)
-                        text = TAKE_PTR(why);
-                else if (pp->pending_reason) {
-                        if (asprintf(&text, "matches, but the policy is pending: %s", pp->pending_reason) <
-                            0)
-                                return -ENOMEM;
-                } else if (!(text = strdup(
-                                     "matches now, but the process is tracked under a later policy "
-                                     "(matched before its last change; the next rescan re-matches it)")))
-                        return -ENOMEM;
-                r = strv_extendf(unmatched, "%s", pp->policy->name);
-                if (r >= 0)
-                        r = strv_extendf(unmatched, "%s", text);
-                if (r < 0)
-                        return r;
-        }
-        *ret_policy = found;
-        return 0;
-}
-
-/* The lines saying what the policy applies: where it is written, how its CPUs were chosen,
- * memory and scheduler, and a pending reason. */
-static int explain_policy(const PolicyPlan *pp, char ***l) {
-        const Policy *policy = pp->policy;
-        int r;
-
-        r = strv_extendf(
-                l, "policy %s at %s:%u", policy->name, strna(policy->location.file), policy->location.line);
-        if (r < 0)
-                return r;
-        if (pp->pending_reason)
-                return strv_extendf(l, "pending: %s (nothing is applied)", pp->pending_reason);
-        STRV_FOREACH (line, pp->explanation) {
-                r = strv_extendf(l, "%s", *line);
-                if (r < 0)
-                        return r;
-        }
-        if (pp->has_cpus)
-                r = explain_cpus_line(l, "cpus: ", &pp->cpus);
-        else
-                r = strv_extendf(l, "cpus: not set (the CPU affinity is left as it is)");
-        if (r < 0)
-                return r;
-        if (pp->has_memory) {
-                r = explain_cpus_line(
-                        l, policy->memory.migrate ? "memory: nodes (pages migrated) " : "memory: nodes ",
-                        &pp->memory_nodes);
-                if (r < 0)
-                        return r;
-        }
-        r = explain_scheduler_line(l, "", &policy->scheduler);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < policy->n_threads; i++) {
-                char prefix[128];
-
-                snprintf(prefix, sizeof(prefix), "thread rule \"%s\": ", policy->threads[i].name);
-                r = explain_scheduler_line(l, prefix, &policy->threads[i].scheduler);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/* One (ussssuttt) thread entry of Explain. */
-static int explain_append_thread(
-        sd_bus_message *reply, Manager *m, pid_t pid, pid_t tid, TrackedProcess *p, const PolicyPlan *pp) {
-        _cleanup_cpuset_ CpuSet now = CPUSET_NULL;
-        _cleanup_free_ char *applied = NULL, *kernel = NULL, *b1 = NULL, *b2 = NULL;
-        const ThreadBaseline *base = NULL;
-        const char *comm_s, *rule_s, *rule = "";
-        TrackedThread *t = p ? tracked_process_thread(p, tid) : NULL;
-        ThreadStat ts = {
-                .nr_migrations = THREADSTAT_UNKNOWN,
-                .run_delay_ns = THREADSTAT_UNKNOWN,
-                .timeslices = THREADSTAT_UNKNOWN,
-                .nonvoluntary = THREADSTAT_UNKNOWN,
-        };
-        uint64_t migrations, run_delay, nonvoluntary;
-        char comm[16] = "";
-        int r;
-
-        r = procfs_read_comm(NULL, pid, tid, comm);
-        if (r < 0)
-                return r; /* -ESRCH: the thread exited meanwhile; the caller skips it */
-        if (pp && pp->policy->n_threads > 0) {
-                int k = match_thread(pp->policy, comm);
-                if (k >= 0)
-                        rule = pp->policy->threads[k].name;
-        }
-        if (t && t->has_applied) {
-                r = cpuset_format_list(&t->applied, &applied);
-                if (r < 0)
-                        return r;
-        }
-        if (apply_get_thread_affinity(tid, &now) >= 0) {
-                r = cpuset_format_list(&now, &kernel);
-                if (r < 0)
-                        return r;
-        }
-        r = threadstat_read(NULL, pid, tid, &ts);
-        if (r < 0 && r != -ESRCH && r != -EBADMSG)
-                return r;
-        if (t && t->has_baseline)
-                base = &t->baseline;
-
-        if (!base) {
-                /* no baseline yet: totals since the thread started */
-                migrations = ts.nr_migrations;
-                run_delay = ts.run_delay_ns;
-                nonvoluntary = ts.nonvoluntary;
-        } else {
-                migrations = ts.nr_migrations == THREADSTAT_UNKNOWN
-                        ? THREADSTAT_UNKNOWN
-                        : (uint64_t)(uint32_t)((uint32_t)ts.nr_migrations - base->nr_migrations);
-                run_delay = threadstat_delta(ts.run_delay_ns, base->run_delay_ns);
-                nonvoluntary = ts.nonvoluntary == THREADSTAT_UNKNOWN
-                        ? THREADSTAT_UNKNOWN
-                        : (uint64_t)(uint32_t)((uint32_t)ts.nonvoluntary - base->nonvoluntary);
-        }
-
-        comm_s = bus_string(comm, &b1);
-        rule_s = bus_string(rule, &b2);
-        if (!comm_s || !rule_s)
-                return -ENOMEM;
-        return sd_bus_message_append(
-                reply, "(ussssuttt)", (uint32_t)tid, comm_s, rule_s, strempty(applied), strempty(kernel),
-                (uint32_t)ts.last_cpu, migrations, run_delay, nonvoluntary);
-}
-
 static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_strv_free_ char **explanation = NULL, **unmatched = NULL;
-        _cleanup_free_ char *cpus = NULL, *b1 = NULL, *b2 = NULL;
-        _cleanup_free_ pid_t *tids = NULL;
-        const PolicyPlan *pp = NULL;
-        Manager *m = userdata;
-        TrackedProcess *p;
-        char comm[16] = "", path[64];
+        _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
+        _cleanup_free_ char *b1 = NULL, *b2 = NULL;
         const char *comm_s, *policy_s;
-        size_t n_tids = 0;
         uint32_t pid;
-        int policy = -1, r;
+        int r;
 
         r = sd_bus_message_read(message, "u", &pid);
         if (r < 0)
                 return r;
-        snprintf(path, sizeof(path), "/proc/%" PRIu32, pid);
-        if (pid == 0 || pid > INT32_MAX || access(path, F_OK) < 0 ||
-            procfs_read_comm(NULL, (pid_t)pid, 0, comm) < 0)
-                return sd_bus_error_setf(error, AFFINITYD_ERROR_NO_SUCH_PROCESS, "No process %" PRIu32, pid);
-
-        p = manager_find_process(m, (pid_t)pid);
-        r = explain_matching(m, (pid_t)pid, p, &explanation, &unmatched, &policy);
+        r = pid > INT32_MAX ? -ESRCH : manager_explain(userdata, (pid_t)pid, &e);
         if (r == -ESRCH)
                 return sd_bus_error_setf(error, AFFINITYD_ERROR_NO_SUCH_PROCESS, "No process %" PRIu32, pid);
         if (r < 0)
                 return r;
-        if (policy >= 0)
-                pp = &m->plan->policies[policy];
-
-        if (p && pp) {
-                r = explain_policy(pp, &explanation);
-                if (r < 0)
-                        return r;
-                if (pp->has_cpus && !pp->pending_reason) {
-                        r = cpuset_format_list(&pp->cpus, &cpus);
-                        if (r < 0)
-                                return r;
-                }
-        } else {
-                r = pp ? strv_extendf(
-                                 &explanation,
-                                 "not managed: policy %s matches, but the process is not tracked (released "
-                                 "by on-drift: respect, a kernel thread or the daemon itself, or not seen "
-                                 "yet)",
-                                 pp->policy->name)
-                       : strv_extendf(&explanation, "not managed: no active policy matches");
-                if (r < 0)
-                        return r;
-                pp = NULL; /* policy "" and cpus "": nothing is applied */
-        }
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r < 0)
                 return r;
-        comm_s = bus_string(p ? p->comm : comm, &b1);
-        policy_s = bus_string(pp ? pp->policy->name : "", &b2);
+        comm_s = bus_string(e->comm, &b1);
+        policy_s = bus_string(e->policy, &b2);
         if (!comm_s || !policy_s)
                 return -ENOMEM;
-        r = sd_bus_message_append(reply, "sss", comm_s, policy_s, strempty(cpus));
+        r = sd_bus_message_append(reply, "sss", comm_s, policy_s, strempty(e->cpus));
         if (r < 0)
                 return r;
 
         r = sd_bus_message_open_container(reply, 'a', "s");
         if (r < 0)
                 return r;
-        STRV_FOREACH (line, explanation) {
+        STRV_FOREACH (line, e->explanation) {
                 r = manager_bus_append_string(reply, *line);
                 if (r < 0)
                         return r;
@@ -598,7 +349,7 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
         r = sd_bus_message_open_container(reply, 'a', "(ss)");
         if (r < 0)
                 return r;
-        for (char **u = unmatched; u && u[0] && u[1]; u += 2) {
+        for (char **u = e->unmatched; u && u[0] && u[1]; u += 2) {
                 _cleanup_free_ char *c1 = NULL, *c2 = NULL;
                 const char *name = bus_string(u[0], &c1), *why = bus_string(u[1], &c2);
 
@@ -615,13 +366,16 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
         r = sd_bus_message_open_container(reply, 'a', "(ussssuttt)");
         if (r < 0)
                 return r;
-        r = procfs_list_tids(NULL, (pid_t)pid, &tids, &n_tids);
-        if (r < 0 && r != -ESRCH)
-                return r;
-        for (size_t i = 0; i < n_tids; i++) {
-                r = explain_append_thread(reply, m, (pid_t)pid, tids[i], p, pp);
-                if (r == -ESRCH)
-                        continue; /* exited meanwhile */
+        for (size_t i = 0; i < e->n_threads; i++) {
+                const ManagerExplainThread *t = &e->threads[i];
+                _cleanup_free_ char *c1 = NULL, *c2 = NULL;
+                const char *comm = bus_string(t->comm, &c1), *rule = bus_string(t->rule, &c2);
+
+                if (!comm || !rule)
+                        return -ENOMEM;
+                r = sd_bus_message_append(
+                        reply, "(ussssuttt)", (uint32_t)t->tid, comm, rule, strempty(t->applied),
+                        strempty(t->kernel), t->last_cpu, t->migrations, t->run_delay_ns, t->nonvoluntary);
                 if (r < 0)
                         return r;
         }

@@ -136,7 +136,10 @@ typedef struct ProcessSpread {
 
 /* A process that matched an active policy (or was forked by one), keyed by pid. */
 typedef struct TrackedProcess {
+        /* Field order keeps the struct free of holes (152 bytes, a 160-byte malloc chunk:
+         * docs/performance.md): one is tracked per managed process. */
         pid_t pid;          /* first: the tsearch key */
+        pid_t parent;       /* forked: the managed parent's pid */
         uint64_t starttime; /* /proc/PID/stat field 22: with pid, the process identity */
         size_t policy;      /* index into Manager.config->policies / plan->policies, or POLICY_NONE;
                              * always bounds-checked before use */
@@ -144,25 +147,24 @@ typedef struct TrackedProcess {
         bool explicit_only; /* a kernel thread or the daemon itself: only rules naming its comm
                              * literally apply (DESIGN.md "Process lifecycle") */
         bool forked;        /* forked by a managed process and has not exec'd since */
-        pid_t parent;       /* forked: the managed parent's pid */
         bool placed;        /* a full placement pass completed (counted in processes_placed) */
         bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */
         bool has_original;
-        CpuSet original; /* first original seen: the default for threads created later */
         bool has_sched_original;
+        bool state_dirty; /* originals recorded since its state file was last written */
+        bool state_saved; /* its state file exists (daemon/manager-state.h) */
+        CpuSet original;  /* first original seen: the default for threads created later */
         ThreadSched sched_original; /* first original scheduling state seen: the default for
                                      * threads created later (they inherit what was set) */
         unsigned memory_generation; /* Manager.plan_generation of the last page migration, 0: none
                                      * since the process was tracked or exec'd */
-        void *threads;              /* tsearch(3) root of TrackedThread */
         unsigned n_threads;
+        void *threads;         /* tsearch(3) root of TrackedThread */
         unsigned generation;   /* placement pass counter (threads not seen in a pass are dropped) */
         int rescan_policy;     /* scratch for manager_rescan(): the policy decided, or -errno */
         ProcessSpread *spread; /* NULL until one of its threads takes a spread slot */
         uint64_t identity_ns;  /* CLOCK_MONOTONIC ns, taken after starttime was read: an EXIT
                                 * event sent later is not about an earlier process with this PID */
-        bool state_dirty;      /* originals recorded since its state file was last written */
-        bool state_saved;      /* its state file exists (daemon/manager-state.h) */
 } TrackedProcess;
 
 typedef struct ManagerCounters {

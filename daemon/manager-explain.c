@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The data behind Explain. See manager-explain.h. */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "manager-explain.h"
+
+#include "apply-sched.h"
+#include "cpuset.h"
+#include "match.h"
+#include "procfs.h"
+#include "threadstat.h"
+
+/* Appends the cpu-list of set (NULL: "") to *l as "PREFIX<list>". Returns 0 or -ENOMEM. */
+static int explain_cpus_line(char ***l, const char *prefix, const CpuSet *set) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = cpuset_format_list(set, &text);
+        if (r < 0)
+                return r;
+        return strv_extendf(l, "%s%s", prefix, text);
+}
+
+/* "scheduler: policy batch, nice 5, io best-effort 4, reset-on-fork" for the keys given. */
+static int explain_scheduler_line(char ***l, const char *prefix, const SchedulerSpec *s) {
+        char buf[256];
+        int k = 0;
+
+        if (!s->has_policy && !s->has_priority && !s->has_nice && !s->has_io && !s->has_reset_on_fork)
+                return 0;
+        if (s->has_policy)
+                k += snprintf(
+                        buf + k, sizeof(buf) - k, ", policy %s",
+                        strna(apply_sched_policy_to_string(s->policy)));
+        if (s->has_priority && k < (int)sizeof(buf))
+                k += snprintf(buf + k, sizeof(buf) - k, ", priority %u", s->priority);
+        if (s->has_nice && k < (int)sizeof(buf))
+                k += snprintf(buf + k, sizeof(buf) - k, ", nice %d", s->nice);
+        if (s->has_io && k < (int)sizeof(buf))
+                k += snprintf(
+                        buf + k, sizeof(buf) - k, ", io %s %u",
+                        strna(apply_ioprio_class_to_string(s->io_class)), s->io_level);
+        if (s->has_reset_on_fork && k < (int)sizeof(buf))
+                (void)snprintf(
+                        buf + k, sizeof(buf) - k, ", reset-on-fork %s", s->reset_on_fork ? "yes" : "no");
+        return strv_extendf(l, "%sscheduler: %s", prefix, buf + 2);
+}
+
+/*
+ * Matches pid against every policy in order, as far as the one it is under (tracked: p's, even a
+ * policy a later key change would no longer pick) or, untracked, the first active one that
+ * matches. The matching policy's key lines (and a forked process's note) go to *explanation; for
+ * each policy before it a flat (name, why not) pair to *unmatched. *ret_policy: the index, -1 when
+ * none. Returns 0, -ESRCH (gone), -ENOMEM.
+ */
+static int explain_matching(
+        Manager *m, pid_t pid, TrackedProcess *p, char ***explanation, char ***unmatched, int *ret_policy) {
+        _cleanup_(process_facts_done) ProcessFacts f = {};
+        const PolicyPlan *tracked = p ? manager_process_plan(m, p) : NULL;
+        int found = -1, r;
+
+        process_facts_init(&f, NULL, pid);
+        for (size_t i = 0; m->plan && i < m->plan->n_policies && found < 0; i++) {
+                const PolicyPlan *pp = &m->plan->policies[i];
+                _cleanup_strv_free_ char **lines = NULL;
+                _cleanup_free_ char *why = NULL, *text = NULL;
+                bool matched;
+
+                if (!pp->policy)
+                        continue;
+                r = matcher_explain(&pp->policy->match, pp->uids, pp->n_uids, &f, &lines, &why);
+                if (r < 0)
+                        return r;
+                matched = r > 0;
+                if (tracked ? pp == tracked : (matched && !pp->pending_reason)) {
+                        found = (int)i;
+                        if (p && p->forked) {
+                                r = strv_extendf(
+                                        explanation,
+                                        "forked by %d without exec: tracked under its parent's policy",
+                                        (int)p->parent);
+                                if (r < 0)
+                                        return r;
+                        }
+                        STRV_FOREACH (line, lines) {
+                                r = strv_extendf(explanation, "%s", *line);
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                if (!matched)
+                        text = TAKE_PTR(why);
+                else if (pp->pending_reason) {
+                        if (asprintf(&text, "matches, but the policy is pending: %s", pp->pending_reason) <
+                            0)
+                                return -ENOMEM;
+                } else if (!(text = strdup(
+                                     "matches now, but the process is tracked under a later policy "
+                                     "(matched before its last change; the next rescan re-matches it)")))
+                        return -ENOMEM;
+                r = strv_extendf(unmatched, "%s", pp->policy->name);
+                if (r >= 0)
+                        r = strv_extendf(unmatched, "%s", text);
+                if (r < 0)
+                        return r;
+        }
+        *ret_policy = found;
+        return 0;
+}
+
+/* The lines saying what the policy applies: where it is written, how its CPUs were chosen,
+ * memory and scheduler, and a pending reason. */
+static int explain_policy(const PolicyPlan *pp, char ***l) {
+        const Policy *policy = pp->policy;
+        int r;
+
+        r = strv_extendf(
+                l, "policy %s at %s:%u", policy->name, strna(policy->location.file), policy->location.line);
+        if (r < 0)
+                return r;
+        if (pp->pending_reason)
+                return strv_extendf(l, "pending: %s (nothing is applied)", pp->pending_reason);
+        STRV_FOREACH (line, pp->explanation) {
+                r = strv_extendf(l, "%s", *line);
+                if (r < 0)
+                        return r;
+        }
+        if (pp->has_cpus)
+                r = explain_cpus_line(l, "cpus: ", &pp->cpus);
+        else
+                r = strv_extendf(l, "cpus: not set (the CPU affinity is left as it is)");
+        if (r < 0)
+                return r;
+        if (pp->has_memory) {
+                r = explain_cpus_line(
+                        l, policy->memory.migrate ? "memory: nodes (pages migrated) " : "memory: nodes ",
+                        &pp->memory_nodes);
+                if (r < 0)
+                        return r;
+        }
+        r = explain_scheduler_line(l, "", &policy->scheduler);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < policy->n_threads; i++) {
+                char prefix[128];
+
+                snprintf(prefix, sizeof(prefix), "thread rule \"%s\": ", policy->threads[i].name);
+                r = explain_scheduler_line(l, prefix, &policy->threads[i].scheduler);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Fills *t for thread tid of pid. Returns 0, -ESRCH (the thread exited meanwhile), -ENOMEM,
+ * other -errno of threadstat_read(). */
+static int explain_thread(
+        pid_t pid, pid_t tid, TrackedProcess *p, const PolicyPlan *pp, ManagerExplainThread *t) {
+        _cleanup_cpuset_ CpuSet now = CPUSET_NULL;
+        _cleanup_free_ char *applied = NULL, *kernel = NULL, *rule = NULL;
+        const ThreadBaseline *base = NULL;
+        TrackedThread *tt = p ? tracked_process_thread(p, tid) : NULL;
+        ThreadStat ts = {
+                .nr_migrations = THREADSTAT_UNKNOWN,
+                .run_delay_ns = THREADSTAT_UNKNOWN,
+                .timeslices = THREADSTAT_UNKNOWN,
+                .nonvoluntary = THREADSTAT_UNKNOWN,
+        };
+        char comm[16] = "";
+        int r;
+
+        r = procfs_read_comm(NULL, pid, tid, comm);
+        if (r < 0)
+                return r; /* -ESRCH: the thread exited meanwhile; the caller skips it */
+        if (pp && pp->policy->n_threads > 0) {
+                int k = match_thread(pp->policy, comm);
+                if (k >= 0 && !(rule = strdup(pp->policy->threads[k].name)))
+                        return -ENOMEM;
+        }
+        if (tt && tt->has_applied) {
+                r = cpuset_format_list(&tt->applied, &applied);
+                if (r < 0)
+                        return r;
+        }
+        if (apply_get_thread_affinity(tid, &now) >= 0) {
+                r = cpuset_format_list(&now, &kernel);
+                if (r < 0)
+                        return r;
+        }
+        r = threadstat_read(NULL, pid, tid, &ts);
+        if (r < 0 && r != -ESRCH && r != -EBADMSG)
+                return r;
+        if (tt && tt->has_baseline)
+                base = &tt->baseline;
+
+        *t = (ManagerExplainThread){
+                .tid = tid,
+                .rule = TAKE_PTR(rule),
+                .applied = TAKE_PTR(applied),
+                .kernel = TAKE_PTR(kernel),
+                .last_cpu = (uint32_t)ts.last_cpu,
+        };
+        memcpy(t->comm, comm, sizeof(t->comm));
+        if (!base) {
+                /* no baseline yet: totals since the thread started */
+                t->migrations = ts.nr_migrations;
+                t->run_delay_ns = ts.run_delay_ns;
+                t->nonvoluntary = ts.nonvoluntary;
+        } else {
+                t->migrations = ts.nr_migrations == THREADSTAT_UNKNOWN
+                        ? THREADSTAT_UNKNOWN
+                        : (uint64_t)(uint32_t)((uint32_t)ts.nr_migrations - base->nr_migrations);
+                t->run_delay_ns = threadstat_delta(ts.run_delay_ns, base->run_delay_ns);
+                t->nonvoluntary = ts.nonvoluntary == THREADSTAT_UNKNOWN
+                        ? THREADSTAT_UNKNOWN
+                        : (uint64_t)(uint32_t)((uint32_t)ts.nonvoluntary - base->nonvoluntary);
+        }
+        return 0;
+}
+
+/* Every live thread of pid into e->threads. Returns 0, -ENOMEM, other -errno of explain_thread(). */
+static int explain_threads(pid_t pid, TrackedProcess *p, const PolicyPlan *pp, ManagerExplanation *e) {
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n_tids = 0;
+        int r;
+
+        r = procfs_list_tids(NULL, pid, &tids, &n_tids);
+        if (r < 0 && r != -ESRCH)
+                return r;
+        if (n_tids == 0)
+                return 0;
+        e->threads = calloc(n_tids, sizeof(ManagerExplainThread));
+        if (!e->threads)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_tids; i++) {
+                r = explain_thread(pid, tids[i], p, pp, &e->threads[e->n_threads]);
+                if (r == -ESRCH)
+                        continue; /* exited meanwhile */
+                if (r < 0)
+                        return r;
+                e->n_threads++;
+        }
+        return 0;
+}
+
+ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
+        if (!e)
+                return NULL;
+        for (size_t i = 0; i < e->n_threads; i++) {
+                free(e->threads[i].rule);
+                free(e->threads[i].applied);
+                free(e->threads[i].kernel);
+        }
+        free(e->threads);
+        strv_free(e->unmatched);
+        strv_free(e->explanation);
+        free(e->cpus);
+        free(e->policy);
+        free(e);
+        return NULL;
+}
+
+int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret) {
+        _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
+        const PolicyPlan *pp = NULL;
+        TrackedProcess *p;
+        char comm[16] = "", path[64];
+        int policy = -1, r;
+
+        snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+        if (pid <= 0 || access(path, F_OK) < 0 || procfs_read_comm(NULL, pid, 0, comm) < 0)
+                return -ESRCH;
+
+        e = calloc(1, sizeof(ManagerExplanation));
+        if (!e)
+                return -ENOMEM;
+
+        p = manager_find_process(m, pid);
+        r = explain_matching(m, pid, p, &e->explanation, &e->unmatched, &policy);
+        if (r < 0)
+                return r;
+        if (policy >= 0)
+                pp = &m->plan->policies[policy];
+
+        if (p && pp) {
+                r = explain_policy(pp, &e->explanation);
+                if (r < 0)
+                        return r;
+                if (pp->has_cpus && !pp->pending_reason) {
+                        r = cpuset_format_list(&pp->cpus, &e->cpus);
+                        if (r < 0)
+                                return r;
+                }
+                e->policy = strdup(pp->policy->name);
+                if (!e->policy)
+                        return -ENOMEM;
+        } else {
+                r = pp ? strv_extendf(
+                                 &e->explanation,
+                                 "not managed: policy %s matches, but the process is not tracked (released "
+                                 "by on-drift: respect, a kernel thread or the daemon itself, or not seen "
+                                 "yet)",
+                                 pp->policy->name)
+                       : strv_extendf(&e->explanation, "not managed: no active policy matches");
+                if (r < 0)
+                        return r;
+                pp = NULL; /* policy and cpus NULL: nothing is applied */
+        }
+        memcpy(e->comm, p ? p->comm : comm, sizeof(e->comm));
+
+        r = explain_threads(pid, p, pp, e);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(e);
+        return 0;
+}

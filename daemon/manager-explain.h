@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Explain: why a process has the placement it has. Gathers, for one PID, the policy it is under
+ * (or would be), the lines saying what that policy applies and why it matched, why each policy
+ * before it did not, and per-thread evidence (the mask asked for, the mask the kernel reports,
+ * the CPU it last ran on, migrations, run-queue delay and involuntary switches). The data behind
+ * org.affinityd1.Manager.Explain; daemon/manager-bus.c only marshals it.
+ */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "macro.h"
+#include "manager.h"
+
+/*
+ * One thread of the explained process (in ascending TID order). The counters are counted since
+ * the daemon last set the thread's CPUs (the baseline a low-priority pass samples after each
+ * placement, TrackedThread.baseline); a thread without a baseline yet (just placed, or not
+ * managed) reports totals since it started. THREADSTAT_UNKNOWN (UINT64_MAX): the kernel does not
+ * provide the counter.
+ */
+typedef struct ManagerExplainThread {
+        pid_t tid;
+        char comm[16];         /* /proc/PID/task/TID/comm: bytes, not necessarily UTF-8 */
+        char *rule;            /* the policy's thread rule whose pattern matches comm; NULL: none (or
+                                * the process is not managed) */
+        char *applied;         /* cpu-list the daemon last asked for; NULL: it never set one */
+        char *kernel;          /* cpu-list sched_getaffinity(2) reports now; NULL: it could not be read */
+        uint32_t last_cpu;     /* OS index of the CPU it last ran on (stat field 39); 0 when unreadable */
+        uint64_t migrations;   /* se.nr_migrations (mod 2^32 since placement) */
+        uint64_t run_delay_ns; /* ns waited on a run queue (schedstat field 2) */
+        uint64_t nonvoluntary; /* nonvoluntary_ctxt_switches (mod 2^32 since placement) */
+} ManagerExplainThread;
+
+/* What Explain reports about one process. */
+typedef struct ManagerExplanation {
+        char comm[16];      /* the tracked comm, else /proc/PID/comm: bytes, not necessarily UTF-8 */
+        char *policy;       /* the policy it is managed under; NULL: not managed */
+        char *cpus;         /* that policy's cpu-list; NULL: not managed, no cpus: key, or pending */
+        char **explanation; /* lines, in order: a fork note, the match keys, the policy's lines or
+                             * "not managed: ..."; never empty */
+        char **unmatched;   /* flat pairs (policy name, why it does not apply) for each policy
+                             * before the one in force; NULL when none */
+        ManagerExplainThread *threads;
+        size_t n_threads;
+} ManagerExplanation;
+
+/*
+ * Explains process pid (> 0) against the plan in force and m's tracked processes, reading
+ * /proc/PID/{comm,stat,status,...}, /proc/PID/task/TID/{comm,stat,sched,schedstat,status} and
+ * each thread's affinity (sched_getaffinity(2)). Threads that exit while being read are left out.
+ * Returns 0 and a newly allocated *ret (free with manager_explanation_free()); -ESRCH when there
+ * is no such process (pid <= 0, /proc/PID missing or unreadable, or it exited while its policy
+ * was matched); -ENOMEM; other -errno of reading a thread's statistics.
+ */
+int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret);
+
+/* Frees e and everything in it. Accepts NULL, returns NULL. */
+ManagerExplanation *manager_explanation_free(ManagerExplanation *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ManagerExplanation *, manager_explanation_free);
