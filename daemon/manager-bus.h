@@ -3,7 +3,8 @@
 
 /*
  * The D-Bus face of the Manager: the org.affinityd1.Manager interface on /org/affinityd1
- * (sd-bus vtable, property getters and method marshalling only; the work is in manager.c).
+ * (sd-bus vtable, property getters and method marshalling only; the work is in manager.c,
+ * manager-explain.c and device-placement.c).
  * Anyone may read properties and call the List methods and Explain; Reload and Rescan require
  * euid 0, checked on the sender's credentials.
  */

@@ -151,9 +151,9 @@ typedef struct TrackedProcess {
         bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */
         bool has_original;
         bool has_sched_original;
-        bool state_dirty; /* originals recorded since its state file was last written */
-        bool state_saved; /* its state file exists (daemon/manager-state.h) */
-        CpuSet original;  /* first original seen: the default for threads created later */
+        bool state_dirty;           /* originals recorded since its state file was last written */
+        bool state_saved;           /* its state file exists (daemon/manager-state.h) */
+        CpuSet original;            /* first original seen: the default for threads created later */
         ThreadSched sched_original; /* first original scheduling state seen: the default for
                                      * threads created later (they inherit what was set) */
         unsigned memory_generation; /* Manager.plan_generation of the last page migration, 0: none
@@ -197,7 +197,7 @@ typedef struct Manager {
         UeventMonitor *uevent_monitor; /* NULL with --topology= or when uevents can't be had */
         UeventSubscription *cpu_subscription;
         struct Drift *drift; /* the drift re-check (daemon/drift.h), NULL until manager_new() made it */
-        struct UnitPlacement *units; /* via: systemd (daemon/unit-placement.h) */
+        struct UnitPlacement *units;     /* via: systemd (daemon/unit-placement.h) */
         struct DevicePlacement *devices; /* irqs: and net: rules (daemon/device-placement.h) */
 
         /* Options. */
@@ -226,7 +226,7 @@ typedef struct Manager {
 
         ManagerState state;
         ManagerDiscovery discovery;
-        char *last_reload_error; /* NULL (shown as "") when the last reload succeeded */
+        char *last_reload_error;   /* NULL (shown as "") when the last reload succeeded */
         uint64_t last_reload_usec; /* CLOCK_REALTIME µs of the last reload attempt, 0: none */
         pid_t *baseline_queue;     /* processes placed whose threads' Explain baselines are due */
         size_t n_baseline_queue;

@@ -160,9 +160,9 @@ int plan_resolve_selector(
 
 /*
  * The spread order of set on t (see ThreadPlan.spread_order): every CPU of set once, as a newly
- * allocated array of OS CPU numbers in *ret (to be freed; *ret_n is 0 when set is empty) and its length in *ret_n —
- * one PU of every core first, cores in the packed order of the set (fewest cache domains, then
- * NUMA nodes), then the second SMT siblings, and so on. CPUs t doesn't know come last, in
- * ascending order. Returns 0 or -ENOMEM.
+ * allocated array of OS CPU numbers in *ret (to be freed; *ret_n is 0 when set is empty) and its length in
+ * *ret_n — one PU of every core first, cores in the packed order of the set (fewest cache domains, then NUMA
+ * nodes), then the second SMT siblings, and so on. CPUs t doesn't know come last, in ascending order.
+ * Returns 0 or -ENOMEM.
  */
 int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n);

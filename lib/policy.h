@@ -191,7 +191,7 @@ typedef struct Policy {
  * in file order. See lib/devplan.h for how the CPUs are handed out.
  */
 typedef struct IrqRule {
-        char *name; /* unique among irqs: rules */
+        char *name;             /* unique among irqs: rules */
         Location location;      /* of the list item */
         Location name_location; /* of the name: value */
         char **device;          /* match.device: interface names or PCI addresses; NULL: not given */
@@ -215,15 +215,15 @@ typedef enum XpsMode {
  * wins, in file order.
  */
 typedef struct NetRule {
-        char *name;             /* name: if given, else a copy of device; unique among net: rules */
-        Location location;      /* of the list item */
-        char *device;           /* fnmatch(3) glob on interface names */
+        char *name;        /* name: if given, else a copy of device; unique among net: rules */
+        Location location; /* of the list item */
+        char *device;      /* fnmatch(3) glob on interface names */
         Location device_location;
-        CpuSelector rps;        /* kind NONE: rx queues untouched; else every rx-N/rps_cpus */
+        CpuSelector rps; /* kind NONE: rx queues untouched; else every rx-N/rps_cpus */
         XpsMode xps;
-        CpuSelector xps_cpus;   /* XPS_SELECTOR */
-        Location xps_location;  /* of the xps: value */
-        DriftMode on_drift;     /* report (default), enforce, respect */
+        CpuSelector xps_cpus;  /* XPS_SELECTOR */
+        Location xps_location; /* of the xps: value */
+        DriftMode on_drift;    /* report (default), enforce, respect */
 } NetRule;
 
 /* A whole configuration: affinityd.yaml settings plus every policy, in file order. */

@@ -180,8 +180,8 @@ int state_unit_list(const char *dir, char ***ret);
  * escaped as state_unit_escape() does.
  *
  *   KIND  key                 value (as read from the kernel, verbatim)   identity
- *   irq   "38"                smp_affinity_list ("0-1")                   "CHIP HWIRQ" ("PCI-MSIX-0000:00:03.0 1-edge")
- *   rps   "eth0/rx-0"         rps_cpus ("00000000,00000003")            ifindex ("2")
+ *   irq   "38"                smp_affinity_list ("0-1")                   "CHIP HWIRQ"
+ * ("PCI-MSIX-0000:00:03.0 1-edge") rps   "eth0/rx-0"         rps_cpus ("00000000,00000003") ifindex ("2")
  *   xps   "eth0/tx-1"         xps_cpus                                    ifindex
  *   flow  "eth0/rx-0"         rps_flow_cnt ("0")                          ifindex
  *   rfs   "rps_sock_flow_entries"  rps_sock_flow_entries ("0")           ""
@@ -222,7 +222,8 @@ int state_target_parse(const char *text, StateTarget *ret, char **ret_error);
 int state_target_write(const char *dir, const StateTarget *s);
 /* Reads the record of (kind, key). Returns 0; -ENOENT; -EBADMSG ("PATH:LINE: reason" in
  * *ret_error, may be NULL; also for a file naming another kind or key); -errno. */
-int state_target_read(const char *dir, const char *kind, const char *key, StateTarget *ret, char **ret_error);
+int state_target_read(
+        const char *dir, const char *kind, const char *key, StateTarget *ret, char **ret_error);
 /* Removes the record of (kind, key). Returns 0 (also when there was none) or -errno. */
 int state_target_remove(const char *dir, const char *kind, const char *key);
 /* Every record of DIR/targets, sorted by kind then key, newly allocated into *ret (NULL when

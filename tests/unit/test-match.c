@@ -446,17 +446,20 @@ START_TEST(test_explain) {
         ck_assert_uint_eq(strv_length(lines), 6);
         ck_assert_str_eq(lines[0], "comm \"postgres\" does not match \"ngin?\", \"nginx*\"");
         ck_assert_str_eq(lines[1], "user 105 does not match \"www-data\", \"7\"");
-        ck_assert_str_eq(lines[2], "cgroup \"/system.slice/postgresql@15-main.service\" matches \"/system.slice/*\"");
+        ck_assert_str_eq(
+                lines[2], "cgroup \"/system.slice/postgresql@15-main.service\" matches \"/system.slice/*\"");
         ck_assert_str_eq(lines[3], "unit \"postgresql@15-main.service\" does not match \"nginx.service\"");
         /* " (deleted)" stripped, as matching sees it */
-        ck_assert_str_eq(lines[4], "exe \"/usr/lib/postgresql/15/bin/postgres\" does not match \"/usr/sbin/nginx\"");
+        ck_assert_str_eq(
+                lines[4], "exe \"/usr/lib/postgresql/15/bin/postgres\" does not match \"/usr/sbin/nginx\"");
         ck_assert_str_eq(
                 lines[5],
                 "cmdline \"/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main\" does not "
                 "match /--role=core/, /--role=edge/");
         ck_assert_str_eq(
                 failed,
-                "comm \"postgres\" does not match \"ngin?\", \"nginx*\"; user 105 does not match \"www-data\", "
+                "comm \"postgres\" does not match \"ngin?\", \"nginx*\"; user 105 does not match "
+                "\"www-data\", "
                 "\"7\"; unit \"postgresql@15-main.service\" does not match \"nginx.service\"; exe "
                 "\"/usr/lib/postgresql/15/bin/postgres\" does not match \"/usr/sbin/nginx\"; cmdline "
                 "\"/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main\" does not match "
