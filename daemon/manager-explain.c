@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "manager-explain.h"
 
 #include "apply-sched.h"
@@ -267,11 +268,33 @@ ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
         return NULL;
 }
 
+/*
+ * The process (thread group) thread tid belongs to: Tgid of /proc/TID/status (the kernel serves
+ * /proc/TID for every thread, though readdir of /proc lists only thread group leaders).
+ * Returns it (> 0) or -ESRCH.
+ */
+static pid_t explain_tgid(pid_t tid) {
+        _cleanup_free_ char *status = NULL;
+        char path[64];
+        const char *l;
+        long v;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        if (read_full_file(path, 64 * 1024, 0, &status, NULL) < 0)
+                return -ESRCH;
+        l = strstr(status, "\nTgid:");
+        if (!l)
+                return -ESRCH;
+        v = strtol(l + strlen("\nTgid:"), NULL, 10);
+        return v > 0 && v <= INT32_MAX ? (pid_t)v : -ESRCH;
+}
+
 int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret) {
         _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
         const PolicyPlan *pp = NULL;
         TrackedProcess *p;
         char comm[16] = "", path[64];
+        pid_t tgid;
         int policy = -1, r;
 
         snprintf(path, sizeof(path), "/proc/%d", (int)pid);
@@ -281,6 +304,21 @@ int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret) {
         e = calloc(1, sizeof(ManagerExplanation));
         if (!e)
                 return -ENOMEM;
+
+        /* A thread ID (from top -H, ps -L, perf): explain its process, and say so. */
+        tgid = explain_tgid(pid);
+        if (tgid < 0)
+                return -ESRCH;
+        if (tgid != pid) {
+                r = strv_extendf(
+                        &e->explanation, "%d is a thread of process %d (%s); the process is explained",
+                        (int)pid, (int)tgid, comm);
+                if (r < 0)
+                        return r;
+                pid = tgid;
+                if (procfs_read_comm(NULL, pid, 0, comm) < 0)
+                        return -ESRCH;
+        }
 
         p = manager_find_process(m, pid);
         r = explain_matching(m, pid, p, &e->explanation, &e->unmatched, &policy);

@@ -1636,6 +1636,22 @@ START_TEST(test_api_explain) {
                 thread_row(&e, spawned)->last_cpu);
         explanation_done(&e);
 
+        /* A thread ID (as top -H or ps -L show it): its process is explained, and it says so. */
+        r = explain(b, spawned, &e, &error);
+        ck_assert_msg(
+                r >= 0, "Explain(%d) failed: %s: %s", spawned, strna(error.name), strna(error.message));
+        ck_assert_str_eq(e.comm, name);
+        ck_assert_str_eq(e.policy, "second");
+        {
+                _cleanup_free_ char *text = strv_text(e.lines),
+                                    *thread =
+                                            xasprintf("%d is a thread of process %d", spawned, (int)c->pid);
+                ck_assert_msg(
+                        lines_contain(e.lines, thread), "the explanation %s does not say %s", text, thread);
+        }
+        assert_thread_rows(c->pid, &e);
+        explanation_done(&e);
+
         /* An unmatched process: no policy, a "not managed" line, every policy with why not. */
         x = spawn(h, other, 1, NULL);
         harness_barrier(h);
