@@ -1168,7 +1168,7 @@ static void baseline_visit(const void *node, VISIT which, void *userdata) {
         if (which != postorder && which != leaf)
                 return;
         w->n++;
-        if (t->has_baseline || threadstat_read(NULL, w->process->pid, t->tid, &ts) < 0)
+        if (t->has_baseline || threadstat_read_counters(NULL, w->process->pid, t->tid, &ts) < 0)
                 return;
         t->has_baseline = true;
         t->baseline = (ThreadBaseline){

@@ -151,6 +151,58 @@ int threadstat_read(const char *root, pid_t pid, pid_t tid, ThreadStat *ret) {
         return 0;
 }
 
+int threadstat_read_counters(const char *root, pid_t pid, pid_t tid, ThreadStat *ret) {
+        _cleanup_free_ char *sched = NULL, *schedstat = NULL, *status = NULL;
+        ThreadStat ts = {
+                .nr_migrations = THREADSTAT_UNKNOWN,
+                .run_delay_ns = THREADSTAT_UNKNOWN,
+                .timeslices = THREADSTAT_UNKNOWN,
+                .nonvoluntary = THREADSTAT_UNKNOWN,
+        };
+        int r;
+
+        if (pid <= 0 || tid < 0 || !ret)
+                return -EINVAL;
+
+        r = thread_file(root, pid, tid, "sched", &sched);
+        if (r >= 0) {
+                r = parse_keyed(sched, "se.nr_migrations", &ts.nr_migrations);
+                if (r == -EBADMSG)
+                        return r;
+                /* The same counter as status's nonvoluntary_ctxt_switches (task->nivcsw). */
+                r = parse_keyed(sched, "nr_involuntary_switches", &ts.nonvoluntary);
+                if (r == -EBADMSG)
+                        return r;
+        } else if (r != -ENOENT)
+                return r;
+
+        if (ts.nonvoluntary == THREADSTAT_UNKNOWN) {
+                r = thread_file(root, pid, tid, "status", &status);
+                if (r == -ENOENT)
+                        return -ESRCH;
+                if (r < 0)
+                        return r;
+                if (parse_keyed(status, "nonvoluntary_ctxt_switches", &ts.nonvoluntary) < 0)
+                        return -EBADMSG;
+        }
+
+        r = thread_file(root, pid, tid, "schedstat", &schedstat);
+        if (r >= 0) {
+                const char *p = schedstat;
+                uint64_t runtime;
+
+                if (parse_u64(&p, &runtime) < 0 || parse_u64(&p, &ts.run_delay_ns) < 0 ||
+                    parse_u64(&p, &ts.timeslices) < 0)
+                        return -EBADMSG;
+        } else if (r == -ENOENT && !sched && !status)
+                return -ESRCH;
+        else if (r < 0 && r != -ENOENT)
+                return r;
+
+        *ret = ts;
+        return 0;
+}
+
 uint64_t threadstat_delta(uint64_t now, uint64_t base) {
         if (now == THREADSTAT_UNKNOWN || base == THREADSTAT_UNKNOWN)
                 return THREADSTAT_UNKNOWN;

@@ -127,6 +127,36 @@ START_TEST(test_fixture_no_migrations_line) {
 }
 END_TEST
 
+START_TEST(test_fixture_counters) {
+        static const char sched_with_switches[] =
+                "worker (21, #threads: 1)\n"
+                "se.nr_migrations_cold                        :                    9\n"
+                "se.nr_migrations                             :                   17\n"
+                "nr_involuntary_switches                      :                   41\n";
+        ThreadStat ts;
+
+        /* sched gives migrations and involuntary switches: stat and status are not needed */
+        write_file("proc/20/task/21/sched", sched_with_switches);
+        write_file("proc/20/task/21/schedstat", "987654321 5550001 42\n");
+        ck_assert_int_eq(threadstat_read_counters(root, 20, 21, &ts), 0);
+        ck_assert_uint_eq(ts.nr_migrations, 17);
+        ck_assert_uint_eq(ts.nonvoluntary, 41);
+        ck_assert_uint_eq(ts.run_delay_ns, 5550001);
+        ck_assert_uint_eq(ts.timeslices, 42);
+
+        /* a kernel without sched: involuntary switches from status, migrations unknown */
+        write_file("proc/30/task/31/status", status_text);
+        write_file("proc/30/task/31/schedstat", "1 2 3\n");
+        ck_assert_int_eq(threadstat_read_counters(root, 30, 31, &ts), 0);
+        ck_assert_uint_eq(ts.nr_migrations, THREADSTAT_UNKNOWN);
+        ck_assert_uint_eq(ts.nonvoluntary, 37);
+        ck_assert_uint_eq(ts.run_delay_ns, 2);
+
+        /* nothing there: the thread is gone */
+        ck_assert_int_eq(threadstat_read_counters(root, 40, 41, &ts), -ESRCH);
+}
+END_TEST
+
 START_TEST(test_fixture_errors) {
         ThreadStat ts = {.last_cpu = 999};
 
@@ -230,6 +260,17 @@ START_TEST(test_live_pinned_thread) {
         ck_assert_uint_ge(b.run_delay_ns, a.run_delay_ns);
         ck_assert_uint_ge(b.timeslices, a.timeslices);
         ck_assert_uint_ge(b.nonvoluntary, a.nonvoluntary);
+        {
+                /* the cheaper counters-only read sees the same kernel counters */
+                ThreadStat c;
+
+                ck_assert_int_eq(threadstat_read_counters(NULL, getpid(), atomic_load(&s.tid), &c), 0);
+                ck_assert_uint_ne(c.nonvoluntary, THREADSTAT_UNKNOWN);
+                ck_assert_uint_ge(c.nonvoluntary, b.nonvoluntary);
+                ck_assert_uint_ge(c.run_delay_ns, b.run_delay_ns);
+                if (b.nr_migrations != THREADSTAT_UNKNOWN)
+                        ck_assert_uint_eq(c.nr_migrations, b.nr_migrations);
+        }
 
         atomic_store(&s.stop, true);
         ck_assert_int_eq(pthread_join(th, NULL), 0);
@@ -271,6 +312,7 @@ static Suite *threadstat_suite(void) {
         tcase_add_test(tc, test_fixture_full);
         tcase_add_test(tc, test_fixture_process_level);
         tcase_add_test(tc, test_fixture_no_migrations_line);
+        tcase_add_test(tc, test_fixture_counters);
         tcase_add_test(tc, test_fixture_errors);
         tcase_add_test(tc, test_delta);
         suite_add_tcase(s, tc);
