@@ -192,11 +192,42 @@ static bool bus_error_not_running(const sd_bus_error *error) {
                 sd_bus_error_has_name(error, SD_BUS_ERROR_NAME_HAS_NO_OWNER);
 }
 
+/* How dbus-daemon words a refusal by its bus policy: a long text ("Rejected send message, 2
+ * matched rules; type=...") meant for the bus's administrator, not for the user. */
+#define BUS_POLICY_REJECTED "Rejected send message"
+/* The longest refusal text of the daemon shown as is. */
+#define ACCESS_DENIED_MESSAGE_MAX 100
+
+/*
+ * The words of an AccessDenied refusal worth showing: "access denied" for dbus-daemon's policy
+ * text (or anything long or multi-line), else the daemon's own short message ("Only root may
+ * reload affinityd"), without a final period. Writes into buf.
+ */
+static const char *access_denied_reason(const sd_bus_error *error, char *buf, size_t size) {
+        const char *msg = error->message;
+        size_t l;
+
+        if (!msg || strstr(msg, BUS_POLICY_REJECTED) || strchr(msg, '\n') ||
+            strlen(msg) > ACCESS_DENIED_MESSAGE_MAX || msg[0] == 0)
+                return "access denied";
+        l = strlen(msg);
+        if (l > 1 && msg[l - 1] == '.')
+                l--;
+        snprintf(buf, size, "%.*s", (int)l, msg);
+        return buf;
+}
+
 /* Reports a failed call on stderr; returns the exit code for it. */
 static int explain_call_error(const char *what, int r, const sd_bus_error *error) {
         if (bus_error_not_running(error)) {
                 fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n", BUS_NAME);
                 return EXIT_NOT_RUNNING;
+        }
+        if (sd_bus_error_has_name(error, SD_BUS_ERROR_ACCESS_DENIED)) {
+                char buf[ACCESS_DENIED_MESSAGE_MAX + 1];
+
+                fprintf(stderr, "Failed to %s: %s\n", what, access_denied_reason(error, buf, sizeof(buf)));
+                return EXIT_FAILURE_;
         }
         if (sd_bus_error_is_set(error))
                 fprintf(stderr, "Failed to %s: %s (%s)\n", what,
@@ -770,6 +801,20 @@ finish:
 
 /* ---- reload ---- */
 
+/*
+ * If error is an AccessDenied refusal of the root-only verb (reload, rescan), by the bus policy
+ * or by the daemon, says so in one line on stderr and returns true.
+ */
+static bool explain_needs_root(const char *verb, const sd_bus_error *error) {
+        char buf[ACCESS_DENIED_MESSAGE_MAX + 1];
+
+        if (!sd_bus_error_has_name(error, SD_BUS_ERROR_ACCESS_DENIED))
+                return false;
+        fprintf(stderr, "%s: %s needs root (refused: %s)\n", program_invocation_short_name, verb,
+                access_denied_reason(error, buf, sizeof(buf)));
+        return true;
+}
+
 static int verb_reload(void) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus *bus = NULL;
@@ -793,7 +838,9 @@ static int verb_reload(void) {
                 fprintf(stderr,
                         "Reload failed: the configuration is invalid; affinityd keeps the previous one.\n");
                 ret = EXIT_FAILURE_;
-        } else
+        } else if (explain_needs_root("reload", &error))
+                ret = EXIT_FAILURE_;
+        else
                 ret = explain_call_error("reload affinityd", r, &error);
 
         if (r < 0 && arg_json) {
@@ -1380,7 +1427,8 @@ static int print_explanation(uint32_t pid, const Explanation *e) {
         snprintf(number, sizeof(number), "%" PRIu32, pid);
         print_field(EXPLAIN_LABEL_WIDTH, "PID", number);
         print_field(EXPLAIN_LABEL_WIDTH, "Comm", e->comm);
-        print_field(EXPLAIN_LABEL_WIDTH, "Policy", e->policy[0] ? e->policy : "none");
+        /* "-", like the tables: a policy may be named "none". */
+        print_field(EXPLAIN_LABEL_WIDTH, "Policy", dash(e->policy));
         if (e->policy[0])
                 print_field(EXPLAIN_LABEL_WIDTH, "CPUs", e->cpus[0] ? e->cpus : "not set");
         for (size_t i = 0; e->lines && e->lines[i]; i++)
@@ -1526,7 +1574,9 @@ static int verb_rescan(void) {
         else if (sd_bus_error_has_name(&error, BUS_ERROR_NOT_SUPPORTED)) {
                 fprintf(stderr, "Rescan is not supported by this daemon: %s\n", error.message ?: error.name);
                 ret = EXIT_FAILURE_;
-        } else
+        } else if (explain_needs_root("rescan", &error))
+                ret = EXIT_FAILURE_;
+        else
                 ret = explain_call_error("rescan", r, &error);
 
         if (arg_json) {
@@ -2059,6 +2109,36 @@ bad:
         return 0;
 }
 
+/*
+ * NameOwnerChanged(s name, s old_owner, s new_owner) of the bus driver for org.affinityd1: the
+ * daemon went away (no new owner) or came back (a new owner where there was none). monitor
+ * keeps running across restarts (the signal matches name the well-known name), so it says
+ * both: on stderr, and with --json as {"event":...} lines on stdout too.
+ */
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *name, *old_owner, *new_owner;
+        int r;
+
+        r = sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner);
+        if (r < 0) {
+                fprintf(stderr, "Ignoring a malformed NameOwnerChanged signal: %s\n", strerror(-r));
+                return 0;
+        }
+        if (!streq(name, BUS_NAME))
+                return 0;
+        if (new_owner[0] == 0) {
+                fprintf(stderr, "affinityd went away (%s has no owner); waiting for it\n", BUS_NAME);
+                if (arg_json)
+                        puts("{\"event\":\"daemon-gone\"}");
+        } else if (old_owner[0] == 0) {
+                fprintf(stderr, "affinityd is back\n");
+                if (arg_json)
+                        puts("{\"event\":\"daemon-back\"}");
+        }
+        fflush(stdout);
+        return 0;
+}
+
 /* Whether the daemon's name has an owner on bus (org.freedesktop.DBus.NameHasOwner). */
 static int daemon_running(sd_bus *bus) {
         sd_bus_message *reply = NULL;
@@ -2085,17 +2165,6 @@ static int verb_monitor(void) {
         if (r < 0)
                 return -r;
 
-        r = daemon_running(bus);
-        if (r == 0) {
-                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n", BUS_NAME);
-                ret = EXIT_NOT_RUNNING;
-                goto finish;
-        }
-        if (r < 0) {
-                fprintf(stderr, "Failed to ask the bus whether affinityd runs: %s\n", strerror(-r));
-                goto finish;
-        }
-
         /* The matches name the well-known name: the bus routes the daemon's signals by its
          * current owner, so they keep coming across restarts of the daemon. */
         for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
@@ -2105,6 +2174,28 @@ static int verb_monitor(void) {
                         fprintf(stderr, "Failed to subscribe to %s: %s\n", signals[i], strerror(-r));
                         goto finish;
                 }
+        }
+        /* The bus driver says when the daemon goes away and comes back; subscribed to before
+         * asking whether it runs, so that no change between the two is missed. */
+        r = sd_bus_add_match(
+                bus, NULL,
+                "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BUS_NAME "'",
+                on_name_owner_changed, NULL);
+        if (r < 0) {
+                fprintf(stderr, "Failed to subscribe to NameOwnerChanged: %s\n", strerror(-r));
+                goto finish;
+        }
+
+        r = daemon_running(bus);
+        if (r == 0) {
+                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n", BUS_NAME);
+                ret = EXIT_NOT_RUNNING;
+                goto finish;
+        }
+        if (r < 0) {
+                fprintf(stderr, "Failed to ask the bus whether affinityd runs: %s\n", strerror(-r));
+                goto finish;
         }
 
         sigemptyset(&mask);
@@ -3323,7 +3414,8 @@ static void help(void) {
                "  top                  Show live, per policy and per thread, migrations/s,\n"
                "                       run-queue delay p50/p99 and involuntary switches/s\n"
                "  monitor              Follow the daemon's signals (placements, failures,\n"
-               "                       reloads, drift), one line each, until Ctrl-C\n"
+               "                       reloads, drift), one line each, until Ctrl-C; says\n"
+               "                       when the daemon goes away and comes back\n"
                "  reload               Reload the configuration and wait until it is done\n"
                "  rescan               Rescan /proc and the devices and wait until done\n"
                "  irqs                 List every IRQ: the rule that places it, the CPUs\n"
@@ -3347,8 +3439,9 @@ static void help(void) {
                "     --version               Show the version\n"
                "     --bus-address=ADDRESS   Talk to the daemon on this D-Bus address\n"
                "                             (default: the system bus)\n"
-               "     --json                  Print one JSON document on stdout (monitor: one\n"
-               "                             JSON object per line)\n"
+               "     --json                  Print one JSON document on stdout (monitor, and\n"
+               "                             top with --iterations above 1: one JSON document\n"
+               "                             per line)\n"
                "     --no-legend             Leave out table headers and summary lines\n"
                "     --interval=SEC          top: the sampling interval (default 1)\n"
                "     --iterations=N          top: stop after N reports (default: until\n"

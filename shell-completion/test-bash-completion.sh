@@ -17,12 +17,39 @@ expect() { # DESCRIPTION EXPECTED ACTUAL
         fi
 }
 
+# Splits line into COMP_WORDS as bash does for completion (no quoting): at blanks, and at the
+# characters "=" and ":" of COMP_WORDBREAKS, a run of which is a word of its own
+# ("--bus-address=unix:path=/x" is "--bus-address" "=" "unix" ":" "path" "=" "/x"); an empty
+# last word when the line ends with a blank.
+split_words() {
+        local line=$1 i ch word='' kind='' k
+        COMP_WORDS=()
+        for ((i = 0; i < ${#line}; i++)); do
+                ch=${line:i:1}
+                if [[ $ch == [[:space:]] ]]; then
+                        [[ -n $word ]] && COMP_WORDS+=("$word")
+                        word='' kind=''
+                        continue
+                fi
+                if [[ $ch == [=:] ]]; then k="sep"; else k="text"; fi
+                if [[ -n $word && $k != "$kind" ]]; then
+                        COMP_WORDS+=("$word")
+                        word=''
+                fi
+                word+=$ch
+                kind=$k
+        done
+        [[ -n $word ]] && COMP_WORDS+=("$word")
+        if [[ $line == *[[:space:]] ]]; then
+                COMP_WORDS+=("")
+        fi
+}
+
 # Completes the command line "$*" as if the cursor were at its end (an empty last word when
 # the line ends with a blank); prints COMPREPLY sorted, one line.
 complete_line() {
         local line=$1
-        read -r -a COMP_WORDS <<<"$line"
-        [[ $line == *" " ]] && COMP_WORDS+=("")
+        split_words "$line"
         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
         COMP_LINE=$line
         COMP_POINT=${#line}
@@ -43,6 +70,21 @@ expect "affinityctl --json p<TAB>" "plan policies processes" "$(complete_line 'a
 expect "affinityctl --no<TAB>" "--no-legend" "$(complete_line 'affinityctl --no')"
 expect "affinityctl status <TAB>" "" "$(complete_line 'affinityctl status ')"
 
+# A --bus-address with "=" and ":" in it (bash splits the word there) is one option.
+expect "the splitting of this test" "affinityctl|--bus-address|=|unix|:|path|=|/tmp/x|ex" \
+        "$(split_words 'affinityctl --bus-address=unix:path=/tmp/x ex' && IFS='|' && echo "${COMP_WORDS[*]}")"
+expect "affinityctl --bus-address=unix:path=/tmp/x ex<TAB>" "explain" \
+        "$(complete_line 'affinityctl --bus-address=unix:path=/tmp/x ex')"
+expect "affinityctl --bus-address=unix:path=/tmp/x,guid=y --json p<TAB>" "plan policies processes" \
+        "$(complete_line 'affinityctl --bus-address=unix:path=/tmp/x,guid=y --json p')"
+expect "affinityctl --bus-address=unix:path=/tmp/x <TAB>" \
+        "explain irqs monitor net plan policies processes reload rescan status top validate" \
+        "$(complete_line 'affinityctl --bus-address=unix:path=/tmp/x ')"
+expect "affinityctl --bus-address=unix:pa<TAB>" "" "$(complete_line 'affinityctl --bus-address=unix:pa')"
+expect "affinityctl --bus-address unix:path=/tmp/x <TAB> (value apart)" \
+        "explain irqs monitor net plan policies processes reload rescan status top validate" \
+        "$(complete_line 'affinityctl --bus-address unix:path=/tmp/x ')"
+
 # explain completes the PIDs the daemon manages (affinityctl --no-legend processes, asked on
 # the bus of the command line), else every PID of /proc. A stand-in affinityctl answers.
 affinityctl() {
@@ -54,6 +96,16 @@ expect "affinityctl explain <TAB>" "17 4242" "$(complete_line 'affinityctl expla
 expect "affinityctl explain 4<TAB>" "4242" "$(complete_line 'affinityctl --bus-address=unix:path=/x explain 4')"
 complete_line 'affinityctl --bus-address=unix:path=/x explain 4' >/dev/null
 expect "the bus address is passed on" "--bus-address=unix:path=/x --no-legend processes" "$(cat "$dir/args")"
+rm -f "$dir/args"
+expect "affinityctl --bus-address=unix:path=/tmp/x,guid=y explain <TAB>" "17 4242" \
+        "$(complete_line 'affinityctl --bus-address=unix:path=/tmp/x,guid=y explain ')"
+complete_line 'affinityctl --bus-address=unix:path=/tmp/x,guid=y explain ' >/dev/null
+expect "the whole bus address is passed on" "--bus-address=unix:path=/tmp/x,guid=y --no-legend processes" \
+        "$(cat "$dir/args" 2>&1)"
+rm -f "$dir/args"
+complete_line 'affinityctl --bus-address unix:path=/tmp/y explain ' >/dev/null
+expect "the bus address given apart is passed on" "--bus-address=unix:path=/tmp/y --no-legend processes" \
+        "$(cat "$dir/args" 2>&1)"
 affinityctl() { return 3; } # no daemon
 pids=" $(complete_line 'affinityctl explain ') "
 if [[ $pids == *" $$ "* ]]; then
@@ -68,6 +120,14 @@ expect "affinityctl explain 1 <TAB>" "" "$(complete_line 'affinityctl explain 1 
 touch "$dir/policy-a.yaml" "$dir/policy-b.yaml"
 expect "affinityctl validate DIR/pol<TAB>" "$dir/policy-a.yaml $dir/policy-b.yaml" \
         "$(complete_line "affinityctl validate $dir/pol")"
+
+# --config-dir=DIR completes directories; readline replaces only what follows the last "=" or
+# ":", so a reply is cut there.
+mkdir "$dir/conf-a" "$dir/x:conf-b"
+expect "affinityctl --config-dir=DIR/conf<TAB>" "$dir/conf-a" \
+        "$(complete_line "affinityctl --config-dir=$dir/conf")"
+expect "affinityctl --config-dir=DIR/x:conf<TAB>" "conf-b" \
+        "$(complete_line "affinityctl --config-dir=$dir/x:conf")"
 
 ((failures == 0)) || exit 1
 exit 0

@@ -5,8 +5,10 @@
  * (and --json carries them, read with json-reader.h), and validate reads a file, a configuration
  * directory and a policy.d directory, naming file:line:column for a broken file, and counts
  * every kind of rule. The --json document of every command is parsed and checked against the
- * bus and /proc; monitor follows the signals live; the exit codes mean what they say (2 usage,
- * 3 daemon not running, 4 no such process).
+ * bus and /proc; monitor follows the signals live, and says when the daemon goes away and comes
+ * back; the exit codes mean what they say (2 usage, 3 daemon not running, 4 no such process);
+ * reload and rescan as nobody say in one line that they need root, refused by the bus policy or
+ * by the daemon.
  */
 
 #include <errno.h>
@@ -563,6 +565,17 @@ static char *bg_expect(Bg *b, const char *const *needles) {
         }
 }
 
+/* Reads stderr lines of b until one holds needle; returns it. */
+static char *bg_expect_err(Bg *b, const char *needle) {
+        for (;;) {
+                char *line = fd_read_line(b->err_fd, b->err, sizeof(b->err), &b->n_err);
+
+                if (strstr(line, needle))
+                        return line;
+                free(line);
+        }
+}
+
 /* SIGINT, as Ctrl-C; returns the exit status. */
 static int bg_stop(Bg *b) {
         int status = 0;
@@ -580,7 +593,8 @@ START_TEST(test_monitor) {
         _cleanup_free_ char *settings = NULL, *legend = NULL, *legend2 = NULL, *line = NULL, *placed = NULL,
                             *placed_h = NULL, *reloaded = NULL, *reloaded_h = NULL, *drift = NULL,
                             *drift_h = NULL, *pid_field = NULL, *human = NULL, *target = NULL,
-                            *drift_human = NULL;
+                            *drift_human = NULL, *gone = NULL, *gone_h = NULL, *gone_j = NULL, *back = NULL,
+                            *back_h = NULL, *back_j = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         static Bg json, text;
         cpu_set_t cpu0;
@@ -664,6 +678,38 @@ START_TEST(test_monitor) {
         drift_h = BG_EXPECT(&text, drift_human);
         ck_assert_str_eq(drift_h, drift_human);
 
+        /* The daemon stops: monitor says so and waits (like journalctl -f) ... */
+        harness_stop_daemon(h);
+        gone = bg_expect_err(&json, "went away");
+        ck_assert_str_eq(gone, "affinityd went away (org.affinityd1 has no owner); waiting for it");
+        gone_h = bg_expect_err(&text, "went away");
+        ck_assert_str_eq(gone_h, gone);
+        gone_j = BG_EXPECT(&json, "\"event\"");
+        {
+                _cleanup_(json_freep) Json *doc = json_parse_document(gone_j);
+
+                ck_assert_str_eq(jstr(doc, "event"), "daemon-gone");
+        }
+        ck_assert_int_eq(waitpid(json.pid, NULL, WNOHANG), 0);
+        ck_assert_int_eq(waitpid(text.pid, NULL, WNOHANG), 0);
+
+        /* ... and says when it is back, and shows its signals again. */
+        harness_start_daemon(h);
+        back = bg_expect_err(&json, "back");
+        ck_assert_str_eq(back, "affinityd is back");
+        back_h = bg_expect_err(&text, "back");
+        ck_assert_str_eq(back_h, back);
+        back_j = BG_EXPECT(&json, "\"event\"");
+        {
+                _cleanup_(json_freep) Json *doc = json_parse_document(back_j);
+
+                ck_assert_str_eq(jstr(doc, "event"), "daemon-back");
+        }
+        ck_assert_int_ge(harness_reload(h, &error), 0);
+        sd_bus_error_free(&error);
+        free(BG_EXPECT(&json, "\"signal\":\"Reloaded\""));
+        free(BG_EXPECT(&text, "reloaded"));
+
         /* Ctrl-C ends it, successfully. */
         ck_assert_int_eq(bg_stop(&json), 0);
         ck_assert_int_eq(bg_stop(&text), 0);
@@ -685,12 +731,32 @@ static pid_t free_pid(void) {
         return pid;
 }
 
+/* The value of the "Label: value" line of human output (the label right-aligned), newly
+ * allocated; NULL if there is none. */
+static char *field(const char *out, const char *label) {
+        for (const char *l = out; l && *l;) {
+                const char *end = strchrnul(l, '\n'), *p = l;
+
+                while (*p == ' ')
+                        p++;
+                if (strncmp(p, label, strlen(label)) == 0 && strncmp(p + strlen(label), ": ", 2) == 0) {
+                        p += strlen(label) + 2;
+                        return strndup(p, (size_t)(end - p));
+                }
+                l = *end ? end + 1 : NULL;
+        }
+        return NULL;
+}
+
 START_TEST(test_exit_codes) {
         static const char *const daemon_verbs[] = {
                 "status", "policies", "processes", "irqs", "net", "top", "monitor", "reload", "rescan",
         };
         Harness *h = harness_new();
-        _cleanup_free_ char *nobus = NULL, *gone = NULL, *err = NULL, *out = NULL;
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *nobus = NULL, *gone = NULL, *err = NULL, *out = NULL, *policy = NULL,
+                            *pid = NULL;
+        Child *c;
         int r;
 
         /* Usage errors. */
@@ -732,7 +798,15 @@ START_TEST(test_exit_codes) {
         r = harness_run_ctl(h, NULL, NULL, nobus, "status", NULL);
         ck_assert_msg(r == 3, "affinityctl status on an address nobody listens at exited %d, want 3", r);
 
-        /* explain of a PID nobody has: 4, and the daemon's words. */
+        /* explain of a PID nobody has: 4, and the daemon's words. A policy named "none" is
+         * not "no policy". */
+        harness_write_policy(
+                h, "10-none.yaml",
+                "policies:\n"
+                "  - name: none\n"
+                "    match: {comm: %s}\n"
+                "    cpus: \"1\"\n",
+                name);
         harness_start_daemon(h);
         ck_assert_int_ge(asprintf(&gone, "%d", (int)free_pid()), 0);
         r = harness_run_ctl(h, &out, &err, "explain", gone, NULL);
@@ -743,7 +817,83 @@ START_TEST(test_exit_codes) {
         err = mfree(err);
         r = harness_run_ctl(h, &out, &err, "explain", "1", NULL);
         ck_assert_msg(r == 0, "affinityctl explain 1 exited %d: %s", r, err);
-        ck_assert_msg(strstr(out, "Policy: none"), "affinityctl explain 1:\n%s", out);
+        policy = field(out, "Policy");
+        ck_assert_msg(policy && streq(policy, "-"), "affinityctl explain 1 (unmanaged):\n%s", out);
+        out = mfree(out);
+        err = mfree(err);
+        policy = mfree(policy);
+
+        c = harness_spawn(h, &(SpawnOptions){.helper = "integ-threads", .name = name, .pipes = true});
+        free(child_expect_line(c));
+        harness_wait_listed(h, c->pid, "none");
+        ck_assert_int_ge(asprintf(&pid, "%d", (int)c->pid), 0);
+        r = harness_run_ctl(h, &out, &err, "explain", pid, NULL);
+        ck_assert_msg(r == 0, "affinityctl explain %s exited %d: %s", pid, r, err);
+        policy = field(out, "Policy");
+        ck_assert_msg(
+                policy && streq(policy, "none"), "affinityctl explain of a process of \"none\":\n%s", out);
+}
+END_TEST
+
+/*
+ * reload and rescan as nobody are refused with AccessDenied: one line on stderr saying the
+ * command needs root, with the daemon's own words when it refused (by_bus false), never
+ * dbus-daemon's "Rejected send message, N matched rules; type=..." text (by_bus true); exit 1.
+ */
+static void check_refused(Harness *h, bool by_bus) {
+        static const char *const verbs[] = {"reload", "rescan"};
+        static const char *const daemon_words[] = {"Only root may reload affinityd", "Only root may rescan"};
+        _cleanup_free_ char *bus = NULL;
+        const char *ctl = getenv("AFFINITYCTL_BIN");
+        ManagerProps before = {}, after = {};
+
+        ck_assert_ptr_nonnull(ctl);
+        ck_assert_int_ge(asprintf(&bus, "--bus-address=%s", harness_bus_address(h)), 0);
+        harness_get_props(h, &before);
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+                _cleanup_free_ char *out = NULL, *err = NULL, *want = NULL;
+                int r;
+
+                ck_assert_int_ge(
+                        asprintf(
+                                &want, "affinityctl: %s needs root (refused: %s)\n", verbs[i],
+                                by_bus ? "access denied" : daemon_words[i]),
+                        0);
+                r = harness_run(h, true, &out, &err, ARGS(ctl, bus, verbs[i]));
+                ck_assert_msg(r == 1, "affinityctl %s as nobody exited %d (want 1): %s", verbs[i], r, err);
+                ck_assert_msg(
+                        streq(err, want), "affinityctl %s as nobody said \"%s\", want \"%s\"", verbs[i], err,
+                        want);
+                ck_assert_msg(out[0] == 0, "affinityctl %s as nobody printed: %s", verbs[i], out);
+        }
+        /* Refused means not done. */
+        harness_get_props(h, &after);
+        ck_assert_uint_eq(after.reloads, before.reloads);
+        ck_assert_uint_eq(after.rescans, before.rescans);
+        manager_props_done(&before);
+        manager_props_done(&after);
+}
+
+/* On a bus with systemd/org.affinityd1.conf: dbus-daemon refuses. */
+START_TEST(test_refused_by_bus_policy) {
+        Harness *h = harness_new();
+        const char *src = getenv("AFFINITYD_SOURCE_ROOT");
+        _cleanup_free_ char *conf = NULL;
+
+        ck_assert_msg(src, "AFFINITYD_SOURCE_ROOT is not set");
+        ck_assert_int_ge(asprintf(&conf, "%s/systemd/org.affinityd1.conf", src), 0);
+        harness_start_bus_with(h, &(BusOptions){.include_policy = conf});
+        harness_start_daemon(h);
+        check_refused(h, true);
+}
+END_TEST
+
+/* On a permissive bus: the daemon's own check refuses. */
+START_TEST(test_refused_by_daemon) {
+        Harness *h = harness_new();
+
+        harness_start_daemon(h);
+        check_refused(h, false);
 }
 END_TEST
 
@@ -755,5 +905,7 @@ int main(void) {
         harness_add_test(s, test_json_every_command);
         harness_add_test(s, test_monitor);
         harness_add_test(s, test_exit_codes);
+        harness_add_test(s, test_refused_by_bus_policy);
+        harness_add_test(s, test_refused_by_daemon);
         return harness_main(s);
 }
