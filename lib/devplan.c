@@ -429,72 +429,11 @@ typedef struct RuleNotes {
 } RuleNotes;
 
 /* Warnings for a literal cpu-list, as the policy side gives them: CPUs that don't exist, are
- * offline, disallowed, reserved, or held by an exclusive policy. */
+ * offline, disallowed, reserved, or held by an exclusive policy (any of p's). */
 static int literal_warnings(
         const CpuSelector *s, const Plan *p, const Topology *t, const char *prefix, RuleNotes *notes) {
-        _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
-        _cleanup_free_ char *l = set_str(&s->literal);
-        int r;
-
-        if (!l)
-                return -ENOMEM;
-
-        struct {
-                const CpuSet *in, *out;
-                const char *what;
-                const CpuSet *context;
-                const char *context_name;
-        } checks[] = {
-                {NULL, topology_all_cpus(t), "names nonexistent", topology_all_cpus(t), "CPUs here"},
-                {topology_all_cpus(t), topology_online_cpus(t), "names offline", topology_online_cpus(t),
-                 "online"},
-                {topology_online_cpus(t), topology_allowed_cpus(t), "names disallowed",
-                 topology_allowed_cpus(t), "allowed"},
-                {&p->reserve, NULL, "overlaps the reserve on", &p->reserve, "reserve"},
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
-                _cleanup_free_ char *bad = NULL, *context = NULL;
-
-                r = cpuset_copy(&x, &s->literal);
-                if (r < 0)
-                        return r;
-                if (checks[i].in)
-                        cpuset_and(&x, checks[i].in);
-                if (checks[i].out)
-                        cpuset_andnot(&x, checks[i].out);
-                if (cpuset_is_empty(&x))
-                        continue;
-                bad = set_str(&x);
-                context = set_str(checks[i].context);
-                if (!bad || !context)
-                        return -ENOMEM;
-                r = strv_extendf(
-                        notes->warnings, "%scpu-list %s %s CPU%s %s (%s: %s)", prefix, l, checks[i].what,
-                        cpuset_count(&x) == 1 ? "" : "s", bad, checks[i].context_name, context);
-                if (r < 0)
-                        return r;
-        }
-
-        for (size_t i = 0; i < p->n_policies; i++) {
-                _cleanup_free_ char *bad = NULL;
-
-                r = cpuset_copy(&x, &s->literal);
-                if (r < 0)
-                        return r;
-                cpuset_and(&x, &p->policies[i].exclusive_cpus);
-                if (cpuset_is_empty(&x))
-                        continue;
-                bad = set_str(&x);
-                if (!bad)
-                        return -ENOMEM;
-                r = strv_extendf(
-                        notes->warnings, "%scpu-list %s overlaps CPU%s %s held by exclusive policy \"%s\"",
-                        prefix, l, cpuset_count(&x) == 1 ? "" : "s", bad, p->policies[i].policy->name);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return plan_literal_warnings(
+                &s->literal, t, &p->reserve, p->policies, p->n_policies, prefix, notes->warnings);
 }
 
 /* A mapping loses what exclusive policies hold; one explanation line per holder. Returns 0,

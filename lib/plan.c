@@ -1488,20 +1488,15 @@ static const Location *selector_location(const CpuSelector *s, const Location *f
         return s->location.line > 0 ? &s->location : fallback;
 }
 
-/*
- * Warnings for a literal cpu-list: CPUs that don't exist, are offline, disallowed, reserved,
- * or held by an earlier exclusive policy.
- * where: the place the cpu-list is written.
- */
-static int literal_warnings(
-        const PlanContext *ctx, const CpuSelector *s, const char *prefix, const Location *where,
-        PolicyPlan *pp) {
-        const Topology *t = ctx->topology;
+/* See plan.h. */
+int plan_literal_warnings(
+        const CpuSet *literal, const Topology *t, const CpuSet *reserve, const PolicyPlan *holders,
+        size_t n_holders, const char *prefix, char ***warnings) {
         _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
         _cleanup_free_ char *l = NULL;
         int r;
 
-        l = set_str(&s->literal);
+        l = set_str(literal);
         if (!l)
                 return -ENOMEM;
 
@@ -1516,13 +1511,15 @@ static int literal_warnings(
                  "online"},
                 {topology_online_cpus(t), topology_allowed_cpus(t), "names disallowed",
                  topology_allowed_cpus(t), "allowed"},
-                {ctx->reserve, NULL, "overlaps the reserve on", ctx->reserve, "reserve"},
+                {reserve, NULL, "overlaps the reserve on", reserve, "reserve"},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
                 _cleanup_free_ char *bad = NULL, *context = NULL;
 
-                r = cpuset_copy(&x, &s->literal);
+                if (!checks[i].context)
+                        continue; /* no reserve */
+                r = cpuset_copy(&x, literal);
                 if (r < 0)
                         return r;
                 if (checks[i].in)
@@ -1536,18 +1533,18 @@ static int literal_warnings(
                 context = set_str(checks[i].context);
                 if (!bad || !context)
                         return -ENOMEM;
-                r = policy_plan_warn(
-                        pp, where, "%scpu-list %s %s CPU%s %s (%s: %s)", prefix, l, checks[i].what,
+                r = strv_extendf(
+                        warnings, "%scpu-list %s %s CPU%s %s (%s: %s)", prefix, l, checks[i].what,
                         cpuset_count(&x) == 1 ? "" : "s", bad, checks[i].context_name, context);
                 if (r < 0)
                         return r;
         }
 
         /* Literal lists are not narrowed by exclusive holdings, but say so when they overlap. */
-        for (size_t i = 0; i < ctx->n_earlier; i++) {
+        for (size_t i = 0; i < n_holders; i++) {
                 _cleanup_free_ char *bad = NULL;
 
-                r = set_and(&x, &s->literal, &ctx->earlier[i].exclusive_cpus);
+                r = set_and(&x, literal, &holders[i].exclusive_cpus);
                 if (r < 0)
                         return r;
                 if (cpuset_is_empty(&x))
@@ -1555,9 +1552,32 @@ static int literal_warnings(
                 bad = set_str(&x);
                 if (!bad)
                         return -ENOMEM;
-                r = policy_plan_warn(
-                        pp, where, "%scpu-list %s overlaps CPU%s %s held by exclusive policy \"%s\"", prefix,
-                        l, cpuset_count(&x) == 1 ? "" : "s", bad, ctx->earlier[i].policy->name);
+                r = strv_extendf(
+                        warnings, "%scpu-list %s overlaps CPU%s %s held by exclusive policy \"%s\"", prefix,
+                        l, cpuset_count(&x) == 1 ? "" : "s", bad, holders[i].policy->name);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/*
+ * Warnings for a literal cpu-list of a policy or thread rule (plan_literal_warnings(), the
+ * holders being the earlier policies), each recorded with where: the place the cpu-list is
+ * written.
+ */
+static int literal_warnings(
+        const PlanContext *ctx, const CpuSelector *s, const char *prefix, const Location *where,
+        PolicyPlan *pp) {
+        _cleanup_strv_free_ char **lines = NULL;
+        int r;
+
+        r = plan_literal_warnings(
+                &s->literal, ctx->topology, ctx->reserve, ctx->earlier, ctx->n_earlier, prefix, &lines);
+        if (r < 0)
+                return r;
+        STRV_FOREACH (line, lines) {
+                r = policy_plan_warn(pp, where, "%s", *line);
                 if (r < 0)
                         return r;
         }

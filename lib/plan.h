@@ -166,3 +166,14 @@ int plan_resolve_selector(
  * Returns 0 or -ENOMEM.
  */
 int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n);
+
+/*
+ * Warnings about a literal cpu-list (a cpus: value taken as written), appended to *warnings
+ * (a NULL-terminated vector, possibly NULL) as lines "PREFIXcpu-list L names offline CPU 3
+ * (online: 0-2)": CPUs of literal (OS numbers) that t doesn't have, that are offline or
+ * disallowed, that are in reserve (NULL: no reserve), and that any of the n_holders policy plans
+ * holds exclusively ('overlaps CPUs 4-5 held by exclusive policy "db"'). Returns 0 or -ENOMEM.
+ */
+int plan_literal_warnings(
+        const CpuSet *literal, const Topology *t, const CpuSet *reserve, const PolicyPlan *holders,
+        size_t n_holders, const char *prefix, char ***warnings);
