@@ -1424,33 +1424,35 @@ again:
         }
 
         /* ProcessPlaced: once per pass that wrote something, or that completed the first one */
-        if ((ctx.n_set > 0 || first) && (m->bus || log_level_enabled(LOG_INFO))) {
+        if (ctx.n_set > 0 || first) {
                 _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
                 _cleanup_free_ char *text = NULL;
-
-                (void)tracked_process_cpus(p, &cpus);
-                text = cpuset_to_string(&cpus);
-                (void)manager_bus_emit_process_placed(
-                        m, p->pid, p->comm, manager_process_policy_name(m, p), text ?: "");
+                unsigned suppressed = 0;
                 /* One journal entry per placement (POLICY=, PID=, COMM=, CPUS=: `journalctl
                  * POLICY=db`), at info while they come at a human pace; in a burst beyond the rate
-                 * limit they go to debug and the periodic summary counts them. */
-                if (ctx.n_set > 0 && log_level_enabled(LOG_INFO)) {
-                        unsigned suppressed = 0;
-                        bool below = m->dry_run || ratelimit_below(&m->placed_ratelimit, &suppressed);
+                 * limit they go to debug and the periodic summary counts them. Decided first:
+                 * the text is made only when something will carry it. */
+                bool info = ctx.n_set > 0 && log_level_enabled(LOG_INFO) &&
+                        (m->dry_run || ratelimit_below(&m->placed_ratelimit, &suppressed));
+                bool debug = ctx.n_set > 0 && !info && log_level_enabled(LOG_DEBUG);
 
-                        if (below || log_level_enabled(LOG_DEBUG))
-                                log_struct_id(
-                                        below ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_PROCESS_PLACED,
-                                        manager_process_policy_name(m, p), p->pid, p->comm, text,
-                                        "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s",
-                                        m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid,
-                                        ctx.n_set, ctx.n_threads, strna(text),
-                                        manager_process_policy_name(m, p),
-                                        suppressed > 0 ? "; earlier placements of a burst were not "
-                                                         "logged one by one (see the summary)"
-                                                       : "");
+                if (m->bus || info || debug) {
+                        (void)tracked_process_cpus(p, &cpus);
+                        text = cpuset_to_string(&cpus);
                 }
+                if (m->bus)
+                        (void)manager_bus_emit_process_placed(
+                                m, p->pid, p->comm, manager_process_policy_name(m, p), text ?: "");
+                if (info || debug)
+                        log_struct_id(
+                                info ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_PROCESS_PLACED,
+                                manager_process_policy_name(m, p), p->pid, p->comm, text,
+                                "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s",
+                                m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid, ctx.n_set,
+                                ctx.n_threads, strna(text), manager_process_policy_name(m, p),
+                                suppressed > 0 ? "; earlier placements of a burst were not "
+                                                 "logged one by one (see the summary)"
+                                               : "");
         }
         return 0;
 }
