@@ -16,40 +16,40 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#define _unused_ __attribute__((__unused__))
-#define _pure_ __attribute__((__pure__))
+#define _unused_       __attribute__((__unused__))
+#define _pure_         __attribute__((__pure__))
 #define _printf_(a, b) __attribute__((__format__(printf, a, b)))
-#define _cleanup_(f) __attribute__((__cleanup__(f)))
-#define _likely_(x) (__builtin_expect(!!(x), 1))
-#define _unlikely_(x) (__builtin_expect(!!(x), 0))
+#define _cleanup_(f)   __attribute__((__cleanup__(f)))
+#define _likely_(x)    (__builtin_expect(!!(x), 1))
+#define _unlikely_(x)  (__builtin_expect(!!(x), 0))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MIN(a, b)     ((a) < (b) ? (a) : (b))
+#define MAX(a, b)     ((a) > (b) ? (a) : (b))
 
 /* Hand ownership out of a _cleanup_ variable: returns the value and leaves NULL behind. */
-#define TAKE_PTR(p)                                                                                 \
-        ({                                                                                          \
-                __typeof__(p) _p_ = (p);                                                            \
-                (p) = NULL;                                                                         \
-                _p_;                                                                                \
+#define TAKE_PTR(p) \
+        ({ \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL; \
+                _p_; \
         })
-#define TAKE_FD(fd)                                                                                 \
-        ({                                                                                          \
-                int _fd_ = (fd);                                                                    \
-                (fd) = -EBADF;                                                                      \
-                _fd_;                                                                               \
+#define TAKE_FD(fd) \
+        ({ \
+                int _fd_ = (fd); \
+                (fd) = -EBADF; \
+                _fd_; \
         })
 
 /* Declares "static inline void name##p(type **p)" that calls func(*p) when *p is non-NULL. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                     \
-        static inline void func##p(type *p) {                                                       \
-                if (*p)                                                                             \
-                        *p = func(*p);                                                              \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+        static inline void func##p(type *p) { \
+                if (*p) \
+                        *p = func(*p); \
         }
 
 static inline void freep(void *p) {
-        free(*(void **) p);
+        free(*(void **)p);
 }
 #define _cleanup_free_ _cleanup_(freep)
 
