@@ -311,13 +311,18 @@ static int write_atomic(
         size_t len = strlen(text), done = 0;
         int r;
 
-        r = mkdir_one(dir);
-        if (r < 0)
-                return r;
-        r = mkdir_one(sub);
-        if (r < 0)
-                return r;
+        /* The directories exist but for the first write: create them only when open says so
+         * (one system call per write instead of three; startup writes one file per process). */
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == ENOENT) {
+                r = mkdir_one(dir);
+                if (r < 0)
+                        return r;
+                r = mkdir_one(sub);
+                if (r < 0)
+                        return r;
+                fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        }
         if (fd < 0)
                 return -errno;
         while (done < len) {
