@@ -359,6 +359,28 @@ int state_write(const char *dir, const StateProcess *s) {
         return write_atomic(dir, sub, tmp, path, text);
 }
 
+/* Sets *ret_error (if non-NULL) to "PATH:REST" and returns -EBADMSG (or -ENOMEM). */
+_printf_(3, 4) static int file_error(char **ret_error, const char *path, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int r;
+
+        if (!ret_error)
+                return -EBADMSG;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                msg = NULL; /* undefined after a failure */
+                return -ENOMEM;
+        }
+        if (asprintf(ret_error, "%s:%s", path, msg) < 0) {
+                *ret_error = NULL;
+                return -ENOMEM;
+        }
+        return -EBADMSG;
+}
+
 /* The whole file, NUL-terminated. Returns 0, -EBADMSG for a NUL byte in it, -errno. */
 static int read_file(const char *path, char **ret) {
         return read_full_file(path, READ_FULL_NO_LIMIT, READ_FULL_NO_NUL, ret, NULL);
@@ -373,31 +395,20 @@ int state_read(const char *dir, pid_t pid, uint64_t starttime, StateProcess *ret
         if (r < 0)
                 return r;
         r = read_file(path, &text);
-        if (r == -EBADMSG) {
-                if (ret_error && asprintf(ret_error, "%s: contains a NUL byte", path) < 0)
-                        return -ENOMEM;
-                return r;
-        }
+        if (r == -EBADMSG)
+                return file_error(ret_error, path, " contains a NUL byte");
         if (r < 0)
                 return r;
         r = state_parse(text, &s, &err);
-        if (r == -EBADMSG) {
+        if (r == -EBADMSG)
                 /* err is "line N: reason": make it "PATH:N: reason". */
-                if (ret_error &&
-                    asprintf(ret_error, "%s:%s", path, err ? err + strlen("line ") : "malformed") < 0)
-                        return -ENOMEM;
-                return r;
-        }
+                return file_error(ret_error, path, "%s", err ? err + strlen("line ") : "malformed");
         if (r < 0)
                 return r;
-        if (s.pid != pid || s.starttime != starttime) {
-                if (ret_error &&
-                    asprintf(
-                            ret_error, "%s:2: names process %d-%" PRIu64 ", not the file's", path,
-                            (int)s.pid, s.starttime) < 0)
-                        return -ENOMEM;
-                return -EBADMSG;
-        }
+        if (s.pid != pid || s.starttime != starttime)
+                return file_error(
+                        ret_error, path, "2: names process %d-%" PRIu64 ", not the file's", (int)s.pid,
+                        s.starttime);
         *ret = s;
         s = (StateProcess){};
         return 0;
@@ -666,28 +677,17 @@ int state_unit_read(const char *dir, const char *unit, StateUnit *ret, char **re
         if (r < 0)
                 return r;
         r = read_file(path, &text);
-        if (r == -EBADMSG) {
-                if (ret_error && asprintf(ret_error, "%s: contains a NUL byte", path) < 0)
-                        return -ENOMEM;
-                return r;
-        }
+        if (r == -EBADMSG)
+                return file_error(ret_error, path, " contains a NUL byte");
         if (r < 0)
                 return r;
         r = state_unit_parse(text, &s, &err);
-        if (r == -EBADMSG) {
-                if (ret_error &&
-                    asprintf(ret_error, "%s:%s", path, err ? err + strlen("line ") : "malformed") < 0)
-                        return -ENOMEM;
-                return r;
-        }
+        if (r == -EBADMSG)
+                return file_error(ret_error, path, "%s", err ? err + strlen("line ") : "malformed");
         if (r < 0)
                 return r;
-        if (!streq(s.unit, unit)) {
-                if (ret_error &&
-                    asprintf(ret_error, "%s:2: names unit %s, not the file's", path, s.unit) < 0)
-                        return -ENOMEM;
-                return -EBADMSG;
-        }
+        if (!streq(s.unit, unit))
+                return file_error(ret_error, path, "2: names unit %s, not the file's", s.unit);
         *ret = s;
         s = (StateUnit){};
         return 0;
@@ -869,28 +869,6 @@ int state_target_write(const char *dir, const StateTarget *s) {
         return write_atomic(dir, sub, tmp, path, text);
 }
 
-/* Sets *ret_error (if non-NULL) to "PATH:REST" and returns -EBADMSG (or -ENOMEM). */
-_printf_(3, 4) static int target_file_error(char **ret_error, const char *path, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int r;
-
-        if (!ret_error)
-                return -EBADMSG;
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                msg = NULL; /* undefined after a failure */
-                return -ENOMEM;
-        }
-        if (asprintf(ret_error, "%s:%s", path, msg) < 0) {
-                *ret_error = NULL;
-                return -ENOMEM;
-        }
-        return -EBADMSG;
-}
-
 int state_target_read(
         const char *dir, const char *kind, const char *key, StateTarget *ret, char **ret_error) {
         _cleanup_(state_target_done) StateTarget s = {};
@@ -904,19 +882,19 @@ int state_target_read(
                 return -ENOMEM;
         r = read_file(path, &text);
         if (r == -EBADMSG)
-                return target_file_error(ret_error, path, " contains a NUL byte");
+                return file_error(ret_error, path, " contains a NUL byte");
         if (r < 0)
                 return r;
         r = state_target_parse(text, &s, &err);
         if (r == -EBADMSG)
                 /* err is "line N: reason": make it "PATH:N: reason". */
-                return target_file_error(ret_error, path, "%s", err ? err + strlen("line ") : " malformed");
+                return file_error(ret_error, path, "%s", err ? err + strlen("line ") : " malformed");
         if (r < 0)
                 return r;
         if (!streq(s.kind, kind))
-                return target_file_error(ret_error, path, "2: names kind \"%s\", not the file's", s.kind);
+                return file_error(ret_error, path, "2: names kind \"%s\", not the file's", s.kind);
         if (!streq(s.key, key))
-                return target_file_error(ret_error, path, "3: names key \"%s\", not the file's", s.key);
+                return file_error(ret_error, path, "3: names key \"%s\", not the file's", s.key);
         *ret = s;
         s = (StateTarget){};
         return 0;
