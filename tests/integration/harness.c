@@ -72,10 +72,30 @@ static char *base_dir; /* made by harness_main(); inherited by check's forked te
 
 /* ---- small utilities ---- */
 
-static uint64_t now_usec(void) {
+uint64_t harness_now_usec(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int harness_run_quiet(const char *const *argv) {
+        pid_t pid = fork();
+        int status;
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        dup2(fd, STDOUT_FILENO);
+                        dup2(fd, STDERR_FILENO);
+                }
+                execvp(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        if (waitpid(pid, &status, 0) < 0)
+                return -errno;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 static char *xstrdup(const char *s) {
@@ -548,7 +568,7 @@ typedef bool (*cond_t)(Harness *h, void *userdata);
 /* Polls cond every 20 ms until it holds (true) or the deadline passes (false). While the daemon
  * is supposed to run, fails the test at once if it dies. */
 static bool wait_for(Harness *h, cond_t cond, void *userdata) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         for (;;) {
                 drain_notify(h);
@@ -556,7 +576,7 @@ static bool wait_for(Harness *h, cond_t cond, void *userdata) {
                         return true;
                 if (h->daemon_pid > 0 && !h->daemon_exited)
                         harness_assert_daemon_alive(h);
-                if (now_usec() >= deadline)
+                if (harness_now_usec() >= deadline)
                         return false;
                 if (h->notify_fd >= 0) {
                         struct pollfd p = {.fd = h->notify_fd, .events = POLLIN};
@@ -663,10 +683,10 @@ void harness_start_bus_with(Harness *h, const BusOptions *o) {
         close(p[1]);
         h->bus_pid = pid;
 
-        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         while (!memchr(addr, '\n', n)) {
                 struct pollfd pfd = {.fd = rfd, .events = POLLIN};
-                uint64_t now = now_usec();
+                uint64_t now = harness_now_usec();
                 ssize_t k;
 
                 ck_assert_msg(now < deadline, "dbus-daemon printed no address; see %s", log);
@@ -804,10 +824,10 @@ void harness_stop_daemon(Harness *h) {
         if (h->daemon_pid <= 0)
                 return;
         if (daemon_alive(h)) {
-                uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+                uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
                 (void)kill(h->daemon_pid, SIGTERM);
-                while (daemon_alive(h) && now_usec() < deadline) {
+                while (daemon_alive(h) && harness_now_usec() < deadline) {
                         drain_notify(h);
                         usleep(10 * 1000);
                 }
@@ -830,7 +850,7 @@ void harness_stop_daemon(Harness *h) {
 }
 
 int harness_kill_bus(Harness *h) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         ck_assert_msg(h->bus_pid > 0, "no bus to kill");
         h->bus = sd_bus_flush_close_unref(h->bus);
@@ -838,7 +858,7 @@ int harness_kill_bus(Harness *h) {
         ck_assert(waitpid(h->bus_pid, NULL, 0) == h->bus_pid);
         h->bus_pid = 0;
 
-        while (daemon_alive(h) && now_usec() < deadline) {
+        while (daemon_alive(h) && harness_now_usec() < deadline) {
                 drain_notify(h);
                 usleep(10 * 1000);
         }
@@ -1152,7 +1172,7 @@ void child_send(Child *c, const char *format, ...) {
 }
 
 char *child_expect_line(Child *c) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         ck_assert_msg(c->stdout_fd >= 0, "child %s has no stdout pipe", c->name);
         for (;;) {
@@ -1169,7 +1189,7 @@ char *child_expect_line(Child *c) {
                         c->n_buf -= len + 1;
                         return line;
                 }
-                now = now_usec();
+                now = harness_now_usec();
                 ck_assert_msg(
                         now < deadline, "%s[%d] wrote no line within %llu s", c->name, (int)c->pid,
                         HARNESS_TIMEOUT_USEC / USEC_PER_SEC);
@@ -1648,10 +1668,10 @@ finish:
         }
         close(p[1]);
 
-        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         for (;;) {
                 struct pollfd pfd = {.fd = rfd, .events = POLLIN};
-                uint64_t now = now_usec();
+                uint64_t now = harness_now_usec();
                 ssize_t k;
 
                 if (now >= deadline) {
@@ -1722,12 +1742,12 @@ int harness_run_ctl(Harness *h, char **ret_out, char **ret_err, ...) {
                 _exit(127);
         }
 
-        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         for (;;) {
                 pid_t r = waitpid(pid, &status, WNOHANG);
                 if (r == pid)
                         break;
-                if (now_usec() >= deadline) {
+                if (harness_now_usec() >= deadline) {
                         (void)kill(pid, SIGKILL);
                         (void)waitpid(pid, NULL, 0);
                         ck_abort_msg(
@@ -1785,12 +1805,12 @@ int harness_run(Harness *h, bool as_nobody, char **ret_out, char **ret_err, cons
                 _exit(127);
         }
 
-        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         for (;;) {
                 pid_t r = waitpid(pid, &status, WNOHANG);
                 if (r == pid)
                         break;
-                if (now_usec() >= deadline) {
+                if (harness_now_usec() >= deadline) {
                         (void)kill(pid, SIGKILL);
                         (void)waitpid(pid, NULL, 0);
                         ck_abort_msg(

@@ -324,6 +324,14 @@ int harness_run_ctl(Harness *h, char **ret_out, char **ret_err, ...) __attribute
  * groups. Returns its exit status (128+N for signal N); stdout and stderr into *ret_out /
  * *ret_err when non-NULL. Fails the test after the deadline.
  */
+/* CLOCK_MONOTONIC in µs (for polling deadlines; tests never assert on time). */
+uint64_t harness_now_usec(void);
+
+/* Runs argv (no shell, searched in PATH) without a Harness, e.g. `ip link del` in main()'s
+ * cleanup. Returns its exit status, 128+N for a signal, or -errno of fork/wait. Output is
+ * dropped. */
+int harness_run_quiet(const char *const *argv);
+
 int harness_run(Harness *h, bool as_nobody, char **ret_out, char **ret_err, const char *const *argv);
 
 /* String helpers for tests. */

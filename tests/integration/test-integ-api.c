@@ -54,12 +54,6 @@ static char cgroup_name[64];
 
 /* ---- small utilities ---- */
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static uint64_t realtime_usec(void) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -545,7 +539,7 @@ static char *signals_summary(Signals *s) {
 static sd_bus_message *signals_wait_impl(
         Harness *h, Signals *s, const char *member, signal_pred_t pred, const void *userdata,
         const char *what) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         for (;;) {
                 signals_dispatch(s);
@@ -561,7 +555,7 @@ static sd_bus_message *signals_wait_impl(
                         s->m[i] = NULL;
                         return m;
                 }
-                if (now_usec() >= deadline) {
+                if (harness_now_usec() >= deadline) {
                         _cleanup_free_ char *summary = signals_summary(s);
                         ck_abort_msg(
                                 "no %s signal with %s within %llu s; received:%s", member, what,
@@ -1324,7 +1318,7 @@ START_TEST(test_api_properties) {
         /* The process exits: no longer managed. */
         child_kill(c);
         {
-                uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+                uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
                 uint32_t want = (uint32_t)props_get(&p0, "ManagedProcesses", "u")->num - 1;
 
                 for (;;) {
@@ -1332,7 +1326,7 @@ START_TEST(test_api_properties) {
                         if (props_get(&p, "ManagedProcesses", "u")->num == want)
                                 break;
                         ck_assert_msg(
-                                now_usec() < deadline,
+                                harness_now_usec() < deadline,
                                 "ManagedProcesses stays %" PRIu64 " after the process exited, expected %u",
                                 props_get(&p, "ManagedProcesses", "u")->num, want);
                         props_done(&p);

@@ -342,13 +342,6 @@ static uint64_t get_counter(Harness *h, const char *name) {
         return v;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* True once rx-0..RX_QUEUES-1 of the veth are listed as applied by the rule. */
 static bool veth_applied(const QueueRow *rows, size_t n) {
         for (unsigned q = 0; q < RX_QUEUES; q++) {
@@ -365,7 +358,7 @@ static bool veth_applied(const QueueRow *rows, size_t n) {
 
 /* Waits (bounded) until the veth's rx queues are applied; returns the listing then. */
 static size_t wait_veth_applied(Harness *h, QueueRow **ret) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         for (;;) {
                 QueueRow *rows = NULL;
@@ -375,7 +368,7 @@ static size_t wait_veth_applied(Harness *h, QueueRow **ret) {
                         *ret = rows;
                         return n;
                 }
-                if (now_usec() >= deadline) {
+                if (harness_now_usec() >= deadline) {
                         for (size_t i = 0; i < n; i++)
                                 fprintf(stderr, "  %s %s %s cpus=\"%s\" flows=%u rule=\"%s\" %s\n",
                                         rows[i].device, rows[i].queue, rows[i].kind, rows[i].cpus,

@@ -25,12 +25,6 @@
 #include "harness.h"
 #include "macro.h"
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void write_settings(Harness *h, const char *text) {
         _cleanup_free_ char *path = NULL;
         FILE *f;
@@ -62,11 +56,12 @@ static uint64_t get_counter(Harness *h, const char *name) {
 }
 
 static void wait_counter_at_least(Harness *h, const char *name, uint64_t min) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC, v;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC, v;
 
         while ((v = get_counter(h, name)) < min) {
                 ck_assert_msg(
-                        now_usec() < deadline, "%s stays %" PRIu64 ", expected >= %" PRIu64, name, v, min);
+                        harness_now_usec() < deadline, "%s stays %" PRIu64 ", expected >= %" PRIu64, name, v,
+                        min);
                 usleep(20 * 1000);
         }
 }
@@ -210,17 +205,19 @@ START_TEST(test_drift_enforce_sched) {
                         .helper = "integ-threads", .name = name, .args = ARGS("-n", "1"), .pipes = true});
         free(child_expect_line(c)); /* "ready N" */
         harness_wait_listed(h, c->pid, "drifty");
-        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         while (nice_of(c->pid) != 5) {
-                ck_assert_msg(now_usec() < deadline, "nice of %d stays %d", (int)c->pid, nice_of(c->pid));
+                ck_assert_msg(
+                        harness_now_usec() < deadline, "nice of %d stays %d", (int)c->pid, nice_of(c->pid));
                 usleep(20 * 1000);
         }
 
         ck_assert_int_eq(setpriority(PRIO_PROCESS, (id_t)c->pid, 12), 0);
         wait_counter_at_least(h, "DriftCorrections", 1);
-        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         while (nice_of(c->pid) != 5) {
-                ck_assert_msg(now_usec() < deadline, "nice of %d stays %d", (int)c->pid, nice_of(c->pid));
+                ck_assert_msg(
+                        harness_now_usec() < deadline, "nice of %d stays %d", (int)c->pid, nice_of(c->pid));
                 usleep(20 * 1000);
         }
         ck_assert_uint_ge(get_counter(h, "DriftDetected"), 1);
@@ -242,14 +239,15 @@ START_TEST(test_drift_respect) {
         Harness *h = harness_new();
         _cleanup_free_ TaskInfo *tasks = NULL;
         Child *c = start(h, "respect", &tasks);
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         pid_t other = tasks[0].tid == c->pid ? tasks[1].tid : tasks[0].tid;
         ManagerProps p = {};
 
         repin(c->pid, 0);
         wait_drift_log(h, c->pid, c->pid);
         while (listed(h, c->pid)) {
-                ck_assert_msg(now_usec() < deadline, "process %d is still listed as managed", (int)c->pid);
+                ck_assert_msg(
+                        harness_now_usec() < deadline, "process %d is still listed as managed", (int)c->pid);
                 usleep(20 * 1000);
         }
         harness_get_props(h, &p);

@@ -48,32 +48,6 @@ static char rx_identity[128]; /* "CHIP HWIRQ" of the rx IRQ in /proc/interrupts,
 
 #define CPU1_ONLINE "/sys/devices/system/cpu/cpu1/online"
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static int run(const char *const *argv) {
-        pid_t pid = fork();
-        int status;
-
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-                if (fd >= 0) {
-                        dup2(fd, STDOUT_FILENO);
-                        dup2(fd, STDERR_FILENO);
-                }
-                execvp(argv[0], (char *const *)argv);
-                _exit(127);
-        }
-        if (waitpid(pid, &status, 0) < 0)
-                return -errno;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static char *read_line(const char *path) {
         char buf[512];
         FILE *f = fopen(path, "re");
@@ -118,12 +92,13 @@ static void set_irq_affinity(unsigned irq, const char *cpus) {
 }
 
 static void wait_irq_affinity(unsigned irq, const char *cpus) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         char *now;
 
         while (!streq_ptr(now = irq_affinity(irq), cpus)) {
                 ck_assert_msg(
-                        now_usec() < deadline, "IRQ %u has CPUs %s, expected %s", irq, strna(now), cpus);
+                        harness_now_usec() < deadline, "IRQ %u has CPUs %s, expected %s", irq, strna(now),
+                        cpus);
                 free(now);
                 usleep(20 * 1000);
         }
@@ -317,11 +292,12 @@ static uint64_t get_counter(Harness *h, const char *name) {
 }
 
 static void wait_counter_at_least(Harness *h, const char *name, uint64_t min) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC, v;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC, v;
 
         while ((v = get_counter(h, name)) < min) {
                 ck_assert_msg(
-                        now_usec() < deadline, "%s stays %" PRIu64 ", expected >= %" PRIu64, name, v, min);
+                        harness_now_usec() < deadline, "%s stays %" PRIu64 ", expected >= %" PRIu64, name, v,
+                        min);
                 usleep(20 * 1000);
         }
 }
@@ -374,13 +350,14 @@ static IrqEntry list_irq(Harness *h, unsigned irq) {
 }
 
 static void wait_irq_state(Harness *h, unsigned irq, const char *state) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         IrqEntry e;
 
         while (!streq((e = list_irq(h, irq)).state, state)) {
                 ck_assert_msg(
-                        now_usec() < deadline, "IRQ %u stays \"%s\" (%s) in ListIrqs, expected \"%s\"", irq,
-                        e.state, e.reason, state);
+                        harness_now_usec() < deadline,
+                        "IRQ %u stays \"%s\" (%s) in ListIrqs, expected \"%s\"", irq, e.state, e.reason,
+                        state);
                 usleep(20 * 1000);
         }
 }
@@ -418,7 +395,7 @@ static void veth_add(const char *tag, char a[static 16]) {
         ifname(a, 16, ta);
         ifname(b, 16, tb);
         ck_assert_int_eq(
-                run(
+                harness_run_quiet(
                         ARGS("ip", "link", "add", a, "numtxqueues", "2", "numrxqueues", "2", "type", "veth",
                              "peer", "name", b, "numtxqueues", "2", "numrxqueues", "2")),
                 0);
@@ -434,7 +411,7 @@ static void veth_cleanup(void) {
                 return;
         while ((de = readdir(dir)))
                 if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
-                        (void)run(ARGS("ip", "link", "del", de->d_name));
+                        (void)harness_run_quiet(ARGS("ip", "link", "del", de->d_name));
         closedir(dir);
 }
 
@@ -455,12 +432,13 @@ static unsigned long rps_mask(const char *dev) {
 }
 
 static void wait_rps_mask(const char *dev, unsigned long mask) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         unsigned long now;
 
         while ((now = rps_mask(dev)) != mask) {
                 ck_assert_msg(
-                        now_usec() < deadline, "%s rx-0 rps_cpus is %lx, expected %lx", dev, now, mask);
+                        harness_now_usec() < deadline, "%s rx-0 rps_cpus is %lx, expected %lx", dev, now,
+                        mask);
                 usleep(20 * 1000);
         }
 }
@@ -585,7 +563,7 @@ START_TEST(test_irq_managed) {
         now = irq_affinity(managed_irq);
         ck_assert_str_eq(now, before);
         ck_assert_str_eq(list_irq(h, managed_irq).state, "managed");
-        (void)run(ARGS("ip", "link", "del", veth));
+        (void)harness_run_quiet(ARGS("ip", "link", "del", veth));
 }
 END_TEST
 
@@ -642,7 +620,7 @@ START_TEST(test_irq_drift_enforce) {
         ck_assert(harness_log_contains(h, "rx-0 rps_cpus is 0 where rule veth applied 1"));
         harness_stop_daemon(h);
         set_irq_affinity(rx_irq, rx_original); /* for the next test */
-        (void)run(ARGS("ip", "link", "del", veth));
+        (void)harness_run_quiet(ARGS("ip", "link", "del", veth));
 }
 END_TEST
 
@@ -678,7 +656,7 @@ START_TEST(test_irq_drift_report) {
         ck_assert_uint_eq(get_counter(h, "DeviceDriftCorrections"), 0);
         harness_stop_daemon(h);
         set_irq_affinity(rx_irq, rx_original); /* for the next test */
-        (void)run(ARGS("ip", "link", "del", veth));
+        (void)harness_run_quiet(ARGS("ip", "link", "del", veth));
 }
 END_TEST
 
@@ -793,7 +771,7 @@ START_TEST(test_irq_irqbalance_later) {
         harness_stop_daemon(h);
         set_irq_affinity(rx_irq, rx_original);
         child_kill(c);
-        (void)run(ARGS("ip", "link", "del", veth));
+        (void)harness_run_quiet(ARGS("ip", "link", "del", veth));
 }
 END_TEST
 

@@ -64,17 +64,11 @@ static Child *spawn(Harness *h, const char *name, unsigned threads, const char *
         return c;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void wait_state(pid_t pid, char state) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         while (harness_proc_state(pid) != state) {
-                ck_assert_msg(now_usec() < deadline, "%d never reached state %c", (int)pid, state);
+                ck_assert_msg(harness_now_usec() < deadline, "%d never reached state %c", (int)pid, state);
                 usleep(5 * 1000);
         }
 }
@@ -369,13 +363,13 @@ START_TEST(test_pinned_thread_left_alone) {
         ck_assert(setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) == 0);
         close(fd);
         harness_resume_daemon(h);
-        deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         for (;;) {
                 harness_get_props(h, &p);
                 if (p.rescans > p0.rescans)
                         break;
                 manager_props_done(&p);
-                ck_assert_msg(now_usec() < deadline, "no rescan after lost events");
+                ck_assert_msg(harness_now_usec() < deadline, "no rescan after lost events");
                 usleep(20 * 1000);
         }
         ck_assert_uint_gt(p.events_lost, p0.events_lost);

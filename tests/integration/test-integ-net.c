@@ -39,33 +39,6 @@
 
 static pid_t runner; /* main()'s PID: the prefix of every interface the tests make */
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
-/* Runs argv (no shell); returns its exit status, 128+N for a signal. Output is dropped. */
-static int run(const char *const *argv) {
-        pid_t pid = fork();
-        int status;
-
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-                if (fd >= 0) {
-                        dup2(fd, STDOUT_FILENO);
-                        dup2(fd, STDERR_FILENO);
-                }
-                execvp(argv[0], (char *const *)argv);
-                _exit(127);
-        }
-        if (waitpid(pid, &status, 0) < 0)
-                return -errno;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* Interface name afd<runner><tag>. */
 static void ifname(char *buf, size_t size, const char *tag) {
         snprintf(buf, size, "afd%d%s", (int)runner, tag);
@@ -82,14 +55,14 @@ static void veth_add(const char *tag, char a[static 16], char b[static 16]) {
         ifname(b, 16, tb);
         snprintf(q, sizeof q, "%d", N_QUEUES);
         ck_assert_int_eq(
-                run(
+                harness_run_quiet(
                         ARGS("ip", "link", "add", a, "numtxqueues", q, "numrxqueues", q, "type", "veth",
                              "peer", "name", b, "numtxqueues", q, "numrxqueues", q)),
                 0);
 }
 
 static void veth_del(const char *a) {
-        (void)run(ARGS("ip", "link", "del", a));
+        (void)harness_run_quiet(ARGS("ip", "link", "del", a));
 }
 
 /* Deletes every interface whose name starts with afd<runner>. */
@@ -220,14 +193,14 @@ static void assert_snapshot(const char *dev, const QueueSnapshot *want) {
 
 /* Waits until dev has the values of want (a failure bound, not a timing assertion). */
 static void wait_snapshot(const char *dev, const QueueSnapshot *want) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         QueueSnapshot now;
 
         for (;;) {
                 snapshot(dev, &now);
                 if (snapshot_equal(&now, want))
                         return;
-                if (now_usec() >= deadline)
+                if (harness_now_usec() >= deadline)
                         break;
                 usleep(20 * 1000);
         }
@@ -465,13 +438,13 @@ static unsigned log_count(Harness *h, const char *needle) {
 }
 
 static void rename_link(const char *from, const char *to) {
-        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", from, "name", to)), 0);
+        ck_assert_int_eq(harness_run_quiet(ARGS("ip", "link", "set", "dev", from, "name", to)), 0);
 }
 
 /* Waits until ListNetQueues shows dev's queue with state (and rule, when not NULL). */
 static void wait_queue_state(
         Harness *h, const char *dev, const char *queue, const char *rule, const char *state) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         for (;;) {
                 _cleanup_free_ QueueEntry *entries = NULL;
@@ -481,8 +454,9 @@ static void wait_queue_state(
                 if (e && streq(e->state, state) && (!rule || streq(e->rule, rule)))
                         return;
                 ck_assert_msg(
-                        now_usec() < deadline, "%s %s is %s (rule \"%s\") in ListNetQueues, expected %s",
-                        dev, queue, e ? e->state : "missing", e ? e->rule : "", state);
+                        harness_now_usec() < deadline,
+                        "%s %s is %s (rule \"%s\") in ListNetQueues, expected %s", dev, queue,
+                        e ? e->state : "missing", e ? e->rule : "", state);
                 usleep(20 * 1000);
         }
 }
@@ -623,19 +597,20 @@ START_TEST(test_net_link_events_filtered) {
                 sd_bus_flush_close_unref(bus);
         }
 
-        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", a, "mtu", "1400")), 0);
-        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", a, "alias", "affinityd-test")), 0);
+        ck_assert_int_eq(harness_run_quiet(ARGS("ip", "link", "set", "dev", a, "mtu", "1400")), 0);
+        ck_assert_int_eq(
+                harness_run_quiet(ARGS("ip", "link", "set", "dev", a, "alias", "affinityd-test")), 0);
         harness_wait_log(h, "nothing relevant changed, ignored");
         /* Well past the debounce of a pass that should not come. */
         usleep(500 * 1000);
         ck_assert_uint_eq(log_count(h, "Device pass "), passes);
 
         /* Up: relevant. */
-        ck_assert_int_eq(run(ARGS("ip", "link", "set", "dev", a, "up")), 0);
+        ck_assert_int_eq(harness_run_quiet(ARGS("ip", "link", "set", "dev", a, "up")), 0);
         {
-                uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+                uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
                 while (log_count(h, "Device pass ") == passes) {
-                        ck_assert_msg(now_usec() < deadline, "no pass after link %s came up", a);
+                        ck_assert_msg(harness_now_usec() < deadline, "no pass after link %s came up", a);
                         usleep(20 * 1000);
                 }
         }

@@ -117,19 +117,13 @@ static TaskSched own_sched(void) {
         return s;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /*
  * Waits until every thread of pid shows *match if its name matches glob (glob NULL: none
  * does), *other otherwise; at least min_threads threads. Fails with the threads listed.
  */
 static void wait_sched(
         pid_t pid, const char *glob, const TaskSched *match, const TaskSched *other, unsigned min_threads) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         char report[4096];
 
         for (;;) {
@@ -156,7 +150,7 @@ static void wait_sched(
                 }
                 if (ok)
                         return;
-                if (now_usec() > deadline) {
+                if (harness_now_usec() > deadline) {
                         _cleanup_free_ char *m = task_sched_text(match), *o = task_sched_text(other);
                         ck_abort_msg(
                                 "process %d: threads %s should have %s, the others %s; they have:\n%s",

@@ -29,13 +29,6 @@
 
 /* ---- helpers ---- */
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void expect_line(Child *c, const char *want) {
         _cleanup_free_ char *line = child_expect_line(c);
         ck_assert_str_eq(line, want);
@@ -62,19 +55,21 @@ static void pool_stop(Child *c, pid_t tid) {
 
 /* Waits until thread tid of pid is gone from /proc (the kernel has released it). */
 static void wait_task_gone(pid_t pid, pid_t tid) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         char path[64];
 
         snprintf(path, sizeof path, "/proc/%d/task/%d", (int)pid, (int)tid);
         while (access(path, F_OK) == 0) {
-                ck_assert_msg(now_usec() < deadline, "thread %d of %d did not go away", (int)tid, (int)pid);
+                ck_assert_msg(
+                        harness_now_usec() < deadline, "thread %d of %d did not go away", (int)tid,
+                        (int)pid);
                 usleep(1000);
         }
 }
 
 /* Waits until thread tid of pid has Cpus_allowed_list cpus. */
 static void wait_task_cpus(pid_t pid, pid_t tid, const char *cpus) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
         _cleanup_free_ char *last = NULL;
 
         for (;;) {
@@ -83,7 +78,7 @@ static void wait_task_cpus(pid_t pid, pid_t tid, const char *cpus) {
                 if (last && streq(last, cpus))
                         return;
                 ck_assert_msg(
-                        now_usec() < deadline, "thread %d of %d: CPUs %s, expected %s after %llu s",
+                        harness_now_usec() < deadline, "thread %d of %d: CPUs %s, expected %s after %llu s",
                         (int)tid, (int)pid, strna(last), cpus, HARNESS_TIMEOUT_USEC / USEC_PER_SEC);
                 usleep(20 * 1000);
         }
@@ -122,7 +117,7 @@ static void get_policy(Harness *h, const char *name, char **ret_cpus, char **ret
 
 /* Waits until ListPolicies() shows policy name with cpus (and pending iff pending). */
 static void wait_policy(Harness *h, const char *name, const char *cpus, bool pending) {
-        uint64_t deadline = now_usec() + HARNESS_TIMEOUT_USEC;
+        uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
         for (;;) {
                 _cleanup_free_ char *c = NULL, *reason = NULL;
@@ -132,7 +127,7 @@ static void wait_policy(Harness *h, const char *name, const char *cpus, bool pen
                 if (streq(c, cpus) && (reason[0] != '\0') == pending)
                         return;
                 ck_assert_msg(
-                        now_usec() < deadline,
+                        harness_now_usec() < deadline,
                         "policy %s: cpus \"%s\", pending reason \"%s\"; expected cpus \"%s\"%s", name, c,
                         reason, cpus, pending ? " and pending" : ", not pending");
                 usleep(20 * 1000);
