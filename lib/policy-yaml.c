@@ -1646,6 +1646,38 @@ static int parse_thread_name(Loader *l, const KeySpec *spec, const Node *key, co
         return free_and_strdup(&t->name, s);
 }
 
+/*
+ * A list key (policies:, threads:, irqs:, net:): 1 when value is a sequence to walk; 0 when there
+ * is nothing to walk (null; an alias, reported where aliases are); else what type_error() returns
+ * after reporting "KEY: expected WHAT".
+ */
+static int list_value(Loader *l, const Node *value, const char *key, const char *what) {
+        if (value->kind == NODE_ALIAS || node_is_null(value))
+                return 0;
+        if (value->kind != NODE_SEQUENCE)
+                return type_error(l, value, key, what);
+        return 1;
+}
+
+/*
+ * An entry of a list key: 1 for a mapping to parse; 0 to skip it (an alias, or anything else,
+ * reported as "KEY: each entry must be a mapping (HINT), got …"); -ENOMEM.
+ */
+static int list_entry(Loader *l, const Node *item, const char *key, const char *hint) {
+        char buf[64];
+        int r;
+
+        if (item->kind == NODE_ALIAS)
+                return 0;
+        if (item->kind != NODE_MAPPING) {
+                r = node_error(
+                        l, item, "%s: each entry must be a mapping (%s), got %s", key, hint,
+                        node_describe(item, buf, sizeof buf));
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
 /* Add a per-thread key here. */
 static const KeySpec thread_keys[] = {
         {"name", parse_thread_name, .required = true},
@@ -1656,29 +1688,22 @@ static const KeySpec thread_keys[] = {
 
 static int parse_threads(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Policy *p = obj;
-        char buf[64];
         int r;
 
-        if (value->kind == NODE_ALIAS || node_is_null(value))
-                return 0;
-        if (value->kind != NODE_SEQUENCE)
-                return type_error(l, value, "threads", "a list of thread rules (- name: …)");
+        r = list_value(l, value, "threads", "a list of thread rules (- name: …)");
+        if (r <= 0)
+                return r;
 
         for (size_t i = 0; i < value->n_children; i++) {
                 const Node *item = value->children[i];
                 _cleanup_(thread_rule_done) ThreadRule t = {};
                 ThreadRule *a = NULL;
 
-                if (item->kind == NODE_ALIAS)
+                r = list_entry(l, item, "threads", "name:, cpus:");
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
-                if (item->kind != NODE_MAPPING) {
-                        r = node_error(
-                                l, item, "threads: each entry must be a mapping (name:, cpus:), got %s",
-                                node_describe(item, buf, sizeof buf));
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
 
                 t.location = node_location(l, item);
                 r = parse_mapping(l, item, "thread rule", thread_keys, ELEMENTSOF(thread_keys), &t);
@@ -1858,29 +1883,21 @@ static const KeySpec policy_keys[] = {
 
 static int parse_policies(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Config *c = obj;
-        char buf[64];
         int r;
 
-        if (value->kind == NODE_ALIAS || node_is_null(value))
-                return 0;
-        if (value->kind != NODE_SEQUENCE)
-                return type_error(l, value, "policies", "a list of policies (- name: …)");
+        r = list_value(l, value, "policies", "a list of policies (- name: …)");
+        if (r <= 0)
+                return r;
 
         for (size_t i = 0; i < value->n_children; i++) {
                 const Node *item = value->children[i];
                 _cleanup_(policy_done) Policy p = {};
 
-                if (item->kind == NODE_ALIAS)
+                r = list_entry(l, item, "policies", "name:, match:, cpus:, …");
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
-                if (item->kind != NODE_MAPPING) {
-                        r = node_error(
-                                l, item,
-                                "policies: each entry must be a mapping (name:, match:, cpus:, …), got %s",
-                                node_describe(item, buf, sizeof buf));
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
 
                 p.location = node_location(l, item);
                 r = parse_mapping(l, item, "policy", policy_keys, ELEMENTSOF(policy_keys), &p);
@@ -2059,30 +2076,22 @@ static const KeySpec irq_rule_keys[] = {
 
 static int parse_irqs(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Config *c = obj;
-        char buf[64];
         int r;
 
-        if (value->kind == NODE_ALIAS || node_is_null(value))
-                return 0;
-        if (value->kind != NODE_SEQUENCE)
-                return type_error(l, value, "irqs", "a list of IRQ rules (- name: …)");
+        r = list_value(l, value, "irqs", "a list of IRQ rules (- name: …)");
+        if (r <= 0)
+                return r;
 
         for (size_t i = 0; i < value->n_children; i++) {
                 const Node *item = value->children[i];
                 _cleanup_(irq_rule_done) IrqRule rule = {};
                 const IrqRule *first = NULL;
 
-                if (item->kind == NODE_ALIAS)
+                r = list_entry(l, item, "irqs", "name:, match:, cpus:, …");
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
-                if (item->kind != NODE_MAPPING) {
-                        r = node_error(
-                                l, item,
-                                "irqs: each entry must be a mapping (name:, match:, cpus:, …), got %s",
-                                node_describe(item, buf, sizeof buf));
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
 
                 rule.location = node_location(l, item);
                 r = parse_mapping(l, item, "irq rule", irq_rule_keys, ELEMENTSOF(irq_rule_keys), &rule);
@@ -2211,30 +2220,22 @@ static const KeySpec net_rule_keys[] = {
 
 static int parse_net(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Config *c = obj;
-        char buf[64];
         int r;
 
-        if (value->kind == NODE_ALIAS || node_is_null(value))
-                return 0;
-        if (value->kind != NODE_SEQUENCE)
-                return type_error(l, value, "net", "a list of network device rules (- device: …)");
+        r = list_value(l, value, "net", "a list of network device rules (- device: …)");
+        if (r <= 0)
+                return r;
 
         for (size_t i = 0; i < value->n_children; i++) {
                 const Node *item = value->children[i], *name = NULL;
                 _cleanup_(net_rule_done) NetRule rule = {};
                 const NetRule *first = NULL;
 
-                if (item->kind == NODE_ALIAS)
+                r = list_entry(l, item, "net", "device:, rps:, xps:, …");
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
-                if (item->kind != NODE_MAPPING) {
-                        r = node_error(
-                                l, item,
-                                "net: each entry must be a mapping (device:, rps:, xps:, …), got %s",
-                                node_describe(item, buf, sizeof buf));
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
 
                 rule.location = node_location(l, item);
                 r = parse_mapping(l, item, "net rule", net_rule_keys, ELEMENTSOF(net_rule_keys), &rule);
