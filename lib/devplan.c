@@ -1017,7 +1017,9 @@ static int plan_device(
                                         .rule = i,
                                         .has_flow_cnt = c->rfs_entries > 0,
                                         .flow_cnt =
-                                                c->rfs_entries > 0 ? MAX(c->rfs_entries / q->n_rx, 1U) : 0,
+                                                c->rfs_entries > 0
+                                                ? MAX(c->rfs_entries / q->n_rx, NETDEV_FLOW_CNT_MIN)
+                                                : 0,
                                 };
 
                                 a.device = strdup(net->name);

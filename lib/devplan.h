@@ -182,7 +182,7 @@ typedef struct NetQueueAssignment {
         size_t rule;       /* index into Config.net_rules */
         CpuSet cpus;       /* RPS: the rule's rps set; XPS: this queue's share (below) */
         bool has_flow_cnt; /* RPS with rfs: set: rps_flow_cnt to write */
-        uint32_t flow_cnt; /* rfs entries / the device's rx queues (at least 1) */
+        uint32_t flow_cnt; /* rfs entries / the device's rx queues, at least NETDEV_FLOW_CNT_MIN */
 } NetQueueAssignment;
 
 typedef struct DevicePlan {

@@ -315,6 +315,8 @@ int netdev_write_flow_cnt(const char *root, const char *dev, unsigned queue, uin
         char text[16];
         int r;
 
+        if (count > 0 && count < NETDEV_FLOW_CNT_MIN)
+                return -EINVAL;
         r = queue_path(root, dev, 'r', queue, "rps_flow_cnt", &path);
         if (r < 0)
                 return r;

@@ -77,9 +77,14 @@ int netdev_write_rps(const char *root, const char *dev, unsigned queue, const Cp
 int netdev_read_xps(const char *root, const char *dev, unsigned queue, CpuSet *ret);
 int netdev_write_xps(const char *root, const char *dev, unsigned queue, const CpuSet *cpus, unsigned nbits);
 
+/* The smallest non-zero rps_flow_cnt every kernel accepts: some kernels refuse 1 with EINVAL
+ * (a one-entry table has no hash bits), while 0 (no table) and every count >= 2 are taken. */
+#define NETDEV_FLOW_CNT_MIN UINT32_C(2)
+
 /* rx-N/rps_flow_cnt (decimal, one write(2)). Returns 0, -ENOENT, -EBADMSG (unparsable, or
  * beyond uint32_t), -errno (-ENOMEM: the kernel could not allocate the table). The kernel rounds
- * what is written up to a power of two (netdev_flow_cnt_expected()). */
+ * what is written up to a power of two (netdev_flow_cnt_expected()). The writer returns -EINVAL
+ * without writing for a count between 0 and NETDEV_FLOW_CNT_MIN, which not every kernel accepts. */
 int netdev_read_flow_cnt(const char *root, const char *dev, unsigned queue, uint32_t *ret);
 int netdev_write_flow_cnt(const char *root, const char *dev, unsigned queue, uint32_t count);
 

@@ -726,6 +726,43 @@ START_TEST(test_masks_104cpu_dump) {
 END_TEST
 
 /*
+ * rps_flow_cnt is rfs: divided among the rx queues, but never 1, which some kernels refuse
+ * with EINVAL: 16 entries over 8 queues is 2, 6 over 8 (and 1 over 1) is raised to
+ * NETDEV_FLOW_CNT_MIN, 2.
+ */
+static uint32_t planned_flow_cnt(uint32_t rfs, unsigned n_rx) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("coral-lassen.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        const NetQueueAssignment *a;
+        uint32_t cnt;
+
+        inv_add_net(inv, "mq0", n_rx, 1, true, false);
+        c->rfs_entries = rfs;
+        add_net_rule(c, "mq0", SEL(.nodes = "0"), XPS_NONE, (CpuSelector){});
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+        a = device_plan_find_queue(dp, "mq0", NET_QUEUE_RPS, 0);
+        ck_assert_ptr_nonnull(a);
+        ck_assert(a->has_flow_cnt);
+        cnt = a->flow_cnt;
+        for (unsigned q = 1; q < n_rx; q++)
+                ck_assert_uint_eq(device_plan_find_queue(dp, "mq0", NET_QUEUE_RPS, q)->flow_cnt, cnt);
+        return cnt;
+}
+
+START_TEST(test_flow_cnt_never_one) {
+        ck_assert_uint_eq(planned_flow_cnt(16, 8), 2);
+        ck_assert_uint_eq(planned_flow_cnt(6, 8), NETDEV_FLOW_CNT_MIN);
+        ck_assert_uint_eq(planned_flow_cnt(8, 8), NETDEV_FLOW_CNT_MIN);
+        ck_assert_uint_eq(planned_flow_cnt(1, 1), NETDEV_FLOW_CNT_MIN);
+        ck_assert_uint_eq(planned_flow_cnt(4096, 4), 1024);
+}
+END_TEST
+
+/*
  * coral-lassen (POWER9 SMT4, 160 PUs: 8-87 on node 0, 96-175 on node 8; enP5p1s0f0 on node 0):
  * RPS over 80 CPUs (8-87), XPS spread over 6 tx queues (80 >= 6: chunks), a literal XPS with
  * fewer CPUs than queues (round robin), and devices without RPS/XPS.
@@ -1195,6 +1232,7 @@ static Suite *devplan_suite(void) {
         tcase_add_test(tc, test_near_epyc);
         tcase_add_test(tc, test_masks_104cpu_dump);
         tcase_add_test(tc, test_masks_lassen);
+        tcase_add_test(tc, test_flow_cnt_never_one);
         tcase_add_test(tc, test_net_explanation_short);
         tcase_add_test(tc, test_exclusive_holdings);
         tcase_add_test(tc, test_inventory_fixture);

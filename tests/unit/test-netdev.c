@@ -413,7 +413,13 @@ START_TEST(test_fixture_flow_cnt) {
         ck_assert_int_eq(netdev_read_flow_cnt(root, "mq0", 1, &v), -EBADMSG);
         ck_assert_uint_eq(v, 77);
         ck_assert_int_eq(netdev_read_flow_cnt(root, "mq0", 2, &v), -ENOENT);
-        ck_assert_int_eq(netdev_write_flow_cnt(root, "mq0", 2, 1), -ENOENT);
+        ck_assert_int_eq(netdev_write_flow_cnt(root, "mq0", 2, 2), -ENOENT);
+        /* 1 is refused without writing: not every kernel accepts it. */
+        put(cnt, "2048\n");
+        ck_assert_int_eq(netdev_write_flow_cnt(root, "mq0", 1, 1), -EINVAL);
+        free(text);
+        text = slurp(cnt);
+        ck_assert_str_eq(text, "2048\n");
         rm_rf(root);
 }
 END_TEST
