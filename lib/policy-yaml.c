@@ -22,6 +22,7 @@
 #include <yaml.h>
 
 #include "apply-sched.h"
+#include "config.h"
 #include "fileio.h"
 #include "netdev.h"
 #include "policy-yaml.h"
@@ -33,11 +34,13 @@
 #define SETTINGS_NAME "affinityd.yaml"
 
 const char *const policy_dirs_default[] = {
-        "/usr/lib/affinityd/policy.d",
-        "/run/affinityd/policy.d",
+        AFFINITYD_VENDOR_POLICY_DIR,
+        AFFINITYD_RUNTIME_DIR "/policy.d",
         AFFINITYD_CONF_DIR "/policy.d",
         NULL,
 };
+
+const char config_settings_default[] = AFFINITYD_CONF_DIR "/" SETTINGS_NAME;
 
 /* ---- diagnostics ---------------------------------------------------------------------- */
 
@@ -3153,7 +3156,7 @@ int config_load(const char *config_dir, Config **ret, Diagnostics *diag) {
 
         if (!config_dir)
                 return config_load_dirs(
-                        AFFINITYD_CONF_DIR "/" SETTINGS_NAME, policy_dirs_default, ret, diag);
+                        config_settings_default, policy_dirs_default, ret, diag);
 
         if (!diag)
                 diag = &dummy;

@@ -85,9 +85,13 @@ int diagnostic_format(const Diagnostic *d, char **ret);
 /* All diagnostics, one per line, newline-terminated ("" if none). Returns 0 or -ENOMEM. */
 int diagnostics_format(const Diagnostics *d, char **ret);
 
-/* The standard search path. */
-#define AFFINITYD_CONF_DIR "/etc/affinityd"
-extern const char *const policy_dirs_default[]; /* /usr/lib, /run, /etc policy.d; NULL-terminated */
+/* The standard search path, from the build's configuration (config.h: AFFINITYD_CONF_DIR,
+ * AFFINITYD_VENDOR_POLICY_DIR, AFFINITYD_RUNTIME_DIR; /etc/affinityd, /usr/lib/affinityd/policy.d
+ * and /run/affinityd as distributions build it): the vendor, runtime and configuration policy.d
+ * directories, in that order, NULL-terminated. */
+extern const char *const policy_dirs_default[];
+/* AFFINITYD_CONF_DIR "/affinityd.yaml". */
+extern const char config_settings_default[];
 
 /*
  * Loads the whole configuration.

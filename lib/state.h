@@ -31,9 +31,10 @@
 #include <sys/types.h>
 
 #include "apply-sched.h"
+#include "config.h"
 #include "cpuset.h"
 
-#define STATE_DIR_DEFAULT "/run/affinityd"
+#define STATE_DIR_DEFAULT AFFINITYD_RUNTIME_DIR /* config.h: RUNSTATEDIR/affinityd */
 
 typedef struct StateThread {
         pid_t tid;

@@ -59,7 +59,11 @@
 #define STAGING_DIR "/opt/affinityd-staging"
 #define PROBE_EXE   PROBE_DIR "/affinityd-probe"
 #define PROBE_COMM  "affinityd-probe"
-#define POLICY_FILE "/etc/affinityd/policy.d/50-probe.yaml"
+/* The configuration directory the build reads (config.h, from meson's prefix and sysconfdir):
+ * /etc/affinityd when built as distributions do, /usr/local/etc/affinityd with meson's default
+ * prefix. Below /usr it would be read-only in the container (the overlay): a tmpfs is put there. */
+#define CONF_DIR    AFFINITYD_CONF_DIR
+#define POLICY_FILE CONF_DIR "/policy.d/50-probe.yaml"
 #define BUS_ARGS    "org.affinityd1 /org/affinityd1 org.affinityd1.Manager"
 /* Runs the rest of a shell command as nobody/nogroup, without supplementary groups. */
 #define AS_NOBODY "setpriv --reuid=65534 --regid=65534 --clear-groups "
@@ -476,7 +480,7 @@ static void spawn_nspawn(void) {
                             *overlay = xasprintf("--overlay-ro=/usr:%s/usr:/usr", container.staging),
                             *bind_share = xasprintf("--bind-ro=%s:" PROBE_DIR, container.share),
                             *bind_staging = xasprintf("--bind-ro=%s:" STAGING_DIR, container.staging);
-        char *const argv[] = {
+        char *argv[] = {
                 "systemd-nspawn",
                 "-D",
                 "/",
@@ -493,7 +497,17 @@ static void spawn_nspawn(void) {
                 "--",
                 "systemd.firstboot=off",
                 NULL,
+                NULL,
         };
+
+        /* A writable configuration directory where the overlay would make it read-only: an
+         * option before "-b" (the slot of "--" moves down). */
+        if (strncmp(CONF_DIR, "/usr/", 5) == 0) {
+                size_t b = ELEMENTSOF(argv) - 5;
+
+                memmove(argv + b + 1, argv + b, 4 * sizeof(char *));
+                argv[b] = "--tmpfs=" CONF_DIR;
+        }
         pid_t parent = getpid();
         int fd;
 
@@ -626,7 +640,7 @@ static void container_boot(void) {
         if (in_container(
                     &out,
                     "systemctl stop " UNIT " && systemctl reset-failed " UNIT " ; "
-                    "mkdir -p /etc/affinityd/policy.d") != 0) {
+                    "mkdir -p " CONF_DIR "/policy.d") != 0) {
                 fixture_error("cannot prepare the container: %s", strna(out));
                 return;
         }
@@ -1237,7 +1251,7 @@ END_TEST
  * itself. A reload without the policy resets the property and gives the process its mask back.
  */
 #define VIA_UNIT        "affinityd-via-test.service"
-#define VIA_POLICY_FILE "/etc/affinityd/policy.d/60-via.yaml"
+#define VIA_POLICY_FILE CONF_DIR "/policy.d/60-via.yaml"
 #define VIA_STATE_FILE  "/run/affinityd/units/" VIA_UNIT
 
 /* The daemon's record of the unit's original properties is gone (in the container). */
