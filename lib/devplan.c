@@ -1016,8 +1016,7 @@ static int plan_device(
                                         .queue = k,
                                         .rule = i,
                                         .has_flow_cnt = c->rfs_entries > 0,
-                                        .flow_cnt =
-                                                c->rfs_entries > 0
+                                        .flow_cnt = c->rfs_entries > 0
                                                 ? MAX(c->rfs_entries / q->n_rx, NETDEV_FLOW_CNT_MIN)
                                                 : 0,
                                 };

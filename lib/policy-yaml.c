@@ -3155,8 +3155,7 @@ int config_load(const char *config_dir, Config **ret, Diagnostics *diag) {
         int io_error = 0, r;
 
         if (!config_dir)
-                return config_load_dirs(
-                        config_settings_default, policy_dirs_default, ret, diag);
+                return config_load_dirs(config_settings_default, policy_dirs_default, ret, diag);
 
         if (!diag)
                 diag = &dummy;
