@@ -7,6 +7,7 @@
 #include "drift.h"
 
 #include "apply-sched.h"
+#include "cgroup.h"
 #include "cpuset.h"
 #include "log.h"
 #include "manager-bus.h"
@@ -338,10 +339,28 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
                 if (k == APPLY_GONE)
                         continue;
                 if (k < 0) {
-                        log_struct(
-                                LOG_WARNING, k, pp->policy->name, p->pid, p->comm, strempty(expected_text),
-                                "Failed to put back the placement of thread %d of %s[%d]: %m", (int)t->tid,
-                                p->comm, (int)p->pid);
+                        _cleanup_(cpuset_done) CpuSet allowed = {};
+                        _cleanup_free_ char *why = NULL;
+
+                        /* EINVAL: the kernel refuses a mask that the cpuset leaves nothing of. */
+                        if (k == -EINVAL && cgroup_read_cpuset(NULL, p->pid, t->tid, &allowed, NULL) >= 0 &&
+                            !cpuset_intersects(&allowed, &t->applied))
+                                (void)cgroup_format_cpuset_conflict(
+                                        pp->policy->name, &t->applied, p->pid, &allowed, &why);
+                        if (why)
+                                log_struct(
+                                        LOG_WARNING, k, pp->policy->name, p->pid, p->comm,
+                                        strempty(expected_text),
+                                        "Cannot put back the placement of thread %d of %s[%d]: %s (its "
+                                        "cpuset changed), leaving it",
+                                        (int)t->tid, p->comm, (int)p->pid, why);
+                        else
+                                log_struct(
+                                        LOG_WARNING, k, pp->policy->name, p->pid, p->comm,
+                                        strempty(expected_text),
+                                        "Failed to put back the placement of thread %d of %s[%d]: %m, "
+                                        "leaving it",
+                                        (int)t->tid, p->comm, (int)p->pid);
                         continue;
                 }
                 m->counters.drift_corrections++;

@@ -12,6 +12,7 @@
 #include "manager-explain.h"
 
 #include "apply-sched.h"
+#include "cgroup.h"
 #include "cpuset.h"
 #include "match.h"
 #include "procfs.h"
@@ -339,6 +340,21 @@ int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret) {
                 e->policy = strdup(pp->policy->name);
                 if (!e->policy)
                         return -ENOMEM;
+                if (p->refusal) {
+                        _cleanup_free_ char *why = NULL;
+
+                        r = cgroup_format_cpuset_conflict(
+                                pp->policy->name, &p->refusal->wanted, pid, &p->refusal->allowed, &why);
+                        if (r >= 0)
+                                r = strv_extendf(
+                                        &e->explanation,
+                                        "not placed: %s (its cgroup's cpuset allows none of the policy's "
+                                        "CPUs; the kernel refuses such a mask, so the affinity is left as "
+                                        "it is until the cgroup or the policy changes)",
+                                        why);
+                        if (r < 0)
+                                return r;
+                }
         } else {
                 r = pp ? strv_extendf(
                                  &e->explanation,

@@ -80,6 +80,14 @@ static int state_from_process(const TrackedProcess *p, StateProcess *ret) {
         twalk_r(p->threads, save_thread_action, &c);
         if (c.error < 0)
                 return c.error;
+        if (p->refusal) {
+                r = cpuset_copy(&s.refusal_wanted, &p->refusal->wanted);
+                if (r >= 0)
+                        r = cpuset_copy(&s.refusal_allowed, &p->refusal->allowed);
+                if (r < 0)
+                        return r;
+                s.has_refusal = true;
+        }
         *ret = s;
         s = (StateProcess){};
         return 0;

@@ -20,6 +20,7 @@
 #include "apply-sched.h"
 #include "cgroup.h"
 #include "device-placement.h"
+#include "cpuset-watch.h"
 #include "drift.h"
 #include "log.h"
 #include "manager-bus.h"
@@ -282,12 +283,21 @@ static bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t) {
         return t->tid != p->pid;
 }
 
+static CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r) {
+        if (!r)
+                return NULL;
+        cpuset_done(&r->wanted);
+        cpuset_done(&r->allowed);
+        return mfree(r);
+}
+
 static TrackedProcess *tracked_process_free(TrackedProcess *p) {
         if (!p)
                 return NULL;
         tdestroy(p->threads, tracked_thread_free_void);
         cpuset_done(&p->original);
         process_spread_free(p->spread);
+        cpuset_refusal_free(p->refusal);
         return mfree(p);
 }
 
@@ -447,6 +457,9 @@ typedef struct PlaceContext {
         const char *policy_name; /* restore: the policy the process was under, for messages */
         TrackedProcess *process;
         bool force;         /* write even where the target is what was applied last */
+        bool verify;        /* where the target is what was applied last, ask the kernel: a mask it
+                             * reset to the cpuset's CPUs is written again (docs/cgroups.md) */
+        unsigned n_reset;   /* threads found reset to their cpuset's CPUs, and written again */
         unsigned n_threads; /* threads seen */
         unsigned n_set;     /* threads whose affinity was written (or would be, dry run) */
         unsigned n_failed;  /* threads the kernel refused */
@@ -1000,29 +1013,69 @@ static const CpuSet *place_context_cpuset(PlaceContext *ctx) {
         return ctx->cpuset_state > 0 ? &ctx->cpuset_allowed : NULL;
 }
 
-/* The policy's CPUs and p's cpuset are disjoint: one clear error per process and pass. */
+/* True if what p's refusal recorded is wanted and allowed. */
+static bool refusal_is(const CpusetRefusal *r, const CpuSet *wanted, const CpuSet *allowed) {
+        return r && cpuset_equal(&r->wanted, wanted) && cpuset_equal(&r->allowed, allowed);
+}
+
+/*
+ * The policy's CPUs and p's cpuset are disjoint: the mask is left as it is. Counted as a
+ * placement failure and logged once per process and (wanted, allowed) pair — not again on a
+ * rescan, reload or, through the state file, a restart — and kept for Explain (p->refusal).
+ */
 static void report_cpuset_conflict(PlaceContext *ctx, const CpuSet *wanted) {
         Manager *m = ctx->manager;
         TrackedProcess *p = ctx->process;
         _cleanup_free_ char *text = NULL;
         const char *name = process_policy_label(m, p);
+        const StateProcess *rec;
+        bool logged_before;
         int r;
 
         if (ctx->cpuset_conflict)
                 return;
         ctx->cpuset_conflict = true;
-        m->counters.placement_failures++;
         r = cgroup_format_cpuset_conflict(name, wanted, p->pid, &ctx->cpuset_allowed, &text);
         if (r >= 0 && !ctx->error_text)
                 ctx->error_text = strdup(text); /* for PlacementFailed; NULL on OOM is fine */
-        if (!ratelimit_below(&m->failure_ratelimit, NULL))
+        if (refusal_is(p->refusal, wanted, &ctx->cpuset_allowed))
+                return; /* reported already */
+
+        p->refusal = cpuset_refusal_free(p->refusal);
+        p->refusal = calloc(1, sizeof(CpusetRefusal));
+        if (p->refusal &&
+            (cpuset_copy(&p->refusal->wanted, wanted) < 0 ||
+             cpuset_copy(&p->refusal->allowed, &ctx->cpuset_allowed) < 0))
+                p->refusal = cpuset_refusal_free(p->refusal);
+        p->state_dirty = true; /* a restarted daemon knows it was logged */
+        m->counters.placement_failures++;
+
+        rec = manager_state_recovered(m, p);
+        logged_before = rec && rec->has_refusal && cpuset_equal(&rec->refusal_wanted, wanted) &&
+                cpuset_equal(&rec->refusal_allowed, &ctx->cpuset_allowed);
+        if (logged_before || !ratelimit_below(&m->failure_ratelimit, NULL))
                 return;
         if (r < 0)
                 return (void)log_warning_errno(
                         r, "Failed to describe the cpuset of %s[%d]: %m", p->comm, (int)p->pid);
         log_struct_id(
                 LOG_WARNING, 0, AFFINITYD_MESSAGE_PLACEMENT_FAILED, name, p->pid, p->comm, NULL,
-                "Cannot place %s[%d]: %s; its affinity is left as it is", p->comm, (int)p->pid, text);
+                "Cannot place %s[%d]: %s; its affinity is left as it is (logged once; "
+                "affinityctl explain %d)",
+                p->comm, (int)p->pid, text, (int)p->pid);
+}
+
+/*
+ * True if current, a thread's mask that is not what the daemon last gave it, is what the kernel
+ * sets by itself when a cgroup's cpuset changes: the cpuset's CPUs (or, in no cpuset, the online
+ * CPUs). Such a reset is no one's choice: it is repaired whatever on-drift: says.
+ */
+static bool mask_is_cpuset_reset(PlaceContext *ctx, const CpuSet *current) {
+        const CpuSet *allowed = place_context_cpuset(ctx);
+
+        if (allowed)
+                return cpuset_equal(current, allowed);
+        return ctx->manager->topology && cpuset_equal(current, topology_online_cpus(ctx->manager->topology));
 }
 
 /* Places one thread. Returns 0 (placed, refused, or nothing to do), -ESRCH (gone), -ENOMEM. */
@@ -1069,8 +1122,20 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                 return 0;
         if (ctx->via_unit && pp && cpuset_equal(target, &pp->cpus))
                 return 0; /* systemd's AllowedCPUs= on its unit does it */
-        if (!ctx->force && t->has_applied && cpuset_equal(&t->applied, target))
-                return 0;
+        if (!ctx->force && t->has_applied && cpuset_equal(&t->applied, target)) {
+                if (!ctx->verify || m->dry_run)
+                        return 0;
+                /* What the kernel reports now, not what was written last. */
+                r = apply_get_thread_affinity(tid, &current);
+                if (r == -ESRCH)
+                        goto gone;
+                if (r < 0 || cpuset_equal(&current, thread_effective(t)))
+                        return 0;
+                if (mask_is_cpuset_reset(ctx, &current))
+                        ctx->n_reset++;
+                else if (!pp || pp->policy->on_drift != DRIFT_ENFORCE)
+                        return 0; /* moved by someone: on-drift: report or respect (daemon/drift.h) */
+        }
 
         if (!t->has_original) {
                 /* First touch: its mask now is its original, and may be the target already (a
@@ -1295,8 +1360,9 @@ static void process_migrate_memory(Manager *m, TrackedProcess *p) {
         if (apply_numa_read_pages(NULL, p->pid, &after, &n_after) < 0)
                 return;
         a = apply_numa_sum(after, n_after, &off);
+        /* Nothing moved (a reload with the pages in place already) is not news. */
         log_struct(
-                LOG_INFO, 0, pp->policy->name, p->pid, p->comm, NULL,
+                b.kib > a.kib || r > 0 ? LOG_INFO : LOG_DEBUG, 0, pp->policy->name, p->pid, p->comm, NULL,
                 "Moved %" PRIu64 " KiB of %s[%d] to nodes %s (policy %s; %" PRIu64
                 " KiB there now, %d pages could not be moved)",
                 b.kib > a.kib ? b.kib - a.kib : 0, p->comm, (int)p->pid, strna(nodes), pp->policy->name,
@@ -1350,9 +1416,10 @@ static int place_process(
                 .manager = m,
                 .process = p,
                 .force = force,
+                .verify = !m->polling_pass,
         };
         unsigned n_passes = 0;
-        bool first;
+        bool first, refused;
         int r;
 
         ctx.via_unit = place_process_unit(m, p);
@@ -1400,8 +1467,25 @@ again:
 
         process_migrate_memory(m, p);
 
-        first = !p->placed;
-        if (!p->placed) {
+        /* Refused by its cgroup (report_cpuset_conflict()): not placed, and persisted as reported. */
+        refused = ctx.cpuset_conflict && ctx.n_set == 0;
+        if (refused)
+                manager_state_save(m, p);
+        else if (p->refusal && ctx.n_failed == 0) {
+                p->refusal = cpuset_refusal_free(p->refusal); /* its cgroup allows it now */
+                p->state_dirty = true;
+                manager_state_save(m, p);
+        }
+        if (p->placed == false && !m->dry_run) {
+                /* Cgroup writes that make the kernel reset its CPUs are watched from now on. */
+                r = cpuset_watch_add_process(m->cpuset_watch, p->pid);
+                if (r == -ENOMEM)
+                        return log_warning_errno(
+                                r, "Failed to watch the cgroup of %s[%d]: %m", p->comm, (int)p->pid);
+        }
+
+        first = !p->placed && !refused;
+        if (first) {
                 p->placed = true;
                 m->counters.processes_placed++;
         }
@@ -1447,9 +1531,12 @@ again:
                         log_struct_id(
                                 info ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_PROCESS_PLACED,
                                 manager_process_policy_name(m, p), p->pid, p->comm, text,
-                                "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s",
+                                "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s%s",
                                 m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid, ctx.n_set,
                                 ctx.n_threads, strna(text), manager_process_policy_name(m, p),
+                                ctx.n_reset > 0 ? "; the kernel had reset them to their cgroup's CPUs "
+                                                  "(a cpuset change)"
+                                                : "",
                                 suppressed > 0 ? "; earlier placements of a burst were not "
                                                  "logged one by one (see the summary)"
                                                : "");
@@ -1831,6 +1918,22 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
  * /proc/PID/stat, which gives identity (start time), the kernel-thread flag and the zombie
  * state at once.
  */
+/*
+ * True for a child that systemd (PID 1, or a "systemd" user manager) forked to start a unit and
+ * that has not exec'd yet: systemd names it "(BINARY)" and moves it into the unit's cgroup,
+ * sets its user and so on before the exec. It is placed by its exec, not before (a unit: match
+ * would place it twice). Reads the parent's comm only for a "(…" comm.
+ */
+static bool is_service_manager_child(const ProcfsStat *st) {
+        char parent[16] = "";
+
+        if (st->comm[0] != '(')
+                return false;
+        if (st->ppid == 1)
+                return true;
+        return st->ppid > 1 && procfs_read_comm(NULL, st->ppid, 0, parent) >= 0 && streq(parent, "systemd");
+}
+
 static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
         TrackedProcess *p = manager_find_process(m, pid);
         bool explicit_only = pid == m->self;
@@ -1859,6 +1962,12 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
         if (p && p->starttime != st.starttime) {
                 manager_forget_gone(m, p); /* a different process with a reused PID */
                 p = NULL;
+        }
+        if (!exec && !p && k >= 0 && is_service_manager_child(&st)) {
+                log_debug(
+                        "%s[%d] is systemd's child before its exec, placed when it execs", st.comm,
+                        (int)pid);
+                return 0;
         }
         if (process_is_dead(pid, &st)) {
                 /* Exited already: its placement can't complete. */
@@ -2021,6 +2130,7 @@ static int on_exit_event(Manager *m, const ProcEvent *ev) {
 }
 
 static int manager_rescan(Manager *m);
+static void manager_settle_units(Manager *m);
 
 /* Runs the rescan scheduled by on_lost(), from whichever of its two sources fires first. */
 static void manager_run_scheduled_rescan(Manager *m) {
@@ -2039,6 +2149,7 @@ int manager_rescan_all(Manager *m) {
         r = manager_rescan(m);
         if (r < 0)
                 return r;
+        manager_settle_units(m);
         r = device_placement_apply(m->devices);
         manager_notify(m, NULL);
         return r;
@@ -2346,6 +2457,8 @@ static int manager_rescan(Manager *m) {
                 c->pid = pids[i];
                 if (procfs_read_stat(NULL, c->pid, 0, &c->stat) < 0 || process_is_dead(c->pid, &c->stat))
                         continue; /* gone, or exited and not reaped yet */
+                if (is_service_manager_child(&c->stat))
+                        continue; /* placed by its exec */
                 n_candidates++;
         }
         qsort(candidates, n_candidates, sizeof(ScanCandidate), scan_candidate_compare);
@@ -2369,6 +2482,47 @@ static int manager_rescan(Manager *m) {
                         return log_error_errno(r, "Failed to rescan: %m");
         }
         return 0;
+}
+
+/*
+ * Asks the kernel about every managed thread (place_process() with verify) and writes again
+ * those it reset to their cgroup's CPUs — on cgroup v1, and on v2 before Linux 6.2, it does
+ * that to every task of a cgroup whose cpuset changes (docs/cgroups.md) — and those that drifted
+ * under on-drift: enforce. why says what prompted it, for the debug log.
+ */
+static void manager_verify_all(Manager *m, const char *why) {
+        _cleanup_free_ TrackedProcess **list = NULL;
+        size_t n = 0;
+        int enabled = SD_EVENT_OFF;
+
+        if (m->dry_run || m->n_processes == 0)
+                return;
+        /* A re-plan after a CPU change is due: it writes every thread anyway. */
+        if (m->hotplug_source && sd_event_source_get_enabled(m->hotplug_source, &enabled) >= 0 &&
+            enabled != SD_EVENT_OFF)
+                return;
+        if (manager_list_processes(m, &list, &n) < 0)
+                return (void)log_warning_errno(-ENOMEM, "Failed to check managed threads after %s: %m", why);
+        log_debug("Checking %zu managed processes against the kernel after %s", n, why);
+        for (size_t i = 0; i < n; i++)
+                if (process_plan(m, list[i]) && !process_plan(m, list[i])->pending_reason)
+                        (void)place_process(m, list[i], false, 0, 0);
+}
+
+static void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_free_ char *why = NULL;
+
+        if (asprintf(&why, "a cpuset change in %s", dir) < 0)
+                why = NULL;
+        manager_verify_all(m, why ?: "a cpuset change");
+}
+
+/* After systemd changed units' AllowedCPUs= (via: systemd, set or reset): the kernel has reset
+ * the threads of those cgroups already, before the D-Bus call returned. */
+static void manager_settle_units(Manager *m) {
+        if (m->units && unit_placement_take_changed(m->units))
+                manager_verify_all(m, "changing units' AllowedCPUs=");
 }
 
 /* ---- configuration ---- */
@@ -2621,7 +2775,8 @@ int manager_reload(Manager *m, char **ret_error) {
         plan_free(old_plan);
         config_free(old_config);
         (void)manager_rescan(m);
-        unit_placement_flush(m->units);           /* units no longer placed get their properties reset */
+        unit_placement_flush(m->units); /* units no longer placed get their properties reset */
+        manager_settle_units(m);
         (void)device_placement_apply(m->devices); /* IRQs and queues: placed, or restored */
 
         m->last_reload_error = mfree(m->last_reload_error);
@@ -2847,7 +3002,10 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
+        /* Discovery, once a second: what is placed already is not read back each time. */
+        m->polling_pass = true;
         (void)manager_rescan(m);
+        m->polling_pass = false;
         r = sd_event_source_set_time_relative(s, manager_poll_interval(m));
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -3087,6 +3245,16 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = device_placement_new(m, "/", &m->devices);
         if (r < 0)
                 return r;
+        if (!m->dry_run) {
+                r = cpuset_watch_new(m->event, 0, on_cpuset_change, m, &m->cpuset_watch);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_warning_errno(
+                                r,
+                                "Failed to watch cgroups for cpuset changes (drift-interval: still "
+                                "finds what they do): %m");
+        }
 
         /* sd_event_add_signal() needs the signals blocked. */
         sigemptyset(&mask);
@@ -3127,6 +3295,7 @@ Manager *manager_free(Manager *m) {
         m->baseline_queue = mfree(m->baseline_queue);
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);
+        m->cpuset_watch = cpuset_watch_free(m->cpuset_watch);
         /* Before the uevent monitor: it holds subscriptions to it. */
         m->devices = device_placement_free(m->devices);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
@@ -3225,6 +3394,9 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return r;
         manager_state_finish_recovery(m);
+        /* READY=1 means placed: not before the kernel's resets that unit placements caused are
+         * repaired. */
+        manager_settle_units(m);
         r = device_placement_apply(m->devices);
         if (r < 0)
                 return r;

@@ -136,7 +136,7 @@ typedef struct ProcessSpread {
 
 /* A process that matched an active policy (or was forked by one), keyed by pid. */
 typedef struct TrackedProcess {
-        /* Field order keeps the struct free of holes (152 bytes, a 160-byte malloc chunk:
+        /* Field order keeps the struct free of holes (160 bytes, a 176-byte malloc chunk:
          * docs/performance.md): one is tracked per managed process. */
         pid_t pid;          /* first: the tsearch key */
         pid_t parent;       /* forked: the managed parent's pid */
@@ -159,13 +159,21 @@ typedef struct TrackedProcess {
         unsigned memory_generation; /* Manager.plan_generation of the last page migration, 0: none
                                      * since the process was tracked or exec'd */
         unsigned n_threads;
-        void *threads;         /* tsearch(3) root of TrackedThread */
-        unsigned generation;   /* placement pass counter (threads not seen in a pass are dropped) */
-        int rescan_policy;     /* scratch for manager_rescan(): the policy decided, or -errno */
-        ProcessSpread *spread; /* NULL until one of its threads takes a spread slot */
-        uint64_t identity_ns;  /* CLOCK_MONOTONIC ns, taken after starttime was read: an EXIT
-                                * event sent later is not about an earlier process with this PID */
+        void *threads;                 /* tsearch(3) root of TrackedThread */
+        unsigned generation;           /* placement pass counter (threads not seen in a pass are dropped) */
+        int rescan_policy;             /* scratch for manager_rescan(): the policy decided, or -errno */
+        ProcessSpread *spread;         /* NULL until one of its threads takes a spread slot */
+        uint64_t identity_ns;          /* CLOCK_MONOTONIC ns, taken after starttime was read: an EXIT
+                                        * event sent later is not about an earlier process with this PID */
+        struct CpusetRefusal *refusal; /* its cgroup allows none of the policy's CPUs: what was
+                                        * reported (once), NULL otherwise */
 } TrackedProcess;
+
+/* A process's cgroup allows none of its policy's CPUs: reported once per (wanted, allowed). */
+typedef struct CpusetRefusal {
+        CpuSet wanted;  /* the target refused */
+        CpuSet allowed; /* what its cgroup's cpuset allowed then */
+} CpusetRefusal;
 
 typedef struct ManagerCounters {
         uint64_t events_received;
@@ -197,8 +205,9 @@ typedef struct Manager {
         UeventMonitor *uevent_monitor; /* NULL with --topology= or when uevents can't be had */
         UeventSubscription *cpu_subscription;
         struct Drift *drift; /* the drift re-check (daemon/drift.h), NULL until manager_new() made it */
-        struct UnitPlacement *units;     /* via: systemd (daemon/unit-placement.h) */
-        struct DevicePlacement *devices; /* irqs: and net: rules (daemon/device-placement.h) */
+        struct UnitPlacement *units;      /* via: systemd (daemon/unit-placement.h) */
+        struct CpusetWatch *cpuset_watch; /* cgroups of managed processes (daemon/cpuset-watch.h) */
+        struct DevicePlacement *devices;  /* irqs: and net: rules (daemon/device-placement.h) */
 
         /* Options. */
         char *config_dir;
@@ -216,6 +225,7 @@ typedef struct Manager {
         Topology *topology;
         Plan *plan;
         bool force_placement;     /* manager_rescan() writes every thread, not only changed targets */
+        bool polling_pass;        /* a /proc polling pass: placed threads are not read back */
         bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
         unsigned plan_generation; /* bumped by every plan installed (memory: migrates again) */
 

@@ -36,6 +36,7 @@ struct UnitPlacement {
         unsigned generation;
         UnitEntry *entries; /* a few units: a linear array */
         size_t n_entries;
+        bool changed; /* SetUnitProperties succeeded since unit_placement_take_changed() */
 };
 
 int unit_placement_new(const char *bus_address, bool dry_run, UnitPlacement **ret) {
@@ -173,7 +174,10 @@ static int set_unit_properties(
         r = sd_bus_message_close_container(msg);
         if (r < 0)
                 return r;
-        return sd_bus_call(u->bus, msg, 0, error, &reply);
+        r = sd_bus_call(u->bus, msg, 0, error, &reply);
+        if (r >= 0)
+                u->changed = true;
+        return r;
 }
 
 /* The D-Bus interface of unit's type that carries EffectiveCPUs, or NULL for a type without a
@@ -390,8 +394,87 @@ void unit_placement_new_plan(UnitPlacement *u) {
         u->bus_error = 0; /* try connecting again */
 }
 
+/* The EffectiveCPUs of the slice that unit is in (its "Slice" property). */
+static int get_slice_effective(UnitPlacement *u, const char *unit, CpuSet *ret, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *slice = NULL;
+        const char *path = NULL, *interface = unit_cgroup_interface(unit);
+        int r;
+
+        if (!interface)
+                return -EOPNOTSUPP;
+        r = sd_bus_call_method(
+                u->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "GetUnit", error, &reply, "s", unit);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_string(u->bus, SYSTEMD_DEST, path, interface, "Slice", error, &slice);
+        if (r < 0)
+                return r;
+        if (!*slice)
+                return -ENOENT; /* -.slice: no parent */
+        return get_unit_mask(u, slice, "EffectiveCPUs", ret, error);
+}
+
+/*
+ * After AllowedCPUs= of e's unit was reset to empty: is the reset effective? Empty means "what
+ * the parent slice has"; systemd 252 does not write the cgroup's cpuset.cpus for an empty value
+ * while the slice keeps the cpuset controller on (another unit in it has AllowedCPUs=), so
+ * EffectiveCPUs stays what affinityd had set. Then AllowedCPUs= is set to the slice's
+ * EffectiveCPUs (which systemd does write) and reset to empty again (so nothing of affinityd's
+ * is left in the unit's properties); read back once more. Failures are logged.
+ */
+static void unit_reset_make_effective(UnitPlacement *u, UnitEntry *e) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, slice = CPUSET_NULL;
+        _cleanup_free_ char *got = NULL, *want = NULL;
+        int r;
+
+        r = get_unit_mask(u, e->unit, "EffectiveCPUs", &effective, &error);
+        if (r >= 0)
+                r = get_slice_effective(u, e->unit, &slice, &error);
+        if (r < 0) {
+                log_debug_errno(
+                        r, "Could not read back EffectiveCPUs of %s after the reset (%s), leaving it",
+                        e->unit, error.message ?: strerror(-r));
+                return;
+        }
+        /* Empty: no cpuset controller on it at all (the slice's is off too) — nothing to fix. */
+        if (cpuset_is_empty(&effective) || cpuset_is_empty(&slice) || cpuset_equal(&effective, &slice))
+                return;
+
+        got = cpuset_to_string(&effective);
+        want = cpuset_to_string(&slice);
+        log_info(
+                "AllowedCPUs= of %s was reset, but systemd left EffectiveCPUs=%s (its slice has %s): "
+                "setting the slice's CPUs explicitly, then resetting again",
+                e->unit, strna(got), strna(want));
+        r = set_unit_properties(u, e->unit, &slice, false, NULL, &error);
+        if (r >= 0)
+                r = set_unit_properties(u, e->unit, NULL, false, NULL, &error);
+        if (r >= 0) {
+                cpuset_clear(&effective);
+                r = get_unit_mask(u, e->unit, "EffectiveCPUs", &effective, &error);
+        }
+        if (r < 0)
+                log_warning_errno(
+                        r, "Failed to make the reset of AllowedCPUs= of %s effective: %s", e->unit,
+                        error.message ?: strerror(-r));
+        else if (!cpuset_equal(&effective, &slice)) {
+                got = mfree(got);
+                got = cpuset_to_string(&effective);
+                log_warning(
+                        "AllowedCPUs= of %s is reset, but systemd still reports EffectiveCPUs=%s, not its "
+                        "slice's %s",
+                        e->unit, strna(got), strna(want));
+        }
+}
+
 static void unit_placement_reset(UnitPlacement *u, UnitEntry *e) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        bool to_empty = !e->has_original || cpuset_is_empty(&e->original_cpus);
         int r;
 
         if (!e->set)
@@ -411,6 +494,8 @@ static void unit_placement_reset(UnitPlacement *u, UnitEntry *e) {
                 log_info(
                         "Reset AllowedCPUs= and AllowedMemoryNodes= of %s (AllowedCPUs=%s)", e->unit,
                         cpus && *cpus ? cpus : "(empty)");
+                if (to_empty)
+                        unit_reset_make_effective(u, e);
         }
         if (e->saved && u->state_dir) {
                 r = state_unit_remove(u->state_dir, e->unit);
@@ -418,6 +503,14 @@ static void unit_placement_reset(UnitPlacement *u, UnitEntry *e) {
                         log_warning_errno(r, "Failed to remove the state file of %s: %m", e->unit);
         }
         e->saved = false;
+}
+
+bool unit_placement_take_changed(UnitPlacement *u) {
+        bool changed = u && u->changed;
+
+        if (u)
+                u->changed = false;
+        return changed;
 }
 
 void unit_placement_flush(UnitPlacement *u) {

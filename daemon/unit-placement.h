@@ -12,7 +12,9 @@
  * processes one by one as for via: process. Each unit is decided once per plan; what was set
  * is reset (both properties back to what the unit had before the first set, recorded in the
  * state dir: see unit_placement_set_state_dir(); empty when unknown) when a reload no longer
- * places the unit or on restore-on-exit. Calls are synchronous (the daemon waits for systemd, 5 s at most).
+ * places the unit or on restore-on-exit; a reset to empty is read back and made effective where
+ * systemd does not apply it (EffectiveCPUs compared with the unit's slice's). Calls are
+ * synchronous (the daemon waits for systemd, 5 s at most).
  */
 
 #include <stdbool.h>
@@ -52,6 +54,13 @@ void unit_placement_new_plan(UnitPlacement *u);
  * Failures are logged and the unit forgotten.
  */
 void unit_placement_flush(UnitPlacement *u);
+
+/*
+ * True if systemd accepted a SetUnitProperties (a placement or a reset) since the last call;
+ * clears that. The kernel may have reset the affinity of the tasks of those units' cgroups
+ * (docs/cgroups.md): the caller checks them. NULL: false.
+ */
+bool unit_placement_take_changed(UnitPlacement *u);
 
 /* Resets every unit whose properties were set (restore-on-exit) and forgets them all. */
 void unit_placement_reset_all(UnitPlacement *u);

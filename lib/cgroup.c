@@ -367,6 +367,60 @@ int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allow
         return 0;
 }
 
+int cgroup_cpuset_dirs(const char *root, pid_t pid, char ***ret_dirs) {
+        _cleanup_free_ char *text = NULL, *h = NULL;
+        _cleanup_strv_free_ char **dirs = NULL;
+        bool v2_cpuset = false;
+        size_t n_dirs = 0;
+        CgroupLine l;
+        int r;
+
+        if (!ret_dirs)
+                return -EINVAL;
+        r = read_proc_cgroup(root, pid, 0, &text);
+        if (r < 0)
+                return r;
+        r = v2_root(root, &h, &v2_cpuset);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        r = v2_cpuset ? find_line(text, NULL, &l) : 0;
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                h = mfree(h);
+                r = find_line(text, "cpuset", &l);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -ENODATA;
+                r = v1_hierarchy_dir(root, &l, "cpuset", &h);
+                if (r < 0)
+                        return r;
+        }
+
+        /* The cgroup itself, then each ancestor up to the hierarchy's root ("/"). */
+        for (size_t n = l.path_len;;) {
+                char **a = reallocarray(dirs, n_dirs + 2, sizeof(char *));
+
+                if (!a)
+                        return -ENOMEM;
+                dirs = a;
+                dirs[n_dirs + 1] = NULL;
+                r = join_cgroup_dir(h, l.path, n, &dirs[n_dirs]);
+                if (r < 0)
+                        return r;
+                n_dirs++;
+                if (n <= 1)
+                        break;
+                while (n > 1 && l.path[n - 1] != '/')
+                        n--;
+                if (n > 1)
+                        n--;
+        }
+        *ret_dirs = TAKE_PTR(dirs);
+        return 0;
+}
+
 int cgroup_read_rt_runtime(
         const char *root, pid_t pid, pid_t tid, int64_t *ret_runtime_us, char **ret_path) {
         _cleanup_free_ char *dir = NULL, *path = NULL, *f = NULL, *text = NULL;

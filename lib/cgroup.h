@@ -47,6 +47,17 @@
 int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allowed, char **ret_path);
 
 /*
+ * The cgroup directories whose cpuset files decide the CPUs of process pid: its own cgroup's
+ * directory first, then each ancestor's up to the hierarchy's root directory, on the hierarchy
+ * cgroup_read_cpuset() reads (the unified one when it has the cpuset controller, else the v1
+ * cpuset hierarchy). A write to cpuset.cpus or cgroup.subtree_control in any of them can make
+ * the kernel set the affinity of pid's threads (docs/cgroups.md). *ret_dirs receives a
+ * NULL-terminated, newly allocated strv (ROOT/sys/fs/cgroup/... paths).
+ * Returns 0, -ESRCH, -ENODATA (in no cpuset hierarchy), -EBADMSG, -EINVAL, -ENOMEM, -errno.
+ */
+int cgroup_cpuset_dirs(const char *root, pid_t pid, char ***ret_dirs);
+
+/*
  * The v1 hierarchy of thread tid of process pid (tid 0: the process) that holds the named
  * controller ("cpuset", "cpu", "name=systemd"): *ret_dir receives the directory of that cgroup
  * (ROOT/sys/fs/cgroup/<hierarchy>/<path>, ready to append "/cpu.rt_runtime_us"), *ret_path the

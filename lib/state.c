@@ -25,6 +25,8 @@ void state_process_done(StateProcess *s) {
                 cpuset_done(&s->threads[i].affinity);
         free(s->threads);
         cpuset_done(&s->affinity);
+        cpuset_done(&s->refusal_wanted);
+        cpuset_done(&s->refusal_allowed);
         *s = (StateProcess){};
 }
 
@@ -84,6 +86,17 @@ int state_format(const StateProcess *s, char **ret) {
                 const StateThread *t = &s->threads[i];
                 fprintf(f, "thread %d", (int)t->tid);
                 r = format_record(f, t->has_affinity, &t->affinity, t->has_sched, &t->sched);
+        }
+        if (r >= 0 && s->has_refusal) {
+                _cleanup_free_ char *wanted = cpuset_to_string(&s->refusal_wanted),
+                                    *allowed = cpuset_to_string(&s->refusal_allowed);
+
+                if (!wanted || !allowed)
+                        r = -ENOMEM;
+                else if (!*wanted || !*allowed)
+                        r = -EINVAL;
+                else
+                        fprintf(f, "refused %s %s\n", wanted, allowed);
         }
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
@@ -190,7 +203,7 @@ static int parse_record(
 int state_parse(const char *text, StateProcess *ret, char **ret_error) {
         _cleanup_(state_process_done) StateProcess s = {};
         _cleanup_free_ char *copy = NULL;
-        bool seen_process = false, seen_default = false;
+        bool seen_process = false, seen_default = false, seen_refused = false;
         char *save = NULL, *l;
         unsigned line = 0;
         int r;
@@ -221,6 +234,8 @@ int state_parse(const char *text, StateProcess *ret, char **ret_error) {
                 }
                 if (n == 0)
                         return parse_error(ret_error, line, "empty line");
+                if (seen_refused)
+                        return parse_error(ret_error, line, "a record after the \"refused\" line");
                 if (streq(tokens[0], "process")) {
                         if (seen_process)
                                 return parse_error(ret_error, line, "duplicate \"process\" line");
@@ -259,6 +274,16 @@ int state_parse(const char *text, StateProcess *ret, char **ret_error) {
                                 &t->sched, ret_error);
                         if (r < 0)
                                 return r;
+                } else if (streq(tokens[0], "refused")) {
+                        if (!seen_default)
+                                return parse_error(
+                                        ret_error, line, "\"refused\" before the \"default\" line");
+                        if (n != 3 || cpuset_parse_list(tokens[1], &s.refusal_wanted, NULL) < 0 ||
+                            cpuset_parse_list(tokens[2], &s.refusal_allowed, NULL) < 0 ||
+                            cpuset_is_empty(&s.refusal_wanted) || cpuset_is_empty(&s.refusal_allowed))
+                                return parse_error(
+                                        ret_error, line, "expected \"refused WANTED ALLOWED\" (cpu-lists)");
+                        s.has_refusal = seen_refused = true;
                 } else
                         return parse_error(ret_error, line, "unknown record \"%s\"", tokens[0]);
         }

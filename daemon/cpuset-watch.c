@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cpuset-watch.h"
+#include "log.h"
+#include "macro.h"
+
+typedef struct WatchedDir {
+        int wd; /* first: the key of by_wd */
+        char *path;
+} WatchedDir;
+
+struct CpusetWatch {
+        sd_event *event;
+        int fd;
+        sd_event_source *io;
+        sd_event_source *debounce; /* armed while a burst is being collected */
+        cpuset_watch_handler_t handler;
+        void *userdata;
+        void *by_path; /* tsearch(3) of WatchedDir, by path */
+        void *by_wd;   /* the same entries, by wd */
+        size_t n;
+        bool limit_logged;
+        char *last_dir; /* the directory of the last write of the burst */
+};
+
+static int path_compare(const void *a, const void *b) {
+        return strcmp(((const WatchedDir *)a)->path, ((const WatchedDir *)b)->path);
+}
+
+static int wd_compare(const void *a, const void *b) {
+        int x = ((const WatchedDir *)a)->wd, y = ((const WatchedDir *)b)->wd;
+        return x < y ? -1 : x > y;
+}
+
+static void watched_dir_free(void *p) {
+        WatchedDir *d = p;
+
+        if (!d)
+                return;
+        free(d->path);
+        free(d);
+}
+
+static void nop_free(void *p) {
+}
+
+/* Only writes that can change tasks' CPUs (cgroups(7), the cpuset section of cgroup-v2.rst). */
+static bool name_is_cpuset_write(const char *name) {
+        static const char *const names[] = {
+                "cpuset.cpus",
+                "cpuset.cpus.partition",
+                "cpuset.cpus.exclusive",
+                "cgroup.subtree_control",
+                "cgroup.procs",
+                "cgroup.threads",
+                "tasks", /* v1 */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (streq(name, names[i]))
+                        return true;
+        return false;
+}
+
+static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata) {
+        CpusetWatch *w = userdata;
+
+        w->handler(w, w->last_dir ?: "", w->userdata);
+        return 0;
+}
+
+static void forget_wd(CpusetWatch *w, int wd) {
+        WatchedDir key = {.wd = wd}, *d;
+        void **node = tfind(&key, &w->by_wd, wd_compare);
+
+        if (!node)
+                return;
+        d = *node;
+        tdelete(d, &w->by_wd, wd_compare);
+        tdelete(d, &w->by_path, path_compare);
+        watched_dir_free(d);
+        w->n--;
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        CpusetWatch *w = userdata;
+        union {
+                struct inotify_event ev;
+                char buf[4096];
+        } u;
+        bool relevant = false;
+        ssize_t n;
+        int r;
+
+        for (;;) {
+                n = read(w->fd, u.buf, sizeof u.buf);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                break;
+                        return log_debug_errno(-errno, "Failed to read cgroup inotify events: %m");
+                }
+                for (char *p = u.buf; p < u.buf + n;) {
+                        struct inotify_event *ev = (struct inotify_event *)p;
+
+                        p += sizeof(struct inotify_event) + ev->len;
+                        if (ev->mask & IN_IGNORED) {
+                                forget_wd(w, ev->wd);
+                                continue;
+                        }
+                        if (ev->mask & IN_Q_OVERFLOW) {
+                                relevant = true; /* something may have been lost: check */
+                                continue;
+                        }
+                        if (ev->len > 0 && name_is_cpuset_write(ev->name)) {
+                                WatchedDir key = {.wd = ev->wd};
+                                void **node = tfind(&key, &w->by_wd, wd_compare);
+
+                                relevant = true;
+                                if (node) {
+                                        char *dir = strdup((*(WatchedDir **)node)->path);
+
+                                        if (dir) {
+                                                free(w->last_dir);
+                                                w->last_dir = dir;
+                                        }
+                                }
+                        }
+                }
+        }
+        if (!relevant)
+                return 0;
+
+        /* Collect the rest of the burst (systemd writes several files per unit). */
+        if (w->debounce) {
+                r = sd_event_source_set_time_relative(w->debounce, CPUSET_WATCH_DEBOUNCE_USEC);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(w->debounce, SD_EVENT_ONESHOT);
+        } else {
+                r = sd_event_add_time_relative(
+                        w->event, &w->debounce, CLOCK_MONOTONIC, CPUSET_WATCH_DEBOUNCE_USEC, 10 * 1000,
+                        on_debounce, w);
+                if (r >= 0) {
+                        (void)sd_event_source_set_description(w->debounce, "cpuset-debounce");
+                        (void)sd_event_source_set_priority(
+                                w->debounce, sd_event_source_get_priority(s, NULL) ?: 0);
+                }
+        }
+        if (r < 0)
+                log_warning_errno(
+                        r, "Failed to arm the cpuset check after a cgroup change, skipping it: %m");
+        return 0;
+}
+
+int cpuset_watch_new(
+        sd_event *event, int64_t priority, cpuset_watch_handler_t handler, void *userdata,
+        CpusetWatch **ret) {
+        CpusetWatch *w;
+        int r;
+
+        if (!event || !handler || !ret)
+                return -EINVAL;
+        w = calloc(1, sizeof(CpusetWatch));
+        if (!w)
+                return -ENOMEM;
+        w->event = sd_event_ref(event);
+        w->handler = handler;
+        w->userdata = userdata;
+        w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (w->fd < 0) {
+                r = -errno;
+                cpuset_watch_free(w);
+                return r;
+        }
+        r = sd_event_add_io(event, &w->io, w->fd, EPOLLIN, on_inotify, w);
+        if (r >= 0) {
+                (void)sd_event_source_set_description(w->io, "cpuset-watch");
+                r = sd_event_source_set_priority(w->io, priority);
+        }
+        if (r < 0) {
+                cpuset_watch_free(w);
+                return r;
+        }
+        *ret = w;
+        return 0;
+}
+
+CpusetWatch *cpuset_watch_free(CpusetWatch *w) {
+        if (!w)
+                return NULL;
+        w->debounce = sd_event_source_disable_unref(w->debounce);
+        w->io = sd_event_source_disable_unref(w->io);
+        tdestroy(w->by_wd, nop_free);
+        tdestroy(w->by_path, watched_dir_free);
+        if (w->fd >= 0)
+                close(w->fd);
+        free(w->last_dir);
+        sd_event_unref(w->event);
+        return mfree(w);
+}
+
+/* Watches one directory. Returns 1 added, 0 known already or not watchable, -ENOMEM. */
+static int watch_dir(CpusetWatch *w, const char *path) {
+        WatchedDir key = {.path = (char *)path}, *d;
+        int wd;
+
+        if (tfind(&key, &w->by_path, path_compare))
+                return 0;
+        if (w->n >= CPUSET_WATCH_MAX) {
+                if (!w->limit_logged)
+                        log_warning(
+                                "Watching %u cgroups already: %s and later ones are not watched for "
+                                "cpuset changes (drift-interval: still finds what they do)",
+                                (unsigned)CPUSET_WATCH_MAX, path);
+                w->limit_logged = true;
+                return 0;
+        }
+        wd = inotify_add_watch(w->fd, path, IN_MODIFY | IN_ONLYDIR | IN_EXCL_UNLINK);
+        if (wd < 0) {
+                log_debug_errno(-errno, "Failed to watch %s for cpuset changes, skipping: %m", path);
+                return 0;
+        }
+        d = calloc(1, sizeof(WatchedDir));
+        if (!d || !(d->path = strdup(path))) {
+                free(d);
+                (void)inotify_rm_watch(w->fd, wd);
+                return -ENOMEM;
+        }
+        d->wd = wd;
+        /* Two paths can be one inode (a v1 hierarchy reached through a symlink): one entry by wd. */
+        if (tfind(d, &w->by_wd, wd_compare)) {
+                watched_dir_free(d);
+                return 0;
+        }
+        if (!tsearch(d, &w->by_path, path_compare)) {
+                watched_dir_free(d);
+                return -ENOMEM;
+        }
+        if (!tsearch(d, &w->by_wd, wd_compare)) {
+                tdelete(d, &w->by_path, path_compare);
+                watched_dir_free(d);
+                return -ENOMEM;
+        }
+        w->n++;
+        return 1;
+}
+
+int cpuset_watch_add_process(CpusetWatch *w, pid_t pid) {
+        _cleanup_strv_free_ char **dirs = NULL;
+        int added = 0, r;
+
+        if (!w)
+                return 0;
+        r = cgroup_cpuset_dirs(NULL, pid, &dirs);
+        if (r == -ESRCH || r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (r != -ENODATA)
+                        log_debug_errno(
+                                r, "Failed to find the cgroup of PID %d, not watching it: %m", (int)pid);
+                return 0;
+        }
+        /* The process's own cgroup first: when it is watched, so are its ancestors. */
+        for (char **d = dirs; *d; d++) {
+                r = watch_dir(w, *d);
+                if (r < 0)
+                        return r;
+                if (r == 0 && d == dirs)
+                        break;
+                added |= r;
+        }
+        return added;
+}
