@@ -150,9 +150,11 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
                         w->event, &w->debounce, CLOCK_MONOTONIC, CPUSET_WATCH_DEBOUNCE_USEC, 10 * 1000,
                         on_debounce, w);
                 if (r >= 0) {
+                        int64_t priority = 0;
+
                         (void)sd_event_source_set_description(w->debounce, "cpuset-debounce");
-                        (void)sd_event_source_set_priority(
-                                w->debounce, sd_event_source_get_priority(s, NULL) ?: 0);
+                        (void)sd_event_source_get_priority(s, &priority);
+                        (void)sd_event_source_set_priority(w->debounce, priority);
                 }
         }
         if (r < 0)

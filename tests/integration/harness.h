@@ -334,5 +334,8 @@ int harness_run_quiet(const char *const *argv);
 
 int harness_run(Harness *h, bool as_nobody, char **ret_out, char **ret_err, const char *const *argv);
 
+/* String helpers for tests. harness_asprintf(): asprintf(3) into a new string; fails the test
+ * when out of memory. */
+char *harness_asprintf(const char *format, ...) __attribute__((__format__(printf, 1, 2)));
 /* String helpers for tests. */
 bool strv_contains_suffix(char *const *l, const char *suffix);

@@ -297,6 +297,61 @@ START_TEST(test_hybrid_cpuset_on_unified) {
 }
 END_TEST
 
+/* The directories cgroup_cpuset_dirs() gives for pid: want, "|"-separated, relative to root. */
+static void expect_dirs(pid_t pid, const char *want) {
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_free_ char *got = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        r = cgroup_cpuset_dirs(root, pid, &dirs);
+        ck_assert_msg(r == 0, "cpuset dirs of %d: %s", (int)pid, strerror(-r));
+        f = open_memstream(&got, &size);
+        ck_assert_ptr_nonnull(f);
+        for (char **d = dirs; *d; d++) {
+                ck_assert_msg(strncmp(*d, root, strlen(root)) == 0, "%s is not below %s", *d, root);
+                fprintf(f, "%s%s", d == dirs ? "" : "|", *d + strlen(root));
+        }
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_str_eq(got, want);
+}
+
+/* The cgroup directories whose cpuset writes reset a task: its own, then every ancestor. */
+START_TEST(test_cpuset_dirs) {
+        _cleanup_strv_free_ char **dirs = NULL;
+
+        /* Unified with cpuset: the v2 tree. */
+        put("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n");
+        put_dir("sys/fs/cgroup/system.slice/web.service");
+        put("proc/100/cgroup", "0::/system.slice/web.service\n");
+        put("proc/102/cgroup", "0::/\n");
+        put("proc/106/cgroup", "0::relative\n");
+        expect_dirs(
+                100, "/sys/fs/cgroup/system.slice/web.service|/sys/fs/cgroup/system.slice|/sys/fs/cgroup");
+        expect_dirs(102, "/sys/fs/cgroup");
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, 106, &dirs), -EBADMSG);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, 999, &dirs), -ESRCH);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, 100, NULL), -EINVAL);
+        ck_assert_ptr_null(dirs);
+}
+END_TEST
+
+START_TEST(test_cpuset_dirs_v1) {
+        _cleanup_strv_free_ char **dirs = NULL;
+
+        /* Hybrid: cgroup2 without cpuset, the v1 cpuset hierarchy decides. */
+        put("sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n");
+        put_dir("sys/fs/cgroup/cpuset/a/b");
+        put("proc/400/cgroup",
+            "9:name=systemd:/user.slice/x.scope\n3:cpuset:/a/b\n0::/user.slice/x.scope\n");
+        put("proc/401/cgroup", "9:name=systemd:/\n0::/\n");
+        expect_dirs(400, "/sys/fs/cgroup/cpuset/a/b|/sys/fs/cgroup/cpuset/a|/sys/fs/cgroup/cpuset");
+        /* In no cpuset hierarchy at all. */
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, 401, &dirs), -ENODATA);
+}
+END_TEST
+
 START_TEST(test_no_cgroups) {
         put("proc/600/cgroup", "");
         expect_cpuset_error(600, 0, -ENODATA);
@@ -469,6 +524,8 @@ int main(void) {
 
         tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
         tcase_add_test(tc, test_unified);
+        tcase_add_test(tc, test_cpuset_dirs);
+        tcase_add_test(tc, test_cpuset_dirs_v1);
         tcase_add_test(tc, test_unified_without_cpuset);
         tcase_add_test(tc, test_legacy_v1);
         tcase_add_test(tc, test_v1_symlinked_controller);

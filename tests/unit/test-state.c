@@ -101,6 +101,39 @@ START_TEST(test_format_parse_round_trip) {
 }
 END_TEST
 
+/* The "refused" line: what was reported about a cgroup that allows none of the policy's CPUs. */
+START_TEST(test_refusal_round_trip) {
+        _cleanup_(state_process_done) StateProcess s = {}, back = {}, plain = {};
+        _cleanup_free_ char *text = NULL, *err = NULL, *text2 = NULL;
+
+        build_sample(&s);
+        ck_assert_int_eq(cpuset_parse_list("8-15", &s.refusal_wanted, NULL), 0);
+        ck_assert_int_eq(cpuset_parse_list("0-3", &s.refusal_allowed, NULL), 0);
+        s.has_refusal = true;
+        ck_assert_int_eq(state_format(&s, &text), 0);
+        ck_assert_msg(strstr(text, "\nrefused 8-15 0-3\n") && text[strlen(text) - 1] == '\n', "%s", text);
+        ck_assert_int_eq(state_parse(text, &back, &err), 0);
+        assert_process_eq(&s, &back);
+        ck_assert(back.has_refusal);
+        ck_assert(cpuset_equal(&back.refusal_wanted, &s.refusal_wanted));
+        ck_assert(cpuset_equal(&back.refusal_allowed, &s.refusal_allowed));
+
+        /* Without one, no line and nothing parsed. */
+        build_sample(&plain);
+        ck_assert_int_eq(state_format(&plain, &text2), 0);
+        ck_assert_ptr_null(strstr(text2, "refused"));
+        state_process_done(&back);
+        ck_assert_int_eq(state_parse(text2, &back, &err), 0);
+        ck_assert(!back.has_refusal);
+
+        /* An empty set is not a refusal that can be written. */
+        cpuset_clear(&s.refusal_allowed);
+        free(text);
+        text = NULL;
+        ck_assert_int_eq(state_format(&s, &text), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_file_round_trip_and_remove) {
         _cleanup_free_ char *dir = make_tmpdir(), *err = NULL, *name = NULL;
         _cleanup_(state_process_done) StateProcess s = {}, back = {}, other = {};
@@ -175,6 +208,11 @@ static const struct {
         {"affinityd-state 1\nprocess 1 2\ndefault - -\n\n", "line 4: empty line"},
         {"affinityd-state 1\nprocess 1 2\ndefault - -\nthread 5 0-1 1 2 3 4 5 6 7 8 9\n",
          "line 4: too many fields"},
+        {"affinityd-state 1\nprocess 1 2\nrefused 1 0\ndefault - -\n", "line 3: \"refused\" before"},
+        {"affinityd-state 1\nprocess 1 2\ndefault - -\nrefused 1\n", "line 4: expected \"refused WANTED"},
+        {"affinityd-state 1\nprocess 1 2\ndefault - -\nrefused 1 x\n", "line 4: expected \"refused WANTED"},
+        {"affinityd-state 1\nprocess 1 2\ndefault - -\nrefused 1 0\nthread 5 - -\n",
+         "line 5: a record after the \"refused\" line"},
 };
 
 START_TEST(test_corrupt_rejected) {
@@ -624,6 +662,7 @@ static Suite *state_suite(void) {
         TCase *tc = tcase_create("format");
 
         tcase_add_test(tc, test_format_parse_round_trip);
+        tcase_add_test(tc, test_refusal_round_trip);
         tcase_add_test(tc, test_file_names);
         tcase_add_loop_test(tc, test_corrupt_rejected, 0, (int)ELEMENTSOF(corrupt));
         tcase_add_test(tc, test_format_refuses_invalid);
