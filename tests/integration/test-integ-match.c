@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 
 #include "harness.h"
@@ -119,6 +120,67 @@ START_TEST(test_match_user) {
 }
 END_TEST
 
+/* How many lines of the daemon's log contain both a and b. */
+static unsigned log_lines_with(Harness *h, const char *a, const char *b) {
+        _cleanup_free_ char *path = harness_asprintf("%s/affinityd.log", harness_dir(h)), *line = NULL;
+        FILE *f = fopen(path, "re");
+        size_t size = 0;
+        unsigned n = 0;
+
+        ck_assert_msg(f, "no daemon log at %s", path);
+        while (getline(&line, &size, f) > 0)
+                n += strstr(line, a) && strstr(line, b);
+        fclose(f);
+        return n;
+}
+
+/*
+ * A unit's process as systemd starts it: a child of a process named "systemd" that calls itself
+ * "(NAME)", changes its user, then execs. Its COMM and UID events come before the exec and match
+ * the policy already; it is placed once, by the exec, not also as "(NAME)".
+ */
+START_TEST(test_match_service_child_once) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *probe = harness_asprintf("%s/bin/%s", harness_dir(h), name), *cmd = NULL,
+                            *line = NULL, *pid_text = NULL;
+        Child *c;
+        int pid;
+
+        cmd = harness_asprintf("cp /bin/sleep '%s'", probe);
+        ck_assert_int_eq(system(cmd), 0);
+        harness_write_policy(
+                h, "50-svc.yaml",
+                "policies:\n"
+                "  - name: svc\n"
+                "    match:\n"
+                "      comm: \"*%s*\"\n"
+                "      user: nobody\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+        c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-svcchild",
+                        .name = "systemd",
+                        .args = ARGS(probe, name),
+                        .initial_cpus = "0",
+                        .pipes = true});
+        line = child_expect_line(c);
+        ck_assert_int_eq(sscanf(line, "child %d", &pid), 1);
+        harness_wait_comm(h, pid, name);
+        harness_wait_process_cpus(h, pid, "1", 1);
+        harness_wait_listed(h, pid, "svc");
+        harness_barrier(h); /* every event before it was handled */
+        pid_text = harness_asprintf("[%d]", pid);
+        ck_assert_uint_eq(log_lines_with(h, "Placed ", pid_text), 1);
+        ck_assert_uint_eq(log_lines_with(h, "Placed (", pid_text), 0);
+        child_kill(c);
+        (void)kill(pid, SIGKILL);
+}
+END_TEST
+
 /* A process exec'd as root that later switches to uid 65534 is re-matched (UID event) and
  * placed by a user: rule given as a number. */
 START_TEST(test_match_user_change) {
@@ -194,6 +256,7 @@ int main(void) {
         harness_add_test(s, test_match_cmdline);
         harness_add_test(s, test_match_user);
         harness_add_test(s, test_match_user_change);
+        harness_add_test(s, test_match_service_child_once);
         harness_add_test(s, test_match_user_change_latency);
         return harness_main(s);
 }
