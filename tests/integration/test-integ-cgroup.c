@@ -11,7 +11,8 @@
  *    written again, one moved elsewhere by someone (on-drift: report) is left as it is;
  *  - a process whose cgroup allows none of the policy's CPUs is a placement failure, not a
  *    placement: logged once, not again on a rescan, a reload or a restart of the daemon, and
- *    explained; when the cgroup allows the CPUs again a rescan places it.
+ *    explained; when the cgroup allows the CPUs again a rescan places it;
+ *  - on-drift: enforce that the narrowed cpuset refuses says why, not a bare errno.
  * The VM lane (tests/vm) checks the same on a kernel that really resets (Debian 12's 6.1).
  */
 
@@ -278,6 +279,40 @@ START_TEST(test_cgroup_refusal_once) {
 }
 END_TEST
 
+/* on-drift: enforce after the cpuset narrowed to none of the policy's CPUs: the message says why. */
+START_TEST(test_cgroup_enforce_explains) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h));
+        Child *c;
+
+        write_file(settings, "drift-interval: 100ms\n");
+        harness_write_policy(
+                h, "10-cg.yaml",
+                "policies:\n"
+                "  - name: cg\n"
+                "    match: {comm: \"%s\"}\n"
+                "    cpus: \"1\"\n"
+                "    on-drift: enforce\n",
+                name);
+        c = spawn(h, name);
+        make_cgroup("0-1", c->pid);
+        harness_start_daemon(h);
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+
+        /* Someone moves the threads, and the cpuset then leaves none of CPU 1. */
+        set_all_threads(c->pid, "0");
+        set_cgroup_cpus("0");
+        harness_wait_log(h, "Cannot put back the placement of thread");
+        harness_wait_log(h, "cgroup allows 0 (its cpuset changed)");
+        ck_assert(!harness_log_contains(h, "Failed to put back the placement"));
+
+        harness_stop_daemon(h);
+        child_kill(c);
+        remove_cgroup();
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-cgroup");
         int r;
@@ -290,6 +325,7 @@ int main(void) {
         harness_add_test(s, test_cgroup_reset_repaired);
         harness_add_test(s, test_cgroup_rescan_verifies);
         harness_add_test(s, test_cgroup_refusal_once);
+        harness_add_test(s, test_cgroup_enforce_explains);
         r = harness_main(s);
         remove_cgroup();
         return r;
