@@ -1909,16 +1909,6 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
 }
 
 /*
- * Re-matches a process already running (exec, comm or uid change): places it under the policy
- * it now matches, starts tracking it if it didn't match before, gives back its originals and
- * forgets it if it no longer matches. exec: the process replaced its image.
- *
- * Matching comes first: an exec storm of processes that match nothing costs what matching
- * needs (mostly one comm read). Only a match, or a tracked PID, costs one read of
- * /proc/PID/stat, which gives identity (start time), the kernel-thread flag and the zombie
- * state at once.
- */
-/*
  * True for a child that systemd (PID 1, or a "systemd" user manager) forked to start a unit and
  * that has not exec'd yet: systemd names it "(BINARY)" and moves it into the unit's cgroup,
  * sets its user and so on before the exec. It is placed by its exec, not before (a unit: match
@@ -1934,6 +1924,16 @@ static bool is_service_manager_child(const ProcfsStat *st) {
         return st->ppid > 1 && procfs_read_comm(NULL, st->ppid, 0, parent) >= 0 && streq(parent, "systemd");
 }
 
+/*
+ * Re-matches a process already running (exec, comm or uid change): places it under the policy
+ * it now matches, starts tracking it if it didn't match before, gives back its originals and
+ * forgets it if it no longer matches. exec: the process replaced its image.
+ *
+ * Matching comes first: an exec storm of processes that match nothing costs what matching
+ * needs (mostly one comm read). Only a match, or a tracked PID, costs one read of
+ * /proc/PID/stat, which gives identity (start time), the kernel-thread flag and the zombie
+ * state at once.
+ */
 static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
         TrackedProcess *p = manager_find_process(m, pid);
         bool explicit_only = pid == m->self;
