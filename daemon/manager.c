@@ -2352,9 +2352,10 @@ static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
  * (children forked without exec follow their parent, or keep their policy when the parent is
  * gone) and placed again where their target changed, or restored and forgotten when nothing
  * matches any more; processes not tracked that match are tracked and placed, and so are
- * children of tracked processes that have not exec'd (manager_adopt_child()). Only threads
- * whose target differs from what was applied are written: a thread that moved itself after
- * placement is left alone unless its policy changed.
+ * children of tracked processes that have not exec'd (manager_adopt_child()). Threads whose
+ * target differs from what was applied are written; the others are read back (except in a
+ * polling pass): one the kernel reset to its cpuset's CPUs is written again, one that moved
+ * itself (or was moved) after placement is left alone unless its policy says on-drift: enforce.
  */
 static int manager_rescan(Manager *m) {
         _cleanup_free_ TrackedProcess **list = NULL;
