@@ -38,8 +38,10 @@ abort() {
         finish
 }
 
-# cpulist_norm LIST: LIST (a kernel cpu-list, such as "0-1,3") in canonical form.
-cpulist_norm() {
+# cpulist_norm LIST: LIST (a kernel cpu-list, such as "0-1,3") in canonical form, the form
+# the kernel prints (Cpus_allowed_list). norm LIST: the same in $NORM, without a subshell (the
+# polling checks must be quick under TCG).
+norm() {
         local IFS=, part a b out=() cpus=() c prev start
         for part in $1; do
                 [[ -z $part ]] && continue
@@ -51,16 +53,21 @@ cpulist_norm() {
                 for ((c = a; c <= b; c++)); do cpus[c]=1; done
         done
         start= prev=
-        for c in "${!cpus[@]}"; do
-                if [[ -n $prev && $c == $((prev + 1)) ]]; then
+        for c in "${!cpus[@]}" end; do
+                if [[ $c != end && -n $prev && $c == $((prev + 1)) ]]; then
                         prev=$c
                         continue
                 fi
-                [[ -n $start ]] && out+=("$([[ $start == "$prev" ]] && echo "$start" || echo "$start-$prev")")
+                if [[ -n $start ]]; then
+                        if [[ $start == "$prev" ]]; then out+=("$start"); else out+=("$start-$prev"); fi
+                fi
                 start=$c prev=$c
         done
-        [[ -n $start ]] && out+=("$([[ $start == "$prev" ]] && echo "$start" || echo "$start-$prev")")
-        echo "${out[*]}"
+        NORM="${out[*]}"
+}
+cpulist_norm() {
+        norm "$1"
+        echo "$NORM"
 }
 # hexmask_to_list MASK: a sysfs hex CPU mask ("c", "00000000,0000000c") as a cpu-list.
 hexmask_to_list() {
@@ -77,21 +84,38 @@ hexmask_to_list() {
         cpulist_norm "${out[*]}"
 }
 
+# read_mask FILE: the Cpus_allowed_list of a /proc status file in $REPLY (builtins only).
+read_mask() {
+        local line
+        REPLY=
+        [[ -r $1 ]] || return 1
+        while IFS= read -r line; do
+                if [[ $line == Cpus_allowed_list:* ]]; then
+                        REPLY=${line#Cpus_allowed_list:}
+                        REPLY=${REPLY//[[:space:]]/}
+                        return 0
+                fi
+        done <"$1"
+        return 1
+}
 # task_masks PID: "TID COMM CPUS" for every thread of PID.
 task_masks() {
-        local t
+        local t comm
         for t in /proc/"$1"/task/*; do
-                echo "${t##*/} $(cat "$t/comm" 2>/dev/null) $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status" 2>/dev/null)"
+                read -r comm <"$t/comm" 2>/dev/null
+                read_mask "$t/status"
+                echo "${t##*/} $comm $REPLY"
         done
 }
 # on_cpus PID LIST: every thread of PID may run on exactly LIST.
 on_cpus() {
-        local want tid comm cpus
-        want=$(cpulist_norm "$2")
+        local t
+        norm "$2"
         [[ -d /proc/$1/task ]] || return 1
-        while read -r tid comm cpus; do
-                [[ $(cpulist_norm "$cpus") == "$want" ]] || return 1
-        done < <(task_masks "$1")
+        for t in /proc/"$1"/task/*; do
+                read_mask "$t/status" || return 1
+                [[ $REPLY == "$NORM" ]] || return 1
+        done
 }
 # expect_on PID LIST WHAT: checks on_cpus, and says which thread had what otherwise.
 expect_on() {
@@ -108,15 +132,18 @@ wait_on() {
 }
 # wait_until SECONDS COMMAND...: polls COMMAND every 0.1 s; 0 when it succeeded in time.
 wait_until() {
-        local deadline
-        deadline=$(($(date +%s%N) + $1 * 1000000000))
+        local deadline now
+        deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
         shift
         while ! "$@"; do
-                (($(date +%s%N) > deadline)) && return 1
+                now=${EPOCHREALTIME/./}
+                ((now > deadline)) && return 1
                 sleep 0.1
         done
         return 0
 }
+# now_ms: milliseconds since the epoch, without a fork
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
         if [[ $2 == "$3" ]]; then
