@@ -376,6 +376,32 @@ START_TEST(test_sched_memory_migrate) {
 }
 END_TEST
 
+/* Pages already on the policy's nodes (this machine has one): nothing moved is not logged at
+ * info, neither at placement nor at every reload. */
+START_TEST(test_sched_memory_nothing_moved_quiet) {
+        Harness *h = harness_new();
+        const char *a = harness_unique_name(h);
+        Child *c;
+
+        harness_write_policy(
+                h, "10-mem.yaml",
+                "policies:\n"
+                "  - name: mem\n"
+                "    match: {comm: \"%s\"}\n"
+                "    cpus: \"1\"\n"
+                "    memory: {nodes: \"0\", migrate: true}\n",
+                a);
+        harness_start_daemon_with(h, &(DaemonOptions){.args = ARGS("--log-level=info")});
+        c = spawn(h, a, 1, NULL);
+        harness_wait_process_cpus(h, c->pid, "1", 2);
+        harness_sighup_reload(h);
+        harness_sighup_reload(h);
+        harness_barrier(h);
+        ck_assert(harness_log_contains(h, "Placed "));
+        ck_assert_msg(!harness_log_contains(h, "Moved 0 KiB"), "\"Moved 0 KiB\" logged at info");
+}
+END_TEST
+
 START_TEST(test_sched_rt_no_runtime) {
         Harness *h = harness_new();
         const char *a = harness_unique_name(h);
@@ -433,6 +459,7 @@ int main(void) {
         harness_add_test(s, test_sched_classes);
         harness_add_test(s, test_sched_cpuset_conflict);
         harness_add_test(s, test_sched_memory_migrate);
+        harness_add_test(s, test_sched_memory_nothing_moved_quiet);
         harness_add_test(s, test_sched_rt_no_runtime);
         r = harness_main(s);
 
