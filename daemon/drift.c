@@ -244,6 +244,21 @@ static int drift_note_seen(Drift *d, pid_t pid, pid_t tid, const CpuSet *mask, c
         return 1;
 }
 
+/*
+ * True if tid is a thread of p still: p's PID has p's start time (/proc/PID/stat) and tid is
+ * listed under it with a start time not before it (/proc/PID/task/TID/stat). Read right before
+ * a write, so that a reused PID or TID is never written.
+ */
+static bool thread_is_of(const TrackedProcess *p, pid_t tid) {
+        ProcfsStat st;
+
+        if (procfs_read_stat(NULL, p->pid, 0, &st) < 0 || st.starttime != p->starttime)
+                return false;
+        if (tid == p->pid)
+                return true;
+        return procfs_read_stat(NULL, p->pid, tid, &st) >= 0 && st.starttime >= p->starttime;
+}
+
 /* Checks the threads of p. Returns 1 if p is to be released (on-drift: respect), 0, -ENOMEM. */
 static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp) {
         Manager *m = d->manager;
@@ -331,6 +346,10 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
                 if (mode != DRIFT_ENFORCE)
                         continue;
 
+                /* Still the thread that drifted? Its EXIT may have been lost and its TID reused
+                 * since the read above. */
+                if (!thread_is_of(p, t->tid))
+                        continue;
                 k = 0;
                 if (mask_drift)
                         k = apply_set_thread_affinity(t->tid, &t->applied, NULL);
@@ -413,6 +432,10 @@ int drift_check(Drift *d) {
          * write them again. Not drift. */
         if (m->hotplug_source && sd_event_source_get_enabled(m->hotplug_source, &enabled) >= 0 &&
             enabled != SD_EVENT_OFF)
+                return 0;
+        /* Events were lost: tracked entries may name tasks that exited (and PIDs reused since)
+         * until the rescan that is due has confirmed them. */
+        if (m->rescan_source)
                 return 0;
 
         d->pass++;

@@ -275,11 +275,13 @@ void manager_state_finish_recovery(Manager *m) {
                 if (r < 0 && r != -ESRCH)
                         log_warning_errno(
                                 r, "Failed to restore process %d from its state file: %m", (int)s->pid);
-                else if (r >= 0)
+                else if (r >= 0) {
+                        m->counters.restores++;
                         log_info(
                                 "Process %d no longer matches a policy: restored the originals a previous "
                                 "instance recorded (%u threads%s)",
                                 (int)s->pid, c.n_set, c.n_failed > 0 ? ", some refused" : "");
+                }
                 (void)state_remove(m->state_dir, s->pid, s->starttime);
         }
         for (size_t i = 0; i < m->n_recovered; i++)

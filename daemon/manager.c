@@ -37,6 +37,7 @@
 #define USEC_PER_SEC                  UINT64_C(1000000)
 #define USEC_PER_MSEC                 UINT64_C(1000)
 #define NSEC_PER_USEC                 UINT64_C(1000)
+#define NSEC_PER_SEC                  UINT64_C(1000000000)
 #define PROC_MONITOR_ACK_TIMEOUT_USEC (1 * USEC_PER_SEC)
 #define POLL_INTERVAL_DEFAULT_USEC    (1 * USEC_PER_SEC)
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
@@ -460,6 +461,8 @@ typedef struct PlaceContext {
         bool verify;        /* where the target is what was applied last, ask the kernel: a mask it
                              * reset to the cpuset's CPUs is written again (docs/cgroups.md) */
         unsigned n_reset;   /* threads found reset to their cpuset's CPUs, and written again */
+        bool identify;      /* the TIDs come from events, not from a listing of /proc/PID/task:
+                             * each is checked to be a thread of the process before any write */
         unsigned n_threads; /* threads seen */
         unsigned n_set;     /* threads whose affinity was written (or would be, dry run) */
         unsigned n_failed;  /* threads the kernel refused */
@@ -1089,7 +1092,19 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
         TrackedThread *t;
         int r;
 
-        if (pp && pp->policy->n_threads > 0) {
+        if (ctx->identify && tid != p->pid) {
+                /* A TID from an event may have exited and been reused by another task since:
+                 * /proc/PID/task/TID exists only for a thread of PID (whose identity the caller
+                 * checked), and a thread starts after its process. One read gives the comm too. */
+                ProcfsStat st;
+
+                r = procfs_read_stat(NULL, p->pid, tid, &st);
+                if (r == -ESRCH || r == -ENOENT || (r >= 0 && st.starttime < p->starttime))
+                        goto gone;
+                if (r < 0)
+                        return 0; /* not known to be ours: not touched */
+                memcpy(comm, st.comm, sizeof(comm));
+        } else if (pp && pp->policy->n_threads > 0) {
                 r = procfs_read_comm(NULL, p->pid, tid, comm);
                 if (r == -ESRCH)
                         goto gone;
@@ -1802,6 +1817,31 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
         return 0;
 }
 
+/*
+ * True if a task with starttime (clock ticks since boot, /proc/PID/stat field 22) started no
+ * later than the event sent at event_ns (CLOCK_MONOTONIC ns, the proc connector's timestamp).
+ * The start time is CLOCK_BOOTTIME rounded down to a tick: a task the event is about always
+ * passes; one that started later (a reused PID) fails unless it started within the same tick.
+ * An event_ns of 0 (no event) passes.
+ */
+static bool started_before(uint64_t starttime, uint64_t event_ns) {
+        static uint64_t tick_ns;
+        struct timespec boot, mono;
+        uint64_t offset;
+
+        if (event_ns == 0)
+                return true;
+        if (tick_ns == 0) {
+                long hz = sysconf(_SC_CLK_TCK);
+                tick_ns = NSEC_PER_SEC / (uint64_t)(hz > 0 ? hz : 100);
+        }
+        if (clock_gettime(CLOCK_BOOTTIME, &boot) < 0 || clock_gettime(CLOCK_MONOTONIC, &mono) < 0)
+                return true;
+        offset = (uint64_t)boot.tv_sec * NSEC_PER_SEC + (uint64_t)boot.tv_nsec -
+                ((uint64_t)mono.tv_sec * NSEC_PER_SEC + (uint64_t)mono.tv_nsec);
+        return starttime * tick_ns <= event_ns + offset;
+}
+
 static int on_fork_process(Manager *m, const ProcEvent *ev) {
         TrackedProcess *parent, *old, *p;
         const TrackedThread *forker;
@@ -1833,6 +1873,16 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         }
         if (r >= 0 && st.starttime < parent->starttime)
                 return 0; /* an event older than the process now under the parent's PID */
+        if (r >= 0 && st.ppid != parent->pid && !started_before(st.starttime, ev->timestamp_ns)) {
+                /* Another process has the child's PID now: the child exited (its events are
+                 * behind this one) and the PID was reused by a process started after the fork.
+                 * (A child whose parent exited has another ppid too, but started before.) */
+                log_debug(
+                        "Fork of %s[%d]: PID %d is another process now (started after the fork), "
+                        "not adopting it",
+                        parent->comm, (int)parent->pid, (int)ev->pid);
+                return 0;
+        }
         if (r == -ESRCH || process_is_dead(ev->pid, &st)) {
                 m->counters.processes_matched++;
                 m->counters.processes_vanished++;
@@ -1892,8 +1942,9 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
         if (manager_verify_process(m, p) <= 0)
                 return 0; /* stale (dropped), or gone with the new thread */
 
-        /* Written only if its mask (inherited from the creating thread) is not the target. */
-        ctx = (PlaceContext){.manager = m, .process = p};
+        /* Written only if its mask (inherited from the creating thread) is not the target, and
+         * only while ev->pid is a thread of p (the event may be handled late). */
+        ctx = (PlaceContext){.manager = m, .process = p, .identify = true};
         r = place_thread(&ctx, ev->pid);
         if (r == -ESRCH)
                 return 0;

@@ -18,6 +18,12 @@
  *                 was created                              -> "renamed TID"
  *   setuid UID    change real, effective and saved uid of every thread (setresuid(2))
  *                                                          -> "uid UID"
+ *   ephemeral     start a thread that exits at once, and join it
+ *                                                          -> "joined TID"
+ *   linger        start a thread that waits for "release"  -> "lingering TID"
+ *   release       the lingering thread exits, and is joined -> "released TID"
+ *   forkexit      fork a child (no exec) that exits at once, and reap it
+ *                                                          -> "reaped PID"
  *   leader-exit   start a thread that takes over reading commands, then the main thread (the
  *                 leader) calls pthread_exit(): the process lives on with a zombie leader
  *                                                          -> "leader-exited TID" (the new
@@ -30,6 +36,7 @@
  */
 
 #include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "integ-util.h"
 
@@ -79,6 +86,19 @@ static pid_t start_thread(const char *name) {
         return si.tid;
 }
 
+static sem_t linger_sem;
+
+static void *linger_main(void *p) {
+        *(pid_t *)p = (pid_t)syscall(SYS_gettid);
+        integ_sem_wait(&linger_sem);
+        return NULL;
+}
+
+static void *ephemeral_main(void *p) {
+        *(pid_t *)p = (pid_t)syscall(SYS_gettid);
+        return NULL;
+}
+
 static void creator_work(Parked *p) {
         char before[256], after[256];
 
@@ -105,7 +125,9 @@ static void *reader_main(void *userdata) {
 /* Obeys the commands on stdin until "exit" or EOF, then exits the process. */
 static void *command_loop(void *userdata) {
         static Parked creator = {.work = creator_work};
-        static bool have_creator = false;
+        static bool have_creator = false, lingering = false;
+        static pthread_t linger_thread;
+        static pid_t linger_tid;
         char line[256];
 
         while (fgets(line, sizeof line, stdin)) {
@@ -137,6 +159,47 @@ static void *command_loop(void *userdata) {
                                 exit(EXIT_FAILURE);
                         }
                         printf("uid %u\n", k);
+                } else if (strcmp(line, "ephemeral") == 0) {
+                        pthread_t t;
+                        pid_t tid = 0;
+                        int r = pthread_create(&t, NULL, ephemeral_main, &tid);
+
+                        if (r != 0) {
+                                fprintf(stderr, "integ-threads: pthread_create: %s\n", strerror(r));
+                                exit(EXIT_FAILURE);
+                        }
+                        pthread_join(t, NULL);
+                        printf("joined %d\n", (int)tid);
+                } else if (strcmp(line, "linger") == 0 && !lingering) {
+                        int r;
+
+                        sem_init(&linger_sem, 0, 0);
+                        linger_tid = 0;
+                        r = pthread_create(&linger_thread, NULL, linger_main, &linger_tid);
+                        if (r != 0) {
+                                fprintf(stderr, "integ-threads: pthread_create: %s\n", strerror(r));
+                                exit(EXIT_FAILURE);
+                        }
+                        while (__atomic_load_n(&linger_tid, __ATOMIC_SEQ_CST) == 0)
+                                usleep(1000);
+                        lingering = true;
+                        printf("lingering %d\n", (int)linger_tid);
+                } else if (strcmp(line, "release") == 0 && lingering) {
+                        sem_post(&linger_sem);
+                        pthread_join(linger_thread, NULL);
+                        lingering = false;
+                        printf("released %d\n", (int)linger_tid);
+                } else if (strcmp(line, "forkexit") == 0) {
+                        pid_t pid = fork();
+
+                        if (pid < 0) {
+                                fprintf(stderr, "integ-threads: fork: %m\n");
+                                exit(EXIT_FAILURE);
+                        }
+                        if (pid == 0)
+                                _exit(0);
+                        (void)waitpid(pid, NULL, 0);
+                        printf("reaped %d\n", (int)pid);
                 } else if (strcmp(line, "leader-exit") == 0 && getpid() == (pid_t)syscall(SYS_gettid)) {
                         pthread_attr_t attr;
                         pthread_t t;

@@ -520,6 +520,9 @@ START_TEST(test_leader_pthread_exit) {
 
         child_send(c, "creator");
         free(child_expect_line(c)); /* "creator TID" */
+        /* The creator's FORK event is handled before it pins itself: a late one would place it
+         * over its own choice (the daemon can't tell the two apart). */
+        harness_barrier(h);
         child_send(c, "go 1 0");
         line = child_expect_line(c);
         ck_assert_msg(
