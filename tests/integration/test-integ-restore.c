@@ -45,6 +45,20 @@ static char *state_dir_arg(Harness *h) {
         return arg;
 }
 
+/* The Restores counter (processes given their originals back). */
+static uint64_t restores(Harness *h) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        uint64_t v = 0;
+        int r;
+
+        r = sd_bus_get_property_trivial(
+                harness_bus(h), AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "Restores",
+                &error, 't', &v);
+        ck_assert_msg(r >= 0, "Get(Restores) failed: %s", strna(error.message));
+        sd_bus_error_free(&error);
+        return v;
+}
+
 static void start_daemon(Harness *h) {
         _cleanup_free_ char *arg = state_dir_arg(h);
 
@@ -205,6 +219,8 @@ START_TEST(test_restore_after_restart) {
         assert_nice(c->pid, 0, 3);
         ck_assert_msg(!file_exists(path), "state file %s left after the restore", path);
         harness_wait_log(h, "no longer matches a policy: restored the originals");
+        /* Counted like any other restore. */
+        ck_assert_uint_eq(restores(h), 1);
 }
 END_TEST
 
