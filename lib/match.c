@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,8 +159,12 @@ int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFact
                 r = need(f, FACT_CMDLINE);
                 if (r <= 0)
                         return r;
-                for (size_t i = 0; i < m->n_cmdline && m->cmdline_re && !found; i++)
-                        found = regexec(&m->cmdline_re[i], f->cmdline, 0, NULL, 0) == 0;
+                if (m->cmdline_re) {
+                        r = regex_set_search(m->cmdline_re, f->cmdline, strlen(f->cmdline));
+                        if (r == -ENOMEM)
+                                return r;
+                        found = r >= 0;
+                }
                 if (!found)
                         return 0;
         }
@@ -270,7 +273,7 @@ static const char *fact_value(const ProcessFacts *f, unsigned fact) {
  */
 static int explain_key(
         char ***lines, char **failed, ProcessFacts *f, unsigned fact, const char *name,
-        char *const *patterns, const regex_t *re, size_t n_re) {
+        char *const *patterns, bool regex, const RegexSet *re) {
         _cleanup_free_ char *quoted = NULL;
         const char *value, *hit = NULL;
         int r;
@@ -284,11 +287,15 @@ static int explain_key(
                         quoted = NULL;
                         return -ENOMEM;
                 }
-                if (!re)
+                if (!regex)
                         hit = first_glob_match(patterns, value);
-                for (size_t i = 0; re && i < n_re && !hit; i++)
-                        if (regexec(&re[i], value, 0, NULL, 0) == 0)
-                                hit = patterns[i];
+                else if (re) {
+                        r = regex_set_search(re, value, strlen(value));
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r >= 0)
+                                hit = patterns[r];
+                }
         }
         r = explain_line(lines, failed, name, quoted, hit, patterns, hit, fact == FACT_CMDLINE);
         if (r < 0)
@@ -305,7 +312,7 @@ int matcher_explain(
         int r;
 
         if (m->comm) {
-                r = explain_key(&lines, &failed, f, FACT_COMM, "comm", m->comm, NULL, 0);
+                r = explain_key(&lines, &failed, f, FACT_COMM, "comm", m->comm, false, NULL);
                 if (r < 0)
                         return r;
                 all = all && r > 0;
@@ -331,21 +338,21 @@ int matcher_explain(
         }
 
         if (m->cgroup) {
-                r = explain_key(&lines, &failed, f, FACT_CGROUP, "cgroup", m->cgroup, NULL, 0);
+                r = explain_key(&lines, &failed, f, FACT_CGROUP, "cgroup", m->cgroup, false, NULL);
                 if (r < 0)
                         return r;
                 all = all && r > 0;
         }
 
         if (m->unit) {
-                r = explain_key(&lines, &failed, f, FACT_UNIT, "unit", m->unit, NULL, 0);
+                r = explain_key(&lines, &failed, f, FACT_UNIT, "unit", m->unit, false, NULL);
                 if (r < 0)
                         return r;
                 all = all && r > 0;
         }
 
         if (m->exe) {
-                r = explain_key(&lines, &failed, f, FACT_EXE, "exe", m->exe, NULL, 0);
+                r = explain_key(&lines, &failed, f, FACT_EXE, "exe", m->exe, false, NULL);
                 if (r < 0)
                         return r;
                 all = all && r > 0;
@@ -354,8 +361,7 @@ int matcher_explain(
         if (m->cmdline) {
                 /* no compiled regexes (a matcher not made by the loader): nothing can match */
                 r = explain_key(
-                        &lines, &failed, f, FACT_CMDLINE, "cmdline", m->cmdline,
-                        m->cmdline_re ?: &(regex_t){}, m->cmdline_re ? m->n_cmdline : 0);
+                        &lines, &failed, f, FACT_CMDLINE, "cmdline", m->cmdline, true, m->cmdline_re);
                 if (r < 0)
                         return r;
                 all = all && r > 0;

@@ -10,7 +10,6 @@
 #include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <sched.h>
 #include <search.h>
 #include <stdarg.h>
@@ -732,53 +731,48 @@ static int parse_match_cmdline(
         Matcher *m = obj;
         _cleanup_strv_free_ char **list = NULL;
         _cleanup_free_ const Node **nodes = NULL;
-        regex_t *re = NULL;
-        size_t n, n_ok = 0;
+        _cleanup_free_ char *error = NULL;
+        RegexSet *re = NULL;
+        size_t n, bad = 0;
         int r;
 
         r = parse_string_list(l, spec->name, value, NULL, &list, &nodes);
         if (r < 0 || !list)
                 return r;
-
         n = strv_length(list);
-        re = calloc(n, sizeof(regex_t));
-        if (!re)
-                return -ENOMEM;
 
+        /* Every entry that is no POSIX ERE is reported, each at its place. */
         for (size_t i = 0; i < n; i++) {
-                regex_t tmp;
-                int e;
+                _cleanup_free_ char *why = NULL;
+                RegexSet *one = NULL;
 
-                e = regcomp(&tmp, list[i], REG_EXTENDED | REG_NOSUB);
-                if (e == REG_ESPACE) {
-                        r = -ENOMEM;
-                        break;
-                }
-                if (e != 0) {
-                        char buf[256];
-
-                        regerror(e, &tmp, buf, sizeof buf);
+                r = regex_set_new((char *[]){list[i], NULL}, &one, NULL, &why);
+                regex_set_free(one);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
                         r = node_error(
                                 l, nodes[i], "%s: invalid regular expression \"%s\": %s", spec->name,
-                                esc(l, list[i]), buf);
+                                esc(l, list[i]), strna(why));
                         if (r < 0)
-                                break;
-                        continue;
+                                return r;
+                        bad++;
                 }
-                if (n_ok == i)
-                        re[n_ok++] = tmp;
-                else
-                        regfree(&tmp); /* an earlier entry failed: only checking the rest */
         }
+        if (bad > 0)
+                return 0;
 
-        if (r < 0 || n_ok < n) {
-                for (size_t i = 0; i < n_ok; i++)
-                        regfree(&re[i]);
-                free(re);
-                return r < 0 ? r : 0;
-        }
+        /* Then all of them as one set: what Hyperscan can't take together is refused too. */
+        r = regex_set_new(list, &re, &bad, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return node_error(
+                        l, bad < n ? nodes[bad] : value, "%s: invalid regular expression \"%s\": %s",
+                        spec->name, esc(l, list[bad < n ? bad : 0]), strna(error));
 
         strv_free(m->cmdline);
+        regex_set_free(m->cmdline_re);
         m->cmdline = TAKE_PTR(list);
         m->cmdline_re = re;
         m->n_cmdline = n;

@@ -5,7 +5,6 @@
  * schema lives in policy-yaml.c, resolution against a machine in plan.c.
  */
 
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +31,7 @@ void matcher_done(Matcher *m) {
         strv_free(m->comm);
         strv_free(m->exe);
         strv_free(m->cmdline);
-        for (size_t i = 0; i < m->n_cmdline; i++)
-                regfree(&m->cmdline_re[i]);
-        free(m->cmdline_re);
+        m->cmdline_re = regex_set_free(m->cmdline_re);
         strv_free(m->user);
         strv_free(m->cgroup);
         strv_free(m->unit);

@@ -8,12 +8,12 @@
  * docs/affinityd.yaml.5 for the semantics; policy-yaml.h builds these from YAML.
  */
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "cpuset.h"
+#include "regex-set.h"
 #include "macro.h"
 
 /* Bounds of the poll-interval setting, µs. */
@@ -55,10 +55,10 @@ typedef enum ProcessFact {
  * A NULL list means the key was not given.
  */
 typedef struct Matcher {
-        char **comm;         /* fnmatch(3) globs on /proc/PID/comm */
-        char **exe;          /* fnmatch(3) globs on the executable path, " (deleted)" stripped */
-        char **cmdline;      /* POSIX ERE source text, unanchored */
-        regex_t *cmdline_re; /* compiled, one per cmdline entry (REG_EXTENDED|REG_NOSUB) */
+        char **comm;          /* fnmatch(3) globs on /proc/PID/comm */
+        char **exe;           /* fnmatch(3) globs on the executable path, " (deleted)" stripped */
+        char **cmdline;       /* POSIX ERE source text, unanchored */
+        RegexSet *cmdline_re; /* all of them compiled into one linear-time set (regex-set.h) */
         size_t n_cmdline;
         char **user;    /* user names or decimal uids; resolved to uids by plan.h */
         char **cgroup;  /* fnmatch(3) globs on the cgroup path */

@@ -52,10 +52,11 @@ int procfs_is_kernel_thread(const char *root, pid_t pid);
  * Returns 0, -ESRCH, -EACCES (no ptrace access), -ENOENT (no exe: kernel thread, zombie). */
 int procfs_read_exe(const char *root, pid_t pid, char **ret);
 
-/* Bytes of /proc/PID/cmdline read at most: longer command lines are cut there (a cmdline:
- * pattern sees only their first 64 KiB). The kernel produces the file from the process's
- * memory on every read, and any user can exec a process with megabytes of arguments. */
-#define PROCFS_CMDLINE_MAX (64U * 1024U)
+/* Bytes of /proc/PID/cmdline read at most: more than the kernel lets a process have (its
+ * arguments and environment together are capped at 3/4 of the 8 MiB default stack limit, 6 MiB,
+ * in fs/exec.c), so a cmdline: pattern sees the whole command line — matched in linear time
+ * (regex-set.h), so that a user's megabytes of arguments cost a scan, not a stall. */
+#define PROCFS_CMDLINE_MAX (8U * 1024U * 1024U)
 
 /* /proc/PID/cmdline (at most PROCFS_CMDLINE_MAX bytes of it), NUL separators turned into single
  * spaces, trailing ones dropped, newly allocated ("" for a zombie). Returns 0, -ESRCH, -errno. */

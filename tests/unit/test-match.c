@@ -121,19 +121,14 @@ static void fixture_teardown(void) {
         root = mfree(root);
 }
 
-/* Compiles cmdline patterns into m as the policy loader would (REG_EXTENDED|REG_NOSUB). */
+/* Compiles cmdline patterns into m as the policy loader would (regex-set.h). */
 static void compile_cmdline(Matcher *m) {
         m->n_cmdline = strv_length(m->cmdline);
-        m->cmdline_re = calloc(m->n_cmdline + 1, sizeof(regex_t));
-        ck_assert_ptr_nonnull(m->cmdline_re);
-        for (size_t i = 0; i < m->n_cmdline; i++)
-                ck_assert_int_eq(regcomp(&m->cmdline_re[i], m->cmdline[i], REG_EXTENDED | REG_NOSUB), 0);
+        ck_assert_int_eq(regex_set_new(m->cmdline, &m->cmdline_re, NULL, NULL), 0);
 }
 
 static void free_cmdline(Matcher *m) {
-        for (size_t i = 0; i < m->n_cmdline; i++)
-                regfree(&m->cmdline_re[i]);
-        m->cmdline_re = mfree(m->cmdline_re);
+        m->cmdline_re = regex_set_free(m->cmdline_re);
         m->n_cmdline = 0;
 }
 

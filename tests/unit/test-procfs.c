@@ -273,9 +273,26 @@ START_TEST(test_cmdline) {
 }
 END_TEST
 
-/* A command line longer than PROCFS_CMDLINE_MAX is cut there, not read whole (nor refused). */
+/* An ARG_MAX-sized command line (2 MiB) is read whole: a cmdline: pattern sees all of it. */
+START_TEST(test_cmdline_whole) {
+        const size_t len = 2 * 1024 * 1024 + 7;
+        _cleanup_free_ char *huge = malloc(len), *got = NULL;
+
+        ck_assert_ptr_nonnull(huge);
+        for (size_t i = 0; i < len; i++)
+                huge[i] = (i % 100 == 99) ? '\0' : (char)('a' + i % 26);
+        huge[len - 1] = '\0';
+        put("proc/17/cmdline", huge, len);
+
+        ck_assert_int_eq(procfs_read_cmdline(root, 17, &got), 0);
+        ck_assert_uint_eq(strlen(got), len - 1);
+        ck_assert_int_eq(got[len - 2], 'a' + (int)((len - 2) % 26));
+}
+END_TEST
+
+/* One longer than PROCFS_CMDLINE_MAX (more than the kernel allows) is cut there, not refused. */
 START_TEST(test_cmdline_cap) {
-        const size_t len = 3 * PROCFS_CMDLINE_MAX + 7;
+        const size_t len = PROCFS_CMDLINE_MAX + 4096 + 7;
         _cleanup_free_ char *huge = malloc(len), *got = NULL;
 
         ck_assert_ptr_nonnull(huge);
@@ -911,6 +928,7 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_stat);
         tcase_add_test(fx, test_exe);
         tcase_add_test(fx, test_cmdline);
+        tcase_add_test(fx, test_cmdline_whole);
         tcase_add_test(fx, test_cmdline_cap);
         tcase_add_test(fx, test_status);
         tcase_add_test(fx, test_cgroup);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A set of POSIX extended regular expressions (the cmdline: matcher) searched in time linear
+ * in the text, whatever the patterns: command lines are written by unprivileged users, and
+ * glibc's regexec(3) is super-linear even for simple patterns ("foo.*bar" against 64 KiB of
+ * "foo" takes seconds). The patterns are compiled together into one Hyperscan block-mode
+ * database (Intel's Hyperscan, or its portable fork Vectorscan: the libhs API), with POSIX
+ * semantics where they differ from Hyperscan's defaults: '.' matches a newline too
+ * (HS_FLAG_DOTALL), a pattern may match the empty string (HS_FLAG_ALLOWEMPTY), a search is
+ * unanchored. Each pattern is also compiled by regcomp(3), so only valid POSIX EREs are taken.
+ * On a CPU Hyperscan can't run on (x86 without SSSE3) the set falls back to regexec(3), and
+ * regex_set_linear() says so.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct RegexSet RegexSet;
+
+/*
+ * Compiles the NULL-terminated patterns (at least one). Returns 0 and *ret; -EINVAL when a
+ * pattern is not a valid POSIX ERE or uses what Hyperscan does not support (back-references
+ * are not ERE; a few constructs such as very large bounded repeats are refused): then
+ * *ret_index (may be NULL) is the index of the pattern (or the count, when no single pattern
+ * is to blame) and *ret_error (may be NULL) a newly allocated message; -ENOMEM. Refused as well:
+ * an anchor inside a pattern ("a^b", "a$b": they never match), glibc's \< and \> (use \b), a
+ * collating element of more than one character.
+ */
+int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char **ret_error);
+
+/* Frees s. NULL accepted, returns NULL. */
+RegexSet *regex_set_free(RegexSet *s);
+
+/*
+ * Searches text (len bytes, NUL bytes allowed) for every pattern at once. Returns the index of
+ * the first pattern (in the order given) that matches somewhere in text, -ENOENT when none does,
+ * -ENOMEM (the scan's scratch space could not be allocated).
+ */
+int regex_set_search(const RegexSet *s, const char *text, size_t len);
+
+/* True when searches are linear-time (Hyperscan); false when falling back to regexec(3). */
+bool regex_set_linear(const RegexSet *s);

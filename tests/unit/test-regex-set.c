@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The cmdline: matcher's regex set (lib/regex-set.h) against glibc's regexec(3), which defines
+ * what a POSIX ERE means here: a table of ERE features and of the spots where POSIX and PCRE
+ * syntax differ, a random differential test, which pattern of a set is reported, and hostile
+ * command lines that make regexec(3) super-linear (the answers are checked, not the time:
+ * tests/bench has the timing).
+ */
+
+#include <check.h>
+#include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "regex-set.h"
+
+/* What regexec(3) says: 1 match, 0 none. */
+static int posix_match(const char *pattern, const char *text) {
+        regex_t re;
+        int r;
+
+        ck_assert_int_eq(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
+        r = regexec(&re, text, 0, NULL, 0) == 0;
+        regfree(&re);
+        return r;
+}
+
+static int set_match(const char *pattern, const char *text) {
+        RegexSet *s = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = regex_set_new((char *[]){(char *)pattern, NULL}, &s, NULL, &error);
+        ck_assert_msg(r == 0, "regex_set_new(\"%s\"): %d %s", pattern, r, strna(error));
+        ck_assert(regex_set_linear(s));
+        r = regex_set_search(s, text, strlen(text));
+        ck_assert_msg(r == 0 || r == -ENOENT, "search: %d", r);
+        regex_set_free(s);
+        return r == 0;
+}
+
+static const struct {
+        const char *pattern, *text;
+} cases[] = {
+        {"--role=(edge|gw)", "envoy --role=gw -c x"},
+        {"--role=(edge|gw)", "envoy --role=core"},
+        {"^postgres ", "postgres -D /srv/db"},
+        {"^postgres ", "/usr/bin/postgres -D"},
+        {"db$", "postgres -D /srv/db"},
+        {"^$", ""},
+        {"^$", "x"},
+        {"a*", ""},
+        {"x{3,}", "xx"},
+        {"x{3,}", "axxxb"},
+        {"x{2,3}y", "xxxxy"},
+        {"[[:digit:]]+-[[:alpha:]]", "run 42-b"},
+        {"[[:digit:]]+-[[:alpha:]]", "run 42-"},
+        {"[^a-c]z", "az bz cz"},
+        {"[^a-c]z", "az dz"},
+        {"a.b", "a\nb"},   /* '.' matches a newline in POSIX without REG_NEWLINE */
+        {"[a\\]", "x\\y"}, /* a backslash in brackets is an ordinary character */
+        {"[a\\]]", "\\]"}, /* ... so this is [a\] followed by ']' */
+        {"[a\\]]", "a"},
+        {"[]x]", "]"}, /* ']' first in brackets is literal */
+        {"[]x]", "y"},
+        {"[[.-.]]", "a-b"}, /* collating symbol */
+        {"\\d", "d"},       /* glibc: an escaped ordinary character is itself */
+        {"\\d", "7"},
+        {"\\.", "a.b"},
+        {"\\.", "ab"},
+        {"\\bx\\b", "a x b"},
+        {"\\w+\\s\\w+", "ab cd"},
+        {"\\`ab", "abc"},
+        {"\\`ab", "cab"},
+        {"bc\\'", "abc"},
+        {"(a|)b", "b"},
+        {"a+?", "a"}, /* ERE: '?' after '+' applies to the repetition */
+        {"\\(x\\)", "(x)"},
+        {"-Xmx[0-9]+[gGmM]", "java -Xmx16g -jar app.jar"},
+};
+
+START_TEST(test_cases) {
+        int want = posix_match(cases[_i].pattern, cases[_i].text),
+            got = set_match(cases[_i].pattern, cases[_i].text);
+
+        ck_assert_msg(
+                got == want, "/%s/ on \"%s\": regexec says %d, the set %d", cases[_i].pattern,
+                cases[_i].text, want, got);
+}
+END_TEST
+
+/* Random patterns over a small alphabet of ERE pieces, against random texts. */
+START_TEST(test_differential) {
+        static const char *const pieces[] = {
+                "a",  "b",     ".",           "a*", "b+",   "(a|b)", "[ab]",  "[^a]", "^",   "$",
+                "a?", "(ab)*", "[[:space:]]", " ",  "x{2}", "\\.",   "[a\\]", "\\b",  "\\w",
+        };
+        static const char alphabet[] = "ab x.\\\n]";
+        unsigned seed = 4242;
+        unsigned n = 0, refused = 0;
+        RegexSet *s = NULL;
+
+        for (unsigned k = 0; k < 3000; k++) {
+                char pattern[64] = "", text[24];
+                unsigned np = 1 + (unsigned)rand_r(&seed) % 4,
+                         nt = (unsigned)rand_r(&seed) % (sizeof text - 1);
+                regex_t re;
+
+                for (unsigned i = 0; i < np; i++)
+                        strcat(pattern, pieces[(unsigned)rand_r(&seed) % ELEMENTSOF(pieces)]);
+                if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+                        continue;
+                regfree(&re);
+                /* What Hyperscan refuses is refused at load time (an anchor inside a pattern,
+                 * "a$b", which can never match): not compared. */
+                if (regex_set_new((char *[]){pattern, NULL}, &s, NULL, NULL) == -EINVAL) {
+                        refused++;
+                        continue;
+                }
+                s = regex_set_free(s);
+                for (unsigned i = 0; i < nt; i++)
+                        text[i] = alphabet[(unsigned)rand_r(&seed) % (sizeof alphabet - 1)];
+                text[nt] = '\0';
+                ck_assert_msg(
+                        set_match(pattern, text) == posix_match(pattern, text),
+                        "/%s/ on \"%s\": the set and regexec disagree", pattern, text);
+                n++;
+        }
+        ck_assert_uint_gt(n, 1000);
+        ck_assert_uint_lt(refused, n / 4);
+}
+END_TEST
+
+/* The first pattern (in the order given) that matches is reported, whichever matches first in
+ * the text. */
+START_TEST(test_first_pattern) {
+        RegexSet *s = NULL;
+
+        ck_assert_int_eq(regex_set_new((char *[]){"zzz", "b$", "a", NULL}, &s, NULL, NULL), 0);
+        ck_assert_int_eq(regex_set_search(s, "ab", 2), 1);
+        ck_assert_int_eq(regex_set_search(s, "ba", 2), 2);
+        ck_assert_int_eq(regex_set_search(s, "a zzz", 5), 0);
+        ck_assert_int_eq(regex_set_search(s, "cd", 2), -ENOENT);
+        /* The length is the text's, NUL bytes and all. */
+        ck_assert_int_eq(regex_set_search(s, "c\0a", 3), 2);
+        ck_assert_int_eq(regex_set_search(s, "ab", 1), 2);
+        regex_set_free(s);
+}
+END_TEST
+
+START_TEST(test_invalid) {
+        _cleanup_free_ char *error = NULL;
+        RegexSet *s = NULL;
+        size_t index = 99;
+
+        /* Not an ERE: regcomp(3)'s message, the pattern's index. */
+        ck_assert_int_eq(regex_set_new((char *[]){"ok", "(", NULL}, &s, &index, &error), -EINVAL);
+        ck_assert_ptr_null(s);
+        ck_assert_uint_eq(index, 1);
+        ck_assert_ptr_nonnull(error);
+        error = mfree(error);
+        /* EREs Hyperscan refuses: the pattern named, or the set. */
+        ck_assert_int_eq(regex_set_new((char *[]){"ok", "a$b", NULL}, &s, &index, &error), -EINVAL);
+        ck_assert_uint_eq(index, 1);
+        ck_assert_msg(error && strstr(error, "anchor"), "%s", strna(error));
+        error = mfree(error);
+        ck_assert_int_eq(regex_set_new((char *[]){"\\<word", NULL}, &s, &index, &error), -EINVAL);
+        ck_assert_uint_eq(index, 0);
+        ck_assert_msg(error && strstr(error, "\\b"), "%s", strna(error));
+        error = mfree(error);
+        ck_assert_int_eq(regex_set_new((char *[]){"a{30000}", NULL}, &s, &index, &error), -EINVAL);
+        ck_assert_msg(error && strstr(error, "limit"), "%s", strna(error));
+        ck_assert_int_eq(regex_set_new((char *[]){NULL}, &s, NULL, NULL), -EINVAL);
+}
+END_TEST
+
+/* What makes regexec(3) take seconds: a long command line of what the pattern almost matches.
+ * The set gives the right answers (whatever the time: see tests/bench). */
+START_TEST(test_hostile) {
+        size_t len = 2 * 1024 * 1024; /* ARG_MAX-sized */
+        _cleanup_free_ char *text = malloc(len + 4);
+        RegexSet *s = NULL;
+
+        ck_assert_ptr_nonnull(text);
+        for (size_t i = 0; i < len; i++)
+                text[i] = "foo"[i % 3];
+        ck_assert_int_eq(
+                regex_set_new((char *[]){"foo.*bar", "(o|f)+x", "(f+o*)*z", NULL}, &s, NULL, NULL), 0);
+        ck_assert_int_eq(regex_set_search(s, text, len), -ENOENT);
+        memcpy(text + len, "bar", 4);
+        ck_assert_int_eq(regex_set_search(s, text, len + 3), 0);
+        regex_set_free(s);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("regex-set");
+        TCase *tc = tcase_create("regex-set");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_loop_test(tc, test_cases, 0, ELEMENTSOF(cases));
+        tcase_add_test(tc, test_differential);
+        tcase_add_test(tc, test_first_pattern);
+        tcase_add_test(tc, test_invalid);
+        tcase_add_test(tc, test_hostile);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
