@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -19,16 +20,19 @@ typedef struct WatchedDir {
 
 struct CpusetWatch {
         sd_event *event;
+        int64_t priority;
         int fd;
         sd_event_source *io;
         sd_event_source *debounce; /* armed while a burst is being collected */
+        uint64_t burst_start_usec; /* CLOCK_MONOTONIC of the burst's first write, 0: none */
         cpuset_watch_handler_t handler;
         void *userdata;
         void *by_path; /* tsearch(3) of WatchedDir, by path */
         void *by_wd;   /* the same entries, by wd */
         size_t n;
         bool limit_logged;
-        char *last_dir; /* the directory of the last write of the burst */
+        char *last_dir;        /* the directory of the last write of the burst */
+        char *last_membership; /* the /proc/PID/cgroup text whose directories were added last */
 };
 
 static int path_compare(const void *a, const void *b) {
@@ -52,6 +56,13 @@ static void watched_dir_free(void *p) {
 static void nop_free(void *p) {
 }
 
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
+}
+
 /* Only writes that can change tasks' CPUs (cgroups(7), the cpuset section of cgroup-v2.rst). */
 static bool name_is_cpuset_write(const char *name) {
         static const char *const names[] = {
@@ -73,21 +84,69 @@ static bool name_is_cpuset_write(const char *name) {
 static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata) {
         CpusetWatch *w = userdata;
 
+        w->burst_start_usec = 0;
         w->handler(w, w->last_dir ?: "", w->userdata);
         return 0;
 }
 
-static void forget_wd(CpusetWatch *w, int wd) {
-        WatchedDir key = {.wd = wd}, *d;
+static WatchedDir *find_wd(CpusetWatch *w, int wd) {
+        WatchedDir key = {.wd = wd};
         void **node = tfind(&key, &w->by_wd, wd_compare);
 
-        if (!node)
-                return;
-        d = *node;
+        return node ? *node : NULL;
+}
+
+static void forget(CpusetWatch *w, WatchedDir *d) {
         tdelete(d, &w->by_wd, wd_compare);
         tdelete(d, &w->by_path, path_compare);
         watched_dir_free(d);
         w->n--;
+        /* A cgroup of that membership may be made again under the same path: look again. */
+        w->last_membership = mfree(w->last_membership);
+}
+
+/* A watched directory's child directory name was removed: so is that cgroup (its watch stays
+ * with the dead inode otherwise: cgroupfs sends no IN_IGNORED of its own). */
+static void forget_child(CpusetWatch *w, const WatchedDir *parent, const char *name) {
+        _cleanup_free_ char *path = NULL;
+        WatchedDir key = {};
+        void **node;
+
+        if (asprintf(&path, "%s/%s", parent->path, name) < 0)
+                return;
+        key.path = path;
+        node = tfind(&key, &w->by_path, path_compare);
+        if (!node)
+                return;
+        (void)inotify_rm_watch(w->fd, (*(WatchedDir **)node)->wd);
+        forget(w, *node);
+}
+
+/* Runs the handler CPUSET_WATCH_DEBOUNCE_USEC after the last write of a burst, but no later than
+ * CPUSET_WATCH_MAX_DELAY_USEC after its first: a cgroup written to without pause can't hold the
+ * check back. */
+static void arm(CpusetWatch *w) {
+        uint64_t now = now_usec(), when;
+        int r;
+
+        if (w->burst_start_usec == 0)
+                w->burst_start_usec = now;
+        when = MIN(now + CPUSET_WATCH_DEBOUNCE_USEC, w->burst_start_usec + CPUSET_WATCH_MAX_DELAY_USEC);
+        if (w->debounce) {
+                r = sd_event_source_set_time(w->debounce, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(w->debounce, SD_EVENT_ONESHOT);
+        } else {
+                r = sd_event_add_time(
+                        w->event, &w->debounce, CLOCK_MONOTONIC, when, 10 * 1000, on_debounce, w);
+                if (r >= 0) {
+                        (void)sd_event_source_set_description(w->debounce, "cpuset-debounce");
+                        (void)sd_event_source_set_priority(w->debounce, w->priority);
+                }
+        }
+        if (r < 0)
+                log_warning_errno(
+                        r, "Failed to arm the cpuset check after a cgroup change, skipping it: %m");
 }
 
 static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -98,68 +157,53 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
         } u;
         bool relevant = false;
         ssize_t n;
-        int r;
 
         for (;;) {
                 n = read(w->fd, u.buf, sizeof u.buf);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        if (errno == EAGAIN)
-                                break;
-                        return log_debug_errno(-errno, "Failed to read cgroup inotify events: %m");
+                        if (errno != EAGAIN)
+                                log_warning_errno(
+                                        -errno, "Failed to read cgroup inotify events, checking all: %m");
+                        relevant = relevant || errno != EAGAIN;
+                        break;
                 }
                 for (char *p = u.buf; p < u.buf + n;) {
                         struct inotify_event *ev = (struct inotify_event *)p;
+                        WatchedDir *d;
 
                         p += sizeof(struct inotify_event) + ev->len;
-                        if (ev->mask & IN_IGNORED) {
-                                forget_wd(w, ev->wd);
-                                continue;
-                        }
                         if (ev->mask & IN_Q_OVERFLOW) {
                                 relevant = true; /* something may have been lost: check */
                                 continue;
                         }
-                        if (ev->len > 0 && name_is_cpuset_write(ev->name)) {
-                                WatchedDir key = {.wd = ev->wd};
-                                void **node = tfind(&key, &w->by_wd, wd_compare);
+                        d = find_wd(w, ev->wd);
+                        if (!d)
+                                continue;
+                        if (ev->mask & IN_IGNORED) {
+                                forget(w, d);
+                                continue;
+                        }
+                        if (ev->len == 0)
+                                continue;
+                        if ((ev->mask & IN_DELETE) && (ev->mask & IN_ISDIR)) {
+                                forget_child(w, d, ev->name);
+                                continue;
+                        }
+                        if ((ev->mask & IN_MODIFY) && name_is_cpuset_write(ev->name)) {
+                                char *dir = strdup(d->path);
 
                                 relevant = true;
-                                if (node) {
-                                        char *dir = strdup((*(WatchedDir **)node)->path);
-
-                                        if (dir) {
-                                                free(w->last_dir);
-                                                w->last_dir = dir;
-                                        }
+                                if (dir) {
+                                        free(w->last_dir);
+                                        w->last_dir = dir;
                                 }
                         }
                 }
         }
-        if (!relevant)
-                return 0;
-
-        /* Collect the rest of the burst (systemd writes several files per unit). */
-        if (w->debounce) {
-                r = sd_event_source_set_time_relative(w->debounce, CPUSET_WATCH_DEBOUNCE_USEC);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(w->debounce, SD_EVENT_ONESHOT);
-        } else {
-                r = sd_event_add_time_relative(
-                        w->event, &w->debounce, CLOCK_MONOTONIC, CPUSET_WATCH_DEBOUNCE_USEC, 10 * 1000,
-                        on_debounce, w);
-                if (r >= 0) {
-                        int64_t priority = 0;
-
-                        (void)sd_event_source_set_description(w->debounce, "cpuset-debounce");
-                        (void)sd_event_source_get_priority(s, &priority);
-                        (void)sd_event_source_set_priority(w->debounce, priority);
-                }
-        }
-        if (r < 0)
-                log_warning_errno(
-                        r, "Failed to arm the cpuset check after a cgroup change, skipping it: %m");
+        if (relevant)
+                arm(w);
         return 0;
 }
 
@@ -175,6 +219,7 @@ int cpuset_watch_new(
         if (!w)
                 return -ENOMEM;
         w->event = sd_event_ref(event);
+        w->priority = priority;
         w->handler = handler;
         w->userdata = userdata;
         w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -206,11 +251,13 @@ CpusetWatch *cpuset_watch_free(CpusetWatch *w) {
         if (w->fd >= 0)
                 close(w->fd);
         free(w->last_dir);
+        free(w->last_membership);
         sd_event_unref(w->event);
         return mfree(w);
 }
 
-/* Watches one directory. Returns 1 added, 0 known already or not watchable, -ENOMEM. */
+/* Watches one directory. Returns 1 added, 0 watched already, -ENOSPC (the limit, or the kernel
+ * refused: not watched), -ENOMEM. */
 static int watch_dir(CpusetWatch *w, const char *path) {
         WatchedDir key = {.path = (char *)path}, *d;
         int wd;
@@ -220,17 +267,21 @@ static int watch_dir(CpusetWatch *w, const char *path) {
         if (w->n >= CPUSET_WATCH_MAX) {
                 if (!w->limit_logged)
                         log_warning(
-                                "Watching %u cgroups already: %s and later ones are not watched for "
-                                "cpuset changes (drift-interval: still finds what they do)",
+                                "Watching %u cgroups already: %s and other new ones are not watched for "
+                                "cpuset changes (a rescan, a reload or drift-interval: still finds what "
+                                "they do)",
                                 (unsigned)CPUSET_WATCH_MAX, path);
                 w->limit_logged = true;
-                return 0;
+                return -ENOSPC;
         }
-        wd = inotify_add_watch(w->fd, path, IN_MODIFY | IN_ONLYDIR | IN_EXCL_UNLINK);
+        wd = inotify_add_watch(w->fd, path, IN_MODIFY | IN_DELETE | IN_ONLYDIR);
         if (wd < 0) {
                 log_debug_errno(-errno, "Failed to watch %s for cpuset changes, skipping: %m", path);
-                return 0;
+                return -ENOSPC;
         }
+        /* Two paths can be one inode (a v1 hierarchy reached through a symlink): one entry by wd. */
+        if (find_wd(w, wd))
+                return 0;
         d = calloc(1, sizeof(WatchedDir));
         if (!d || !(d->path = strdup(path))) {
                 free(d);
@@ -238,11 +289,6 @@ static int watch_dir(CpusetWatch *w, const char *path) {
                 return -ENOMEM;
         }
         d->wd = wd;
-        /* Two paths can be one inode (a v1 hierarchy reached through a symlink): one entry by wd. */
-        if (tfind(d, &w->by_wd, wd_compare)) {
-                watched_dir_free(d);
-                return 0;
-        }
         if (!tsearch(d, &w->by_path, path_compare)) {
                 watched_dir_free(d);
                 return -ENOMEM;
@@ -253,17 +299,28 @@ static int watch_dir(CpusetWatch *w, const char *path) {
                 return -ENOMEM;
         }
         w->n++;
+        if (w->n < CPUSET_WATCH_MAX)
+                w->limit_logged = false; /* below the limit again: say it again when it is hit */
         return 1;
 }
 
 int cpuset_watch_add_process(CpusetWatch *w, pid_t pid) {
         _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_free_ char *text = NULL;
         int added = 0, r;
 
         if (!w)
                 return 0;
-        r = cgroup_cpuset_dirs(NULL, pid, &dirs);
+        r = cgroup_read_membership(NULL, pid, &text);
         if (r == -ESRCH || r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        /* Processes come in runs from one cgroup: the same membership costs this one read. */
+        if (w->last_membership && streq(w->last_membership, text))
+                return 0;
+        r = cgroup_cpuset_dirs(NULL, text, &dirs);
+        if (r == -ENOMEM)
                 return r;
         if (r < 0) {
                 if (r != -ENODATA)
@@ -271,14 +328,19 @@ int cpuset_watch_add_process(CpusetWatch *w, pid_t pid) {
                                 r, "Failed to find the cgroup of PID %d, not watching it: %m", (int)pid);
                 return 0;
         }
-        /* The process's own cgroup first: when it is watched, so are its ancestors. */
+        /* The process's own cgroup first: once a directory is found watched, so are its
+         * ancestors (they were added with it). */
         for (char **d = dirs; *d; d++) {
                 r = watch_dir(w, *d);
-                if (r < 0)
+                if (r == -ENOMEM)
                         return r;
-                if (r == 0 && d == dirs)
+                if (r == 0)
                         break;
-                added |= r;
+                added |= r > 0;
+        }
+        if (r >= 0) {
+                free(w->last_membership);
+                w->last_membership = TAKE_PTR(text);
         }
         return added;
 }

@@ -10,11 +10,13 @@
  * tells a placer; but the write itself is a write(2) to a cgroupfs file, which inotify reports
  * as IN_MODIFY to a watch on the file's directory. So the directories of each managed process's
  * cgroup and of its ancestors (lib/cgroup.h: cgroup_cpuset_dirs()) are watched, and the callback
- * runs CPUSET_WATCH_DEBOUNCE_USEC after the last such write of a burst: the manager then checks
- * what the kernel reports now (docs/cgroups.md).
+ * runs CPUSET_WATCH_DEBOUNCE_USEC after the last such write of a burst (at most
+ * CPUSET_WATCH_MAX_DELAY_USEC after its first): the manager then checks what the kernel
+ * reports now (docs/cgroups.md).
  *
- * The watches are not removed when processes exit (the kernel drops a watch itself, with
- * IN_IGNORED, when its cgroup is removed); their number is bounded by CPUSET_WATCH_MAX.
+ * The watches are not removed when processes exit. A removed cgroup's watch is dropped when its
+ * parent's watch reports the directory deleted (IN_DELETE): cgroupfs sends no IN_IGNORED for
+ * it. Their number is bounded by CPUSET_WATCH_MAX.
  */
 
 #include <sys/types.h>
@@ -25,7 +27,10 @@ typedef struct CpusetWatch CpusetWatch;
 
 /* The quiet time after the last cpuset write of a burst before the callback runs, in µs. */
 #define CPUSET_WATCH_DEBOUNCE_USEC (100 * 1000)
-/* At most this many directories are watched; beyond it new cgroups are not watched (logged once). */
+/* At most this long after the first write of a burst, in µs, however long the burst goes on. */
+#define CPUSET_WATCH_MAX_DELAY_USEC (1000 * 1000)
+/* At most this many directories are watched; beyond it new cgroups are not watched (logged once
+ * each time the limit is reached). */
 #define CPUSET_WATCH_MAX 4096
 
 /* Called on the event loop after a burst of cpuset writes; dir is the directory of the last
@@ -44,7 +49,8 @@ CpusetWatch *cpuset_watch_free(CpusetWatch *w);
 
 /*
  * Watches the cgroup directories of process pid (its own and its ancestors', where the kernel
- * takes its cpuset from; a directory already watched costs a lookup). Reads /proc/PID/cgroup.
+ * takes its cpuset from). Reads /proc/PID/cgroup; the same membership as the last call's costs
+ * nothing more, a directory already watched a lookup.
  * Returns 1 if a directory was added, 0 if all were watched already (or pid is in no cpuset
  * hierarchy, or the limit is reached), -ESRCH, -ENOMEM; other failures are 0 (logged at debug).
  */

@@ -458,9 +458,11 @@ typedef struct PlaceContext {
         const char *policy_name; /* restore: the policy the process was under, for messages */
         TrackedProcess *process;
         bool force;         /* write even where the target is what was applied last */
-        bool verify;        /* where the target is what was applied last, ask the kernel: a mask it
-                             * reset to the cpuset's CPUs is written again (docs/cgroups.md) */
-        unsigned n_reset;   /* threads found reset to their cpuset's CPUs, and written again */
+        bool verify;        /* where the target is what was applied last, ask the kernel: a mask
+                             * equal to the cpuset's CPUs (a kernel reset, docs/cgroups.md) is
+                             * written again; any other drift is left to the drift check */
+        unsigned n_reset;   /* threads found on their cpuset's CPUs, and written again */
+        bool refusal_new;   /* report_cpuset_conflict() reported a refusal not reported before */
         bool identify;      /* the TIDs come from events, not from a listing of /proc/PID/task:
                              * each is checked to be a thread of the process before any write */
         unsigned n_threads; /* threads seen */
@@ -1043,6 +1045,7 @@ static void report_cpuset_conflict(PlaceContext *ctx, const CpuSet *wanted) {
                 ctx->error_text = strdup(text); /* for PlacementFailed; NULL on OOM is fine */
         if (refusal_is(p->refusal, wanted, &ctx->cpuset_allowed))
                 return; /* reported already */
+        ctx->refusal_new = true;
 
         p->refusal = cpuset_refusal_free(p->refusal);
         p->refusal = calloc(1, sizeof(CpusetRefusal));
@@ -1146,10 +1149,9 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                         goto gone;
                 if (r < 0 || cpuset_equal(&current, thread_effective(t)))
                         return 0;
-                if (mask_is_cpuset_reset(ctx, &current))
-                        ctx->n_reset++;
-                else if (!pp || pp->policy->on_drift != DRIFT_ENFORCE)
-                        return 0; /* moved by someone: on-drift: report or respect (daemon/drift.h) */
+                if (!mask_is_cpuset_reset(ctx, &current))
+                        return 0; /* moved by someone: drift, the drift check's (on-drift:) */
+                ctx->n_reset++;
         }
 
         if (!t->has_original) {
@@ -1187,6 +1189,17 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
          * reported below as narrowing. The cpuset is read only to explain a refusal, so the
          * common path costs no cgroup reads.
          */
+        /* Refused by the cgroup before, for this target: write again only if its cpuset changed. */
+        if (p->refusal && cpuset_equal(&p->refusal->wanted, target)) {
+                allowed = place_context_cpuset(ctx);
+                if (allowed && !cpuset_intersects(target, allowed)) {
+                        report_cpuset_conflict(ctx, target);
+                        ctx->n_failed++;
+                        ctx->error = -EINVAL;
+                        return 0;
+                }
+        }
+
         manager_state_save(m, p); /* the originals reach the state dir before the first write */
         r = apply_set_thread_affinity(tid, target, &effective);
         if (r == -ESRCH)
@@ -1491,8 +1504,11 @@ again:
                 p->state_dirty = true;
                 manager_state_save(m, p);
         }
-        if (p->placed == false && !m->dry_run) {
-                /* Cgroup writes that make the kernel reset its CPUs are watched from now on. */
+        if ((!p->placed || ctx.verify) && !p->forked && !m->dry_run) {
+                /* Cgroup writes that make the kernel reset its CPUs are watched from now on, and
+                 * at each pass that reads back (a rescan, a reload, a cpuset check) in the
+                 * cgroup it has moved to since. A child forked without exec is in its parent's
+                 * cgroup, watched already. */
                 r = cpuset_watch_add_process(m->cpuset_watch, p->pid);
                 if (r == -ENOMEM)
                         return log_warning_errno(
@@ -1506,7 +1522,8 @@ again:
         }
         if (ctx.n_set > 0 || first)
                 manager_queue_baseline(m, p);
-        if (ctx.n_failed > 0) {
+        /* PlacementFailed: a refusal by the cgroup only when it is new (it is one per process). */
+        if (ctx.n_failed > 0 && (!ctx.cpuset_conflict || ctx.refusal_new)) {
                 char why[256];
 
                 snprintf(
@@ -1549,8 +1566,8 @@ again:
                                 "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s%s",
                                 m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid, ctx.n_set,
                                 ctx.n_threads, strna(text), manager_process_policy_name(m, p),
-                                ctx.n_reset > 0 ? "; the kernel had reset them to their cgroup's CPUs "
-                                                  "(a cpuset change)"
+                                ctx.n_reset > 0 ? "; they were on their cgroup's CPUs, taken for the "
+                                                  "kernel's reset after a cpuset change"
                                                 : "",
                                 suppressed > 0 ? "; earlier placements of a burst were not "
                                                  "logged one by one (see the summary)"
@@ -1963,16 +1980,23 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
  * True for a child that systemd (PID 1, or a "systemd" user manager) forked to start a unit and
  * that has not exec'd yet: systemd names it "(BINARY)" and moves it into the unit's cgroup,
  * sets its user and so on before the exec. It is placed by its exec, not before (a unit: match
- * would place it twice). Reads the parent's comm only for a "(…" comm.
+ * would place it twice). Reads the parent's comm and both executables only for a "(…" comm.
  */
-static bool is_service_manager_child(const ProcfsStat *st) {
+static bool is_service_manager_child(pid_t pid, const ProcfsStat *st) {
+        _cleanup_free_ char *exe = NULL, *parent_exe = NULL;
         char parent[16] = "";
+        const char *base;
 
-        if (st->comm[0] != '(')
+        if (st->comm[0] != '(' || st->ppid <= 0)
                 return false;
-        if (st->ppid == 1)
-                return true;
-        return st->ppid > 1 && procfs_read_comm(NULL, st->ppid, 0, parent) >= 0 && streq(parent, "systemd");
+        if (st->ppid != 1 && (procfs_read_comm(NULL, st->ppid, 0, parent) < 0 || !streq(parent, "systemd")))
+                return false;
+        /* Not exec'd yet: it still runs its parent's program (or systemd 255's executor). A
+         * process that calls itself "(…" and was reparented to PID 1 runs its own. */
+        if (procfs_read_exe(NULL, pid, &exe) < 0 || procfs_read_exe(NULL, st->ppid, &parent_exe) < 0)
+                return false;
+        base = strrchr(exe, '/');
+        return streq(exe, parent_exe) || streq(base ? base + 1 : exe, "systemd-executor");
 }
 
 /*
@@ -2014,7 +2038,7 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
                 manager_forget_gone(m, p); /* a different process with a reused PID */
                 p = NULL;
         }
-        if (!exec && !p && k >= 0 && is_service_manager_child(&st)) {
+        if (!exec && !p && k >= 0 && is_service_manager_child(pid, &st)) {
                 log_debug(
                         "%s[%d] is systemd's child before its exec, placed when it execs", st.comm,
                         (int)pid);
@@ -2509,7 +2533,7 @@ static int manager_rescan(Manager *m) {
                 c->pid = pids[i];
                 if (procfs_read_stat(NULL, c->pid, 0, &c->stat) < 0 || process_is_dead(c->pid, &c->stat))
                         continue; /* gone, or exited and not reaped yet */
-                if (is_service_manager_child(&c->stat))
+                if (is_service_manager_child(c->pid, &c->stat))
                         continue; /* placed by its exec */
                 n_candidates++;
         }
@@ -2556,9 +2580,13 @@ static void manager_verify_all(Manager *m, const char *why) {
         if (manager_list_processes(m, &list, &n) < 0)
                 return (void)log_warning_errno(-ENOMEM, "Failed to check managed threads after %s: %m", why);
         log_debug("Checking %zu managed processes against the kernel after %s", n, why);
-        for (size_t i = 0; i < n; i++)
-                if (process_plan(m, list[i]) && !process_plan(m, list[i])->pending_reason)
-                        (void)place_process(m, list[i], false, 0, 0);
+        for (size_t i = 0; i < n; i++) {
+                TrackedProcess *p = list[i];
+
+                if (!process_plan(m, p) || process_plan(m, p)->pending_reason)
+                        continue;
+                (void)place_process(m, p, false, 0, 0);
+        }
 }
 
 static void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata) {

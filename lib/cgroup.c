@@ -367,19 +367,22 @@ int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allow
         return 0;
 }
 
-int cgroup_cpuset_dirs(const char *root, pid_t pid, char ***ret_dirs) {
-        _cleanup_free_ char *text = NULL, *h = NULL;
+int cgroup_read_membership(const char *root, pid_t pid, char **ret) {
+        if (!ret)
+                return -EINVAL;
+        return read_proc_cgroup(root, pid, 0, ret);
+}
+
+int cgroup_cpuset_dirs(const char *root, const char *text, char ***ret_dirs) {
+        _cleanup_free_ char *h = NULL;
         _cleanup_strv_free_ char **dirs = NULL;
         bool v2_cpuset = false;
         size_t n_dirs = 0;
         CgroupLine l;
         int r;
 
-        if (!ret_dirs)
+        if (!text || !ret_dirs)
                 return -EINVAL;
-        r = read_proc_cgroup(root, pid, 0, &text);
-        if (r < 0)
-                return r;
         r = v2_root(root, &h, &v2_cpuset);
         if (r < 0 && r != -ENOENT)
                 return r;

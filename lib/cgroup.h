@@ -47,15 +47,24 @@
 int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allowed, char **ret_path);
 
 /*
- * The cgroup directories whose cpuset files decide the CPUs of process pid: its own cgroup's
- * directory first, then each ancestor's up to the hierarchy's root directory, on the hierarchy
- * cgroup_read_cpuset() reads (the unified one when it has the cpuset controller, else the v1
- * cpuset hierarchy). A write to cpuset.cpus or cgroup.subtree_control in any of them can make
- * the kernel set the affinity of pid's threads (docs/cgroups.md). *ret_dirs receives a
- * NULL-terminated, newly allocated strv (ROOT/sys/fs/cgroup/... paths).
- * Returns 0, -ESRCH, -ENODATA (in no cpuset hierarchy), -EBADMSG, -EINVAL, -ENOMEM, -errno.
+ * ROOT/proc/PID/cgroup, whole, newly allocated into *ret: what cgroups the process is in, one
+ * "hierarchy-ID:controllers:path" line per hierarchy. Returns 0, -ESRCH, -EINVAL, -ENOMEM,
+ * -errno.
  */
-int cgroup_cpuset_dirs(const char *root, pid_t pid, char ***ret_dirs);
+int cgroup_read_membership(const char *root, pid_t pid, char **ret);
+
+/*
+ * The cgroup directories whose cpuset files decide the CPUs of a process whose
+ * /proc/PID/cgroup says text (cgroup_read_membership()): its own cgroup's directory first, then
+ * each ancestor's up to the hierarchy's root directory, on the hierarchy cgroup_read_cpuset()
+ * reads (the unified one when it has the cpuset controller, else the v1 cpuset hierarchy). A
+ * write to cpuset.cpus or cgroup.subtree_control in any of them can make the kernel set the
+ * affinity of the process's threads (docs/cgroups.md). *ret_dirs receives a NULL-terminated,
+ * newly allocated strv (ROOT/sys/fs/cgroup/... paths). Reads ROOT/sys/fs/cgroup's
+ * cgroup.controllers.
+ * Returns 0, -ENODATA (in no cpuset hierarchy), -EBADMSG, -EINVAL, -ENOMEM, -errno.
+ */
+int cgroup_cpuset_dirs(const char *root, const char *text, char ***ret_dirs);
 
 /*
  * The v1 hierarchy of thread tid of process pid (tid 0: the process) that holds the named

@@ -203,7 +203,7 @@ static int parse_record(
 int state_parse(const char *text, StateProcess *ret, char **ret_error) {
         _cleanup_(state_process_done) StateProcess s = {};
         _cleanup_free_ char *copy = NULL;
-        bool seen_process = false, seen_default = false, seen_refused = false;
+        bool seen_process = false, seen_default = false;
         char *save = NULL, *l;
         unsigned line = 0;
         int r;
@@ -234,8 +234,6 @@ int state_parse(const char *text, StateProcess *ret, char **ret_error) {
                 }
                 if (n == 0)
                         return parse_error(ret_error, line, "empty line");
-                if (seen_refused)
-                        return parse_error(ret_error, line, "a record after the \"refused\" line");
                 if (streq(tokens[0], "process")) {
                         if (seen_process)
                                 return parse_error(ret_error, line, "duplicate \"process\" line");
@@ -275,15 +273,20 @@ int state_parse(const char *text, StateProcess *ret, char **ret_error) {
                         if (r < 0)
                                 return r;
                 } else if (streq(tokens[0], "refused")) {
-                        if (!seen_default)
-                                return parse_error(
-                                        ret_error, line, "\"refused\" before the \"default\" line");
-                        if (n != 3 || cpuset_parse_list(tokens[1], &s.refusal_wanted, NULL) < 0 ||
-                            cpuset_parse_list(tokens[2], &s.refusal_allowed, NULL) < 0 ||
-                            cpuset_is_empty(&s.refusal_wanted) || cpuset_is_empty(&s.refusal_allowed))
-                                return parse_error(
-                                        ret_error, line, "expected \"refused WANTED ALLOWED\" (cpu-lists)");
-                        s.has_refusal = seen_refused = true;
+                        /* Only a note that a refusal was logged: one that can't be read is
+                         * ignored, the originals (what matters) are kept. */
+                        _cleanup_cpuset_ CpuSet w = CPUSET_NULL, a = CPUSET_NULL;
+
+                        if (n == 3 && cpuset_parse_list(tokens[1], &w, NULL) >= 0 &&
+                            cpuset_parse_list(tokens[2], &a, NULL) >= 0 && !cpuset_is_empty(&w) &&
+                            !cpuset_is_empty(&a)) {
+                                cpuset_done(&s.refusal_wanted);
+                                cpuset_done(&s.refusal_allowed);
+                                s.refusal_wanted = w;
+                                s.refusal_allowed = a;
+                                w = a = CPUSET_NULL;
+                                s.has_refusal = true;
+                        }
                 } else
                         return parse_error(ret_error, line, "unknown record \"%s\"", tokens[0]);
         }

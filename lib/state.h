@@ -23,10 +23,11 @@
  * seen yet) get back. AFFINITY is a cpu-list ("0-3,8") of OS CPU numbers, or "-" when not
  * recorded. SCHED is "-" when not recorded, else six integers: POLICY (SCHED_* of <sched.h>)
  * PRIORITY NICE RESET_ON_FORK (0 or 1) IO_CLASS (APPLY_IOPRIO_CLASS_*) IO_LEVEL. The "process"
- * line must name the same PID and starttime as the file name. The optional "refused" line, last,
- * says that the process's cgroup allowed none of its policy's CPUs and that this was reported:
- * WANTED is the cpu-list asked for, ALLOWED the cpuset's (a restarted daemon does not report the
- * same refusal again). Files are written to a temporary
+ * line must name the same PID and starttime as the file name. The optional "refused" line (last,
+ * as written) says that the process's cgroup allowed none of its policy's CPUs and that this was
+ * reported: WANTED is the cpu-list asked for, ALLOWED the cpuset's (a restarted daemon does not
+ * report the same refusal again). A "refused" line that can't be read is ignored, not an error:
+ * it is only a note, and the file's originals are kept. Files are written to a temporary
  * name and renamed into place, so a reader never sees half a file.
  */
 

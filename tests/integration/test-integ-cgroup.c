@@ -163,7 +163,7 @@ START_TEST(test_cgroup_reset_repaired) {
         set_all_threads(c->pid, "0-1"); /* the kernel's reset ... */
         set_cgroup_cpus("0-1");         /* ... happens in this write */
         harness_wait_process_cpus(h, c->pid, "1", 3);
-        harness_wait_log(h, "the kernel had reset them to their cgroup's CPUs");
+        harness_wait_log(h, "taken for the kernel's reset after a cpuset change");
         harness_get_props(h, &after);
         /* A repair is neither a new placement nor a failure. */
         ck_assert_uint_eq(after.processes_placed, before.processes_placed);
@@ -279,6 +279,91 @@ START_TEST(test_cgroup_refusal_once) {
 }
 END_TEST
 
+/* A cgroup removed and made again under the same name (systemd does it at every restart of a
+ * unit) is watched again for its new processes. */
+START_TEST(test_cgroup_recreated_watched) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        Child *a, *b;
+
+        write_cpu1_policy(h, name);
+        harness_start_daemon(h);
+        a = spawn(h, name);
+        make_cgroup("0-1", a->pid);
+        rescan(h); /* placed from within the cgroup: watched */
+        harness_wait_process_cpus(h, a->pid, "1", 3);
+        child_kill(a);
+        remove_cgroup();
+
+        b = spawn(h, name);
+        make_cgroup("0-1", b->pid);
+        rescan(h);
+        harness_wait_process_cpus(h, b->pid, "1", 3);
+        set_all_threads(b->pid, "0-1");
+        set_cgroup_cpus("0-1");
+        harness_wait_process_cpus(h, b->pid, "1", 3);
+
+        harness_stop_daemon(h);
+        child_kill(b);
+        remove_cgroup();
+}
+END_TEST
+
+/* A burst of cpuset writes that never pauses can't hold the check back: the thread is put back
+ * while the writes go on (the bound, 1 s after the first, well inside the burst's 5 s). */
+START_TEST(test_cgroup_endless_burst) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *cpus = NULL;
+        bool repaired = false;
+        uint64_t end;
+        Child *c;
+
+        write_cpu1_policy(h, name);
+        c = spawn(h, name);
+        make_cgroup("0-1", c->pid);
+        harness_start_daemon(h);
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+
+        set_all_threads(c->pid, "0-1");
+        end = harness_now_usec() + 5 * 1000 * 1000;
+        while (!repaired && harness_now_usec() < end) {
+                set_cgroup_cpus("0-1");
+                usleep(50 * 1000);
+                cpus = mfree(cpus);
+                cpus = harness_read_task_cpus(c->pid, c->pid);
+                repaired = cpus && streq(cpus, "1");
+        }
+        ck_assert_msg(repaired, "still on %s after 5 s of cpuset writes 50 ms apart", strna(cpus));
+
+        harness_stop_daemon(h);
+        child_kill(c);
+        remove_cgroup();
+}
+END_TEST
+
+/* A placed process moved into another cgroup: the next check watches that one too. */
+START_TEST(test_cgroup_moved_watched) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        Child *c;
+
+        write_cpu1_policy(h, name);
+        harness_start_daemon(h);
+        c = spawn(h, name);
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+        make_cgroup("0-1", c->pid); /* moved in after its placement */
+        rescan(h);
+        set_all_threads(c->pid, "0-1");
+        set_cgroup_cpus("0-1");
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+
+        harness_stop_daemon(h);
+        child_kill(c);
+        remove_cgroup();
+}
+END_TEST
+
 /* on-drift: enforce after the cpuset narrowed to none of the policy's CPUs: the message says why. */
 START_TEST(test_cgroup_enforce_explains) {
         Harness *h = harness_new();
@@ -326,6 +411,9 @@ int main(void) {
         harness_add_test(s, test_cgroup_rescan_verifies);
         harness_add_test(s, test_cgroup_refusal_once);
         harness_add_test(s, test_cgroup_enforce_explains);
+        harness_add_test(s, test_cgroup_recreated_watched);
+        harness_add_test(s, test_cgroup_endless_burst);
+        harness_add_test(s, test_cgroup_moved_watched);
         r = harness_main(s);
         remove_cgroup();
         return r;

@@ -181,6 +181,44 @@ START_TEST(test_match_service_child_once) {
 }
 END_TEST
 
+/*
+ * A program that calls itself "(NAME" and was reparented to PID 1 (a daemon that double-forked)
+ * has exec'd long ago: the startup scan places it like any other, it is no service manager's
+ * child before its exec.
+ */
+START_TEST(test_match_paren_orphan_placed) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *comm = harness_asprintf("(%s", name),
+                            *probe = harness_asprintf("%s/bin/%s", harness_dir(h), comm), *cmd = NULL,
+                            *pidfile = harness_asprintf("%s/orphan.pid", harness_dir(h)), *text = NULL;
+        FILE *f;
+        int pid = 0;
+
+        cmd = harness_asprintf("cp /bin/sleep '%s'", probe);
+        ck_assert_int_eq(system(cmd), 0);
+        /* Started by a shell that exits at once: its parent is PID 1 then. */
+        free(cmd);
+        cmd = harness_asprintf("setsid sh -c '\"%s\" 60 & echo $! > \"%s\"'", probe, pidfile);
+        ck_assert_int_eq(system(cmd), 0);
+        f = fopen(pidfile, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+        fclose(f);
+        harness_wait_comm(h, pid, comm);
+        harness_write_policy(
+                h, "50-paren.yaml",
+                "policies:\n"
+                "  - name: paren\n"
+                "    match: {comm: \"(%s\"}\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+        harness_wait_process_cpus(h, pid, "1", 1);
+        (void)kill(pid, SIGKILL);
+}
+END_TEST
+
 /* A process exec'd as root that later switches to uid 65534 is re-matched (UID event) and
  * placed by a user: rule given as a number. */
 START_TEST(test_match_user_change) {
@@ -257,6 +295,7 @@ int main(void) {
         harness_add_test(s, test_match_user);
         harness_add_test(s, test_match_user_change);
         harness_add_test(s, test_match_service_child_once);
+        harness_add_test(s, test_match_paren_orphan_placed);
         harness_add_test(s, test_match_user_change_latency);
         return harness_main(s);
 }

@@ -300,12 +300,13 @@ END_TEST
 /* The directories cgroup_cpuset_dirs() gives for pid: want, "|"-separated, relative to root. */
 static void expect_dirs(pid_t pid, const char *want) {
         _cleanup_strv_free_ char **dirs = NULL;
-        _cleanup_free_ char *got = NULL;
+        _cleanup_free_ char *got = NULL, *text = NULL;
         size_t size = 0;
         FILE *f;
         int r;
 
-        r = cgroup_cpuset_dirs(root, pid, &dirs);
+        ck_assert_int_eq(cgroup_read_membership(root, pid, &text), 0);
+        r = cgroup_cpuset_dirs(root, text, &dirs);
         ck_assert_msg(r == 0, "cpuset dirs of %d: %s", (int)pid, strerror(-r));
         f = open_memstream(&got, &size);
         ck_assert_ptr_nonnull(f);
@@ -320,6 +321,7 @@ static void expect_dirs(pid_t pid, const char *want) {
 /* The cgroup directories whose cpuset writes reset a task: its own, then every ancestor. */
 START_TEST(test_cpuset_dirs) {
         _cleanup_strv_free_ char **dirs = NULL;
+        char *text = NULL;
 
         /* Unified with cpuset: the v2 tree. */
         put("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n");
@@ -330,9 +332,10 @@ START_TEST(test_cpuset_dirs) {
         expect_dirs(
                 100, "/sys/fs/cgroup/system.slice/web.service|/sys/fs/cgroup/system.slice|/sys/fs/cgroup");
         expect_dirs(102, "/sys/fs/cgroup");
-        ck_assert_int_eq(cgroup_cpuset_dirs(root, 106, &dirs), -EBADMSG);
-        ck_assert_int_eq(cgroup_cpuset_dirs(root, 999, &dirs), -ESRCH);
-        ck_assert_int_eq(cgroup_cpuset_dirs(root, 100, NULL), -EINVAL);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, "0::relative\n", &dirs), -EBADMSG);
+        ck_assert_int_eq(cgroup_read_membership(root, 999, &text), -ESRCH);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, "0::/\n", NULL), -EINVAL);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, NULL, &dirs), -EINVAL);
         ck_assert_ptr_null(dirs);
 }
 END_TEST
@@ -348,7 +351,7 @@ START_TEST(test_cpuset_dirs_v1) {
         put("proc/401/cgroup", "9:name=systemd:/\n0::/\n");
         expect_dirs(400, "/sys/fs/cgroup/cpuset/a/b|/sys/fs/cgroup/cpuset/a|/sys/fs/cgroup/cpuset");
         /* In no cpuset hierarchy at all. */
-        ck_assert_int_eq(cgroup_cpuset_dirs(root, 401, &dirs), -ENODATA);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, "9:name=systemd:/\n0::/\n", &dirs), -ENODATA);
 }
 END_TEST
 

@@ -67,7 +67,7 @@ wait_until 5 all_placed || fail "5 s after systemctl start, still misplaced:$(mi
 # reset to the new cpuset, which still holds their policy's CPUs). The bound counts from the
 # return of systemctl set-property (the kernel's reset happens during the call, whose time is
 # shown). How many repairs the daemon logged is shown as a hint.
-repairs() { journalctl -q -u affinityd.service -o cat | grep -c "reset them"; }
+repairs() { journalctl -q -u affinityd.service -o cat | grep -c "taken for the kernel.s reset"; }
 for change in vmt-d-other.service:0-1 vmt-d-other.service:3 vmt-d1.service:0-2 vmt-d3.service:0-2; do
         u=${change%:*} cpus=${change#*:}
         r0=$(repairs)
