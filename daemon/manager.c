@@ -1986,6 +1986,7 @@ static bool is_service_manager_child(pid_t pid, const ProcfsStat *st) {
         _cleanup_free_ char *exe = NULL, *parent_exe = NULL;
         char parent[16] = "";
         const char *base;
+        ProcfsStat again;
 
         if (st->comm[0] != '(' || st->ppid <= 0)
                 return false;
@@ -1996,7 +1997,11 @@ static bool is_service_manager_child(pid_t pid, const ProcfsStat *st) {
         if (procfs_read_exe(NULL, pid, &exe) < 0 || procfs_read_exe(NULL, st->ppid, &parent_exe) < 0)
                 return false;
         base = strrchr(exe, '/');
-        return streq(exe, parent_exe) || streq(base ? base + 1 : exe, "systemd-executor");
+        if (streq(exe, parent_exe) || streq(base ? base + 1 : exe, "systemd-executor"))
+                return true;
+        /* Another program: a daemon calling itself "(…", or the child exec'd between the reads
+         * (then its comm changed too, and its EXEC event follows this one). */
+        return procfs_read_stat(NULL, pid, 0, &again) >= 0 && again.comm[0] != '(';
 }
 
 /*

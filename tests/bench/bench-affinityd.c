@@ -43,7 +43,9 @@
  *   --startup-runs=N (default 5) --attempts=N (default 3: a rate or floor run in which more than 5% of
  *   the events came from other processes of the machine is run again, and the least disturbed
  *   run is reported) --quick (count 500, processes 2000, idle 10 s, 2 startup runs: a
- *   smoke run).
+ *   smoke run) --hostile=N (during rate runs, N loops as nobody exec true(1) with 2 MiB command
+ *   lines of "foo" while a first policy has cmdline: "foo.*bar": what any user can do to the
+ *   matcher; one attempt).
  *
  * This is a measurement, not a test: it asserts nothing about time; it exits non-zero only when
  * it could not measure (daemon failed to start, ...).
@@ -103,6 +105,7 @@ typedef struct Options {
         bool callgrind;
         const char *perf_record;
         bool keep;
+        unsigned hostile;
 } Options;
 
 static Options arg = {
@@ -591,6 +594,19 @@ static void write_policy(void) {
                 value = v = xasprintf("%s (place|sleep)", B.probe_name);
         else if (!streq(key, "comm"))
                 die("--match: expected comm, exe or cmdline, got \"%s\"", key);
+        if (arg.hostile > 0) {
+                _cleanup_free_ char *hpath = xasprintf("%s/policy.d/40-hostile.yaml", B.config_dir);
+
+                /* Tried before "bench" on every exec: the hostile command lines are scanned. */
+                write_text(
+                        hpath,
+                        "# --hostile: a regex that the hostile command lines almost match.\n"
+                        "policies:\n"
+                        "  - name: hostile\n"
+                        "    match:\n"
+                        "      cmdline: \"foo.*bar\"\n"
+                        "    cpus: \"0\"\n");
+        }
         path = xasprintf("%s/policy.d/50-bench.yaml", B.config_dir);
         text = xasprintf(
                 "# The benchmark's policy: only the probe (a unique name) matches; CPU 1.\n"
@@ -1233,6 +1249,61 @@ static double foreign_share(uint64_t events) {
  * (up to --attempts times; the least disturbed run counts): they cost CPU too. */
 #define FOREIGN_SHARE_MAX 0.05
 
+/*
+ * --hostile=N: N loops as nobody, each exec'ing true(1) with 16 arguments of 128 KiB of "foo"
+ * (MAX_ARG_STRLEN each; 2 MiB of command line) as fast as it can, until killed. What an
+ * unprivileged user can do to a cmdline: matcher. Returns the loops' PIDs in pids.
+ */
+static void start_hostile(pid_t *pids, unsigned n) {
+        static char *argv[18];
+        pid_t parent = getpid();
+
+        if (!argv[0]) {
+                argv[0] = (char *)"true";
+                for (unsigned i = 1; i <= 16; i++) {
+                        char *a = malloc(128 * 1024);
+
+                        if (!a)
+                                die("out of memory");
+                        for (size_t k = 0; k < 128 * 1024 - 1; k++)
+                                a[k] = "foo"[k % 3];
+                        a[128 * 1024 - 1] = '\0';
+                        argv[i] = a;
+                }
+        }
+        for (unsigned i = 0; i < n; i++) {
+                pids[i] = fork();
+                if (pids[i] < 0)
+                        die("fork: %m");
+                if (pids[i] == 0) {
+                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                                _exit(1);
+                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* cleared by the uid change */
+                        if (getppid() != parent)
+                                _exit(1);
+                        for (;;) {
+                                pid_t c = fork();
+
+                                if (c == 0) {
+                                        execv("/bin/true", argv);
+                                        _exit(127);
+                                }
+                                if (c > 0)
+                                        (void)waitpid(c, NULL, 0);
+                        }
+                }
+        }
+}
+
+static void stop_hostile(pid_t *pids, unsigned n) {
+        for (unsigned i = 0; i < n; i++)
+                if (pids[i] > 0) {
+                        (void)kill(pids[i], SIGKILL);
+                        (void)waitpid(pids[i], NULL, 0);
+                }
+}
+
 static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) {
         _cleanup_free_ char *perf_out = NULL, *rec_out = NULL,
                             *run_name = xasprintf("rate%u%s", rate, attempt > 0 ? "-again" : "");
@@ -1262,7 +1333,20 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
         if (sample_proc(B.daemon_pid, &s0) < 0)
                 die("can't read the daemon's /proc");
 
-        run_load(rate, arg.bound_ms, &l);
+        {
+                pid_t hostile[64] = {};
+                unsigned n_hostile = MIN(arg.hostile, (unsigned)ELEMENTSOF(hostile));
+
+                if (n_hostile > 0) {
+                        printf("%u hostile loops as nobody: true(1) with 2 MiB command lines of \"foo\", "
+                               "a cmdline: \"foo.*bar\" policy first\n",
+                               n_hostile);
+                        start_hostile(hostile, n_hostile);
+                        usleep(500 * 1000);
+                }
+                run_load(rate, arg.bound_ms, &l);
+                stop_hostile(hostile, n_hostile);
+        }
 
         wait_cpu_idle(B.daemon_pid);
         if (sample_proc(B.daemon_pid, &s1) < 0)
@@ -1767,7 +1851,7 @@ static void help(void) {
         printf("Usage: bench-affinityd [OPTIONS...] [MEASUREMENT...]\n"
                "Measurements: all (default) | idle | rate:N | floor:N | rss | startup\n"
                "Options: --daemon=PATH --probe=PATH --listener=PATH --count=N --processes=N\n"
-               "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --perf\n"
+               "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N --perf\n"
                "         --perf-record=FILE --callgrind --startup-runs=N --attempts=N --keep --quick\n"
                "See the comment at the top of tests/bench/bench-affinityd.c and docs/performance.md.\n");
 }
@@ -1789,6 +1873,7 @@ int main(int argc, char *argv[]) {
                 ARG_CALLGRIND,
                 ARG_KEEP,
                 ARG_QUICK,
+                ARG_HOSTILE,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -1802,6 +1887,7 @@ int main(int argc, char *argv[]) {
                 {"idle-seconds", required_argument, NULL, ARG_IDLE},
                 {"bound-ms", required_argument, NULL, ARG_BOUND},
                 {"match", required_argument, NULL, ARG_MATCH},
+                {"hostile", required_argument, NULL, ARG_HOSTILE},
                 {"perf", no_argument, NULL, ARG_PERF},
                 {"perf-record", required_argument, NULL, ARG_PERF_RECORD},
                 {"callgrind", no_argument, NULL, ARG_CALLGRIND},
@@ -1853,6 +1939,10 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_MATCH:
                         arg.match = optarg;
+                        break;
+                case ARG_HOSTILE:
+                        arg.hostile = (unsigned)strtoul(optarg, NULL, 10);
+                        arg.attempts = 1; /* the hostile loops' events are foreign by design */
                         break;
                 case ARG_PERF:
                         arg.perf = true;
