@@ -41,6 +41,9 @@
 #define PROC_MONITOR_ACK_TIMEOUT_USEC (1 * USEC_PER_SEC)
 #define POLL_INTERVAL_DEFAULT_USEC    (1 * USEC_PER_SEC)
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
+/* How old systemd's child before its exec can be (is_service_manager_child()): it execs within
+ * milliseconds of its fork. */
+#define SERVICE_CHILD_AGE_MAX_NSEC (2 * NSEC_PER_SEC)
 /* A rescan after lost events waits until the socket's queue is read, but not longer than this. */
 #define RESCAN_DELAY_MAX_USEC (100 * USEC_PER_MSEC)
 /* A re-plan after a CPU change waits this long for the rest of a burst. */
@@ -1987,6 +1990,7 @@ static bool is_service_manager_child(pid_t pid, const ProcfsStat *st) {
         char parent[16] = "";
         const char *base;
         ProcfsStat again;
+        uint64_t now;
 
         if (st->comm[0] != '(' || st->ppid <= 0)
                 return false;
@@ -1999,9 +2003,14 @@ static bool is_service_manager_child(pid_t pid, const ProcfsStat *st) {
         base = strrchr(exe, '/');
         if (streq(exe, parent_exe) || streq(base ? base + 1 : exe, "systemd-executor"))
                 return true;
-        /* Another program: a daemon calling itself "(…", or the child exec'd between the reads
-         * (then its comm changed too, and its EXEC event follows this one). */
-        return procfs_read_stat(NULL, pid, 0, &again) >= 0 && again.comm[0] != '(';
+        /* Another program: a daemon calling itself "(…", or the child is exec'ing (execve(2)
+         * replaces the program before the comm): then its EXEC event follows this one. A child
+         * is seconds old at most; such a daemon is older. */
+        if (procfs_read_stat(NULL, pid, 0, &again) >= 0 && again.comm[0] != '(')
+                return true;
+        now = now_nsec();
+        return now <= SERVICE_CHILD_AGE_MAX_NSEC ||
+                !started_before(st->starttime, now - SERVICE_CHILD_AGE_MAX_NSEC);
 }
 
 /*

@@ -206,6 +206,8 @@ START_TEST(test_match_paren_orphan_placed) {
         ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
         fclose(f);
         harness_wait_comm(h, pid, comm);
+        /* Older than systemd's child before its exec can be (2 s): a program, not that child. */
+        usleep(2500 * 1000);
         harness_write_policy(
                 h, "50-paren.yaml",
                 "policies:\n"
