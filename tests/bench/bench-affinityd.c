@@ -43,9 +43,10 @@
  *   --startup-runs=N (default 5) --attempts=N (default 3: a rate or floor run in which more than 5% of
  *   the events came from other processes of the machine is run again, and the least disturbed
  *   run is reported) --quick (count 500, processes 2000, idle 10 s, 2 startup runs: a
- *   smoke run) --hostile=N (during rate runs, N loops as nobody exec true(1) with 2 MiB command
- *   lines of "foo" while a first policy has cmdline: "foo.*bar": what any user can do to the
- *   matcher; one attempt).
+ *   smoke run) --hostile=N (during rate runs, N loops as nobody start shells with 1.5 MiB command
+ *   lines of "foo" while a first policy has cmdline: "foo.*bar" (--hostile-regex=RE another, ""
+ *   none: the loops' own cost to the machine): what any user can do to the matcher; one
+ *   attempt).
  *
  * This is a measurement, not a test: it asserts nothing about time; it exits non-zero only when
  * it could not measure (daemon failed to start, ...).
@@ -106,6 +107,7 @@ typedef struct Options {
         const char *perf_record;
         bool keep;
         unsigned hostile;
+        const char *hostile_regex;
 } Options;
 
 static Options arg = {
@@ -116,6 +118,7 @@ static Options arg = {
         .attempts = 3,
         .bound_ms = 1000,
         .match = "comm",
+        .hostile_regex = "foo.*bar",
 };
 
 /* Everything the benchmark started, for the cleanup on any exit. */
@@ -594,18 +597,18 @@ static void write_policy(void) {
                 value = v = xasprintf("%s (place|sleep)", B.probe_name);
         else if (!streq(key, "comm"))
                 die("--match: expected comm, exe or cmdline, got \"%s\"", key);
-        if (arg.hostile > 0) {
-                _cleanup_free_ char *hpath = xasprintf("%s/policy.d/40-hostile.yaml", B.config_dir);
+        if (arg.hostile > 0 && *arg.hostile_regex) {
+                _cleanup_free_ char *hpath = xasprintf("%s/policy.d/40-hostile.yaml", B.config_dir),
+                                    *htext = xasprintf(
+                                            "# --hostile: a regex tried on every exec, before \"bench\".\n"
+                                            "policies:\n"
+                                            "  - name: hostile\n"
+                                            "    match:\n"
+                                            "      cmdline: \"%s\"\n"
+                                            "    cpus: \"0\"\n",
+                                            arg.hostile_regex);
 
-                /* Tried before "bench" on every exec: the hostile command lines are scanned. */
-                write_text(
-                        hpath,
-                        "# --hostile: a regex that the hostile command lines almost match.\n"
-                        "policies:\n"
-                        "  - name: hostile\n"
-                        "    match:\n"
-                        "      cmdline: \"foo.*bar\"\n"
-                        "    cpus: \"0\"\n");
+                write_text(hpath, htext);
         }
         path = xasprintf("%s/policy.d/50-bench.yaml", B.config_dir);
         text = xasprintf(
@@ -1250,17 +1253,20 @@ static double foreign_share(uint64_t events) {
 #define FOREIGN_SHARE_MAX 0.05
 
 /*
- * --hostile=N: N loops as nobody, each exec'ing true(1) with 16 arguments of 128 KiB of "foo"
- * (MAX_ARG_STRLEN each; 2 MiB of command line) as fast as it can, until killed. What an
- * unprivileged user can do to a cmdline: matcher. Returns the loops' PIDs in pids.
+ * --hostile=N: N loops as nobody, each starting every 10 ms a shell that lives 300 ms
+ * (sh -c "sleep 0.3; :") with 12 more arguments of 128 KiB of "foo" (MAX_ARG_STRLEN each:
+ * a 1.5 MiB command line, about what the 8 MiB default stack limit lets argv have), until killed: what an unprivileged user can do to a cmdline: matcher
+ * (glibc's regexec(3) takes 2 s for "foo.*bar" on 64 KiB of "foo"). Returns the loops' PIDs.
  */
 static void start_hostile(pid_t *pids, unsigned n) {
-        static char *argv[18];
+        static char *argv[20];
         pid_t parent = getpid();
 
         if (!argv[0]) {
-                argv[0] = (char *)"true";
-                for (unsigned i = 1; i <= 16; i++) {
+                argv[0] = (char *)"sh";
+                argv[1] = (char *)"-c";
+                argv[2] = (char *)"sleep 0.3; :";
+                for (unsigned i = 3; i < 15; i++) {
                         char *a = malloc(128 * 1024);
 
                         if (!a)
@@ -1286,11 +1292,13 @@ static void start_hostile(pid_t *pids, unsigned n) {
                                 pid_t c = fork();
 
                                 if (c == 0) {
-                                        execv("/bin/true", argv);
+                                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+                                        execv("/bin/sh", argv);
                                         _exit(127);
                                 }
-                                if (c > 0)
-                                        (void)waitpid(c, NULL, 0);
+                                usleep(10 * 1000);
+                                while (waitpid(-1, NULL, WNOHANG) > 0)
+                                        ;
                         }
                 }
         }
@@ -1338,9 +1346,9 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
                 unsigned n_hostile = MIN(arg.hostile, (unsigned)ELEMENTSOF(hostile));
 
                 if (n_hostile > 0) {
-                        printf("%u hostile loops as nobody: true(1) with 2 MiB command lines of \"foo\", "
-                               "a cmdline: \"foo.*bar\" policy first\n",
-                               n_hostile);
+                        printf("%u hostile loops as nobody: a shell every 10 ms living 300 ms with a 1.5 MiB "
+                               "command line of \"foo\"; a first policy with cmdline: \"%s\"\n",
+                               n_hostile, *arg.hostile_regex ? arg.hostile_regex : "(none)");
                         start_hostile(hostile, n_hostile);
                         usleep(500 * 1000);
                 }
@@ -1851,7 +1859,8 @@ static void help(void) {
         printf("Usage: bench-affinityd [OPTIONS...] [MEASUREMENT...]\n"
                "Measurements: all (default) | idle | rate:N | floor:N | rss | startup\n"
                "Options: --daemon=PATH --probe=PATH --listener=PATH --count=N --processes=N\n"
-               "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N --perf\n"
+               "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N\n"
+               "         --hostile-regex=RE --perf\n"
                "         --perf-record=FILE --callgrind --startup-runs=N --attempts=N --keep --quick\n"
                "See the comment at the top of tests/bench/bench-affinityd.c and docs/performance.md.\n");
 }
@@ -1874,6 +1883,7 @@ int main(int argc, char *argv[]) {
                 ARG_KEEP,
                 ARG_QUICK,
                 ARG_HOSTILE,
+                ARG_HOSTILE_REGEX,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -1888,6 +1898,7 @@ int main(int argc, char *argv[]) {
                 {"bound-ms", required_argument, NULL, ARG_BOUND},
                 {"match", required_argument, NULL, ARG_MATCH},
                 {"hostile", required_argument, NULL, ARG_HOSTILE},
+                {"hostile-regex", required_argument, NULL, ARG_HOSTILE_REGEX},
                 {"perf", no_argument, NULL, ARG_PERF},
                 {"perf-record", required_argument, NULL, ARG_PERF_RECORD},
                 {"callgrind", no_argument, NULL, ARG_CALLGRIND},
@@ -1939,6 +1950,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_MATCH:
                         arg.match = optarg;
+                        break;
+                case ARG_HOSTILE_REGEX:
+                        arg.hostile_regex = optarg;
                         break;
                 case ARG_HOSTILE:
                         arg.hostile = (unsigned)strtoul(optarg, NULL, 10);
