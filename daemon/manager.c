@@ -41,6 +41,10 @@
 #define PROC_MONITOR_ACK_TIMEOUT_USEC (1 * USEC_PER_SEC)
 #define POLL_INTERVAL_DEFAULT_USEC    (1 * USEC_PER_SEC)
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
+/* Command lines longer than this (bytes) are read and scanned off the event path. */
+#define MATCH_CMDLINE_BUDGET (64U * 1024U)
+/* A deferred match (manager.h: MATCH_DEFERRED_MAX of them) is decided at least this often. */
+#define MATCH_DEFERRED_INTERVAL_USEC (250 * USEC_PER_MSEC)
 /* How old systemd's child before its exec can be (is_service_manager_child()): it execs within
  * milliseconds of its fork. */
 #define SERVICE_CHILD_AGE_MAX_NSEC (2 * NSEC_PER_SEC)
@@ -1743,6 +1747,7 @@ static int manager_match_pid_stat(
         int k;
 
         process_facts_init(&facts, NULL, pid);
+        facts.cmdline_budget = m->cmdline_budget;
         if (st) {
                 memcpy(facts.comm, st->comm, sizeof(facts.comm));
                 facts.loaded |= FACT_COMM;
@@ -1834,6 +1839,119 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
                 "): its exit was missed, forgetting it",
                 (int)p->pid, p->comm, p->starttime, starttime);
         manager_forget_gone(m, p);
+        return 0;
+}
+
+/*
+ * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided off the event
+ * path: queued (PID, start time), and handled one at a time by an idle-priority source, so that
+ * every event of other processes is handled first, and by a timer every
+ * MATCH_DEFERRED_INTERVAL_USEC at the latest (a storm of events can't starve them). At most
+ * MATCH_DEFERRED_MAX wait; beyond that a process is not decided (logged, rate-limited: it is
+ * placed by its next exec, comm or uid change, or a rescan). Nothing is matched against less
+ * than the whole command line.
+ */
+static int on_deferred_match(sd_event_source *s, void *userdata);
+static int on_deferred_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void manager_deferred_arm(Manager *m) {
+        bool pending = m->n_deferred > 0;
+        int r = 0;
+
+        if (!m->deferred_source && pending) {
+                r = sd_event_add_defer(m->event, &m->deferred_source, on_deferred_match, m);
+                if (r >= 0) {
+                        (void)sd_event_source_set_priority(m->deferred_source, SD_EVENT_PRIORITY_IDLE);
+                        (void)sd_event_source_set_description(m->deferred_source, "deferred-match");
+                }
+        }
+        if (!m->deferred_timer && pending) {
+                r = sd_event_add_time_relative(
+                        m->event, &m->deferred_timer, CLOCK_MONOTONIC, MATCH_DEFERRED_INTERVAL_USEC, 0,
+                        on_deferred_timer, m);
+                if (r >= 0)
+                        (void)sd_event_source_set_description(m->deferred_timer, "deferred-match-timer");
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule deferred matches: %m");
+        if (m->deferred_source)
+                (void)sd_event_source_set_enabled(m->deferred_source, pending ? SD_EVENT_ON : SD_EVENT_OFF);
+        if (m->deferred_timer && pending) {
+                int enabled = SD_EVENT_OFF;
+
+                if (sd_event_source_get_enabled(m->deferred_timer, &enabled) >= 0 &&
+                    enabled == SD_EVENT_OFF) {
+                        (void)sd_event_source_set_time_relative(
+                                m->deferred_timer, MATCH_DEFERRED_INTERVAL_USEC);
+                        (void)sd_event_source_set_enabled(m->deferred_timer, SD_EVENT_ONESHOT);
+                }
+        } else if (m->deferred_timer)
+                (void)sd_event_source_set_enabled(m->deferred_timer, SD_EVENT_OFF);
+}
+
+static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
+        uint64_t starttime;
+        unsigned suppressed = 0;
+
+        if (procfs_read_starttime(NULL, pid, &starttime) < 0)
+                return 0; /* gone */
+        for (size_t i = 0; i < m->n_deferred; i++)
+                if (m->deferred[i].pid == pid && m->deferred[i].starttime == starttime) {
+                        m->deferred[i].exec = m->deferred[i].exec || exec;
+                        return 0;
+                }
+        if (m->n_deferred >= MATCH_DEFERRED_MAX) {
+                m->counters.matches_undecided++;
+                if (ratelimit_below(&m->failure_ratelimit, &suppressed))
+                        log_warning(
+                                "Process %d is not decided: %u matches with command lines over %u KiB are "
+                                "waiting already; it is matched at its next exec, comm or uid change or "
+                                "rescan%s",
+                                (int)pid, (unsigned)MATCH_DEFERRED_MAX,
+                                (unsigned)(MATCH_CMDLINE_BUDGET / 1024),
+                                suppressed > 0 ? " (more were not logged)" : "");
+                return 0;
+        }
+        m->deferred[m->n_deferred++] = (DeferredMatch){
+                .pid = pid,
+                .starttime = starttime,
+                .exec = exec,
+                .timestamp_ns = timestamp_ns,
+        };
+        log_debug(
+                "Process %d has a command line over %u KiB: matched later, off the event path", (int)pid,
+                (unsigned)(MATCH_CMDLINE_BUDGET / 1024));
+        manager_deferred_arm(m);
+        return 0;
+}
+
+static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns);
+
+/* Decides the oldest deferred match: with the whole command line, if it is still that process. */
+static void manager_run_deferred(Manager *m) {
+        DeferredMatch d;
+        uint64_t starttime;
+
+        if (m->n_deferred == 0)
+                return;
+        d = m->deferred[0];
+        memmove(m->deferred, m->deferred + 1, (m->n_deferred - 1) * sizeof(DeferredMatch));
+        m->n_deferred--;
+        if (procfs_read_starttime(NULL, d.pid, &starttime) >= 0 && starttime == d.starttime) {
+                m->deferred_matching = true;
+                (void)manager_rematch(m, d.pid, d.exec, d.timestamp_ns);
+                m->deferred_matching = false;
+        }
+        manager_deferred_arm(m);
+}
+
+static int on_deferred_match(sd_event_source *s, void *userdata) {
+        manager_run_deferred(userdata);
+        return 0;
+}
+
+static int on_deferred_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_run_deferred(userdata);
         return 0;
 }
 
@@ -2032,7 +2150,13 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
 
         if (exec)
                 drift_forget_released(m->drift, pid); /* a new image is managed again */
+        /* On the event path a huge command line is not read and scanned now, before the events
+         * of everyone else: the match is decided later, off the event path. */
+        m->cmdline_budget = m->deferred_matching ? 0 : MATCH_CMDLINE_BUDGET;
         k = manager_match_pid(m, pid, explicit_only, comm);
+        m->cmdline_budget = 0;
+        if (k == -EAGAIN)
+                return manager_defer_match(m, pid, exec, timestamp_ns);
         if (k == -ESRCH || k == -ENOMEM)
                 return k == -ENOMEM ? k : 0; /* gone: its EXIT event will follow */
         if (k < 0 && k != -ENOENT) {
@@ -3386,6 +3510,8 @@ Manager *manager_free(Manager *m) {
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
         m->baseline_source = sd_event_source_disable_unref(m->baseline_source);
+        m->deferred_source = sd_event_source_disable_unref(m->deferred_source);
+        m->deferred_timer = sd_event_source_disable_unref(m->deferred_timer);
         m->baseline_queue = mfree(m->baseline_queue);
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);

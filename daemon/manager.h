@@ -175,6 +175,17 @@ typedef struct CpusetRefusal {
         CpuSet allowed; /* what its cgroup's cpuset allowed then */
 } CpusetRefusal;
 
+/* At most this many processes wait for a match that needs their whole, long command line. */
+#define MATCH_DEFERRED_MAX 256U
+
+/* A match that waits for the whole command line (manager.c, MATCH_CMDLINE_BUDGET). */
+typedef struct DeferredMatch {
+        pid_t pid;
+        bool exec;
+        uint64_t starttime;
+        uint64_t timestamp_ns;
+} DeferredMatch;
+
 typedef struct ManagerCounters {
         uint64_t events_received;
         uint64_t events_lost;        /* ENOBUFS on the proc connector */
@@ -186,7 +197,8 @@ typedef struct ManagerCounters {
         uint64_t reloads;            /* reload requests handled (successful or not) */
         uint64_t drift_detected;     /* managed threads found changed by someone else (daemon/drift.h) */
         uint64_t drift_corrections;  /* of those, put back (on-drift: enforce) */
-        uint64_t restores; /* processes given their originals back (policy gone, restore-on-exit) */
+        uint64_t restores;          /* processes given their originals back (policy gone, restore-on-exit) */
+        uint64_t matches_undecided; /* deferred matches dropped (queue full): see manager.c */
 } ManagerCounters;
 
 typedef struct Manager {
@@ -224,10 +236,17 @@ typedef struct Manager {
         Config *config;
         Topology *topology;
         Plan *plan;
-        bool force_placement;     /* manager_rescan() writes every thread, not only changed targets */
-        bool polling_pass;        /* a /proc polling pass: placed threads are not read back */
-        bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
-        unsigned plan_generation; /* bumped by every plan installed (memory: migrates again) */
+        bool force_placement; /* manager_rescan() writes every thread, not only changed targets */
+        bool polling_pass;    /* a /proc polling pass: placed threads are not read back */
+        /* Matches that need a long command line, decided off the event path (manager.c). */
+        size_t cmdline_budget;  /* ProcessFacts.cmdline_budget for the match at hand */
+        bool deferred_matching; /* deciding a deferred match: no budget */
+        DeferredMatch deferred[MATCH_DEFERRED_MAX];
+        size_t n_deferred;
+        sd_event_source *deferred_source; /* idle priority, on while n_deferred > 0 */
+        sd_event_source *deferred_timer;  /* ... and a timer, so a storm can't starve them */
+        bool *narrowing_reported;         /* per policy: kernel narrowing already reported at info */
+        unsigned plan_generation;         /* bumped by every plan installed (memory: migrates again) */
 
         /* Tracked processes. */
         void *processes; /* tsearch(3) root of TrackedProcess */

@@ -81,7 +81,10 @@ int process_facts_load(ProcessFacts *f, unsigned mask) {
                         return r;
         }
         if (todo & FACT_CMDLINE) {
-                r = fact_done(f, FACT_CMDLINE, procfs_read_cmdline(f->root, f->pid, &f->cmdline));
+                r = procfs_read_cmdline_max(f->root, f->pid, f->cmdline_budget, &f->cmdline);
+                if (r == -E2BIG)
+                        return -EAGAIN; /* neither loaded nor failed: asked again later */
+                r = fact_done(f, FACT_CMDLINE, r);
                 if (r < 0)
                         return r;
         }

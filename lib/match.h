@@ -23,6 +23,8 @@ typedef struct ProcessFacts {
         uid_t euid;
         char *cgroup;
         char *unit;
+        size_t cmdline_budget; /* bytes: a longer command line is not read (the load returns
+                                * -EAGAIN and the fact stays unloaded); 0: no limit */
 } ProcessFacts;
 
 /* Starts an empty set of facts about pid under root (borrowed; NULL or "/" = real /proc). */
@@ -37,7 +39,8 @@ void process_facts_done(ProcessFacts *f);
  * is read. A fact that can't be read for a reason other than the process being gone is
  * marked failed (it then matches nothing): -EACCES on exe, no exe (kernel thread), a cgroup
  * path with no unit. Returns 0, -ESRCH when the process is gone (the fact stays unloaded),
- * or -ENOMEM.
+ * -EAGAIN when the command line is longer than f->cmdline_budget (not read: try again without
+ * a budget, when there is time), or -ENOMEM.
  */
 int process_facts_load(ProcessFacts *f, unsigned mask);
 
@@ -49,15 +52,18 @@ int process_facts_load(ProcessFacts *f, unsigned mask);
  * list means "any of": comm, exe, cgroup and unit are fnmatch(3) globs (flags 0, so '*'
  * also matches '/'); comm is compared as the kernel keeps it (at most 15 characters), so a
  * longer pattern can only match through wildcards; exe has " (deleted)" stripped; cmdline
- * is regexec(3) of m->cmdline_re[0..n_cmdline) on argv joined by single spaces; user is the
- * effective uid against uids. A matcher with no key matches every process. -ENOMEM too.
+ * is a search of the regex set m->cmdline_re (regex-set.h) on argv joined by single spaces;
+ * user is the effective uid against uids. A matcher with no key matches every process.
+ * -ENOMEM too, and -EAGAIN when the command line is over f->cmdline_budget.
  */
 int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f);
 
 /*
  * The first active (non-pending) policy of plan that matches the process, in file order.
  * Returns its index in plan->policies (>= 0), -ENOENT if none matches, -ESRCH if the
- * process is gone, -ENOMEM. Policies with a pending_reason are skipped.
+ * process is gone, -EAGAIN if deciding needs a command line longer than f->cmdline_budget
+ * (undecided: no policy is skipped for it), -ENOMEM. Policies with a pending_reason are
+ * skipped.
  */
 int match_process(const Plan *plan, ProcessFacts *f);
 

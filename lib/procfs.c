@@ -344,6 +344,10 @@ int procfs_read_exe(const char *root, pid_t pid, char **ret) {
 }
 
 int procfs_read_cmdline(const char *root, pid_t pid, char **ret) {
+        return procfs_read_cmdline_max(root, pid, 0, ret);
+}
+
+int procfs_read_cmdline_max(const char *root, pid_t pid, size_t max, char **ret) {
         char path[PATH_MAX], buf[4096], *s, *c;
         _cleanup_free_ char *heap = NULL;
         size_t len;
@@ -352,7 +356,12 @@ int procfs_read_cmdline(const char *root, pid_t pid, char **ret) {
         r = proc_path(path, sizeof(path), root, pid, 0, "cmdline");
         if (r < 0)
                 return r;
-        r = read_file_max(path, buf, sizeof(buf), PROCFS_CMDLINE_MAX + 1, true, &heap, &s, &len);
+        if (max > 0 && max < PROCFS_CMDLINE_MAX) {
+                r = read_file_max(path, buf, sizeof(buf), max + 1, false, &heap, &s, &len);
+                if (r == -EFBIG)
+                        return -E2BIG;
+        } else
+                r = read_file_max(path, buf, sizeof(buf), PROCFS_CMDLINE_MAX + 1, true, &heap, &s, &len);
         if (r < 0)
                 return r;
 

@@ -61,6 +61,10 @@ int procfs_read_exe(const char *root, pid_t pid, char **ret);
 /* /proc/PID/cmdline (at most PROCFS_CMDLINE_MAX bytes of it), NUL separators turned into single
  * spaces, trailing ones dropped, newly allocated ("" for a zombie). Returns 0, -ESRCH, -errno. */
 int procfs_read_cmdline(const char *root, pid_t pid, char **ret);
+/* The same, but -E2BIG without reading on when the file has max bytes or more (max 0: no limit
+ * but PROCFS_CMDLINE_MAX): how the daemon keeps reading and scanning huge command lines off
+ * its event path (docs/security.md). */
+int procfs_read_cmdline_max(const char *root, pid_t pid, size_t max, char **ret);
 
 /* Effective uid (second field of "Uid:" in /proc/PID/status). Returns 0, -ESRCH, -EBADMSG. */
 int procfs_read_euid(const char *root, pid_t pid, uid_t *ret);

@@ -94,6 +94,42 @@ START_TEST(test_match_cmdline) {
 }
 END_TEST
 
+/*
+ * A command line over the event path's budget (64 KiB) is matched whole, off the event path:
+ * the tag at its very end decides, for one process it matches and one it doesn't. Hostile
+ * command lines can't be made to match less by being long.
+ */
+START_TEST(test_match_cmdline_long) {
+        Harness *h = harness_new();
+        const char *tag = harness_unique_name(h);
+        _cleanup_free_ char *pad = malloc(100 * 1024 + 1), *arg_yes = NULL, *arg_no = NULL;
+        Child *cy, *cn;
+
+        ck_assert_ptr_nonnull(pad);
+        memset(pad, 'x', 100 * 1024);
+        pad[100 * 1024] = '\0';
+        arg_yes = harness_asprintf("--tag=%s-yes", tag);
+        arg_no = harness_asprintf("--tag=%s-no", tag);
+        harness_write_policy(
+                h, "50-cmdline.yaml",
+                "policies:\n"
+                "  - name: by-cmdline\n"
+                "    match:\n"
+                "      cmdline: \"x --tag=%s-yes$\"\n"
+                "    cpus: \"1\"\n",
+                tag);
+        harness_start_daemon(h);
+        cn = spawn_threads(h, harness_unique_name(h), ARGS("-n", "1", pad, arg_no), false);
+        cy = spawn_threads(h, harness_unique_name(h), ARGS("-n", "2", pad, arg_yes), false);
+        harness_wait_process_cpus(h, cy->pid, "1", 3);
+        harness_wait_listed(h, cy->pid, "by-cmdline");
+        harness_barrier(h);
+        harness_assert_process_cpus_now(cn->pid, "0", 2);
+        assert_not_listed(h, cn->pid);
+        ck_assert(harness_log_contains(h, "matched later, off the event path"));
+}
+END_TEST
+
 START_TEST(test_match_user) {
         Harness *h = harness_new();
         const char *name = harness_unique_name(h);
@@ -294,6 +330,7 @@ int main(void) {
 
         harness_add_test(s, test_match_exe);
         harness_add_test(s, test_match_cmdline);
+        harness_add_test(s, test_match_cmdline_long);
         harness_add_test(s, test_match_user);
         harness_add_test(s, test_match_user_change);
         harness_add_test(s, test_match_service_child_once);
