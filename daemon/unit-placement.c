@@ -203,24 +203,38 @@ static const char *unit_cgroup_interface(const char *unit) {
         return NULL;
 }
 
+/* The object path of unit (GetUnit), newly allocated into *ret. */
+static int get_unit_path(UnitPlacement *u, const char *unit, char **ret, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path = NULL;
+        int r;
+
+        r = sd_bus_call_method(
+                u->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "GetUnit", error, &reply, "s", unit);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return r;
+        *ret = strdup(path);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* unit's property (an "ay" mask: EffectiveCPUs, AllowedCPUs, AllowedMemoryNodes; GetUnit, then
  * the property on its object) into *ret. */
 static int get_unit_mask(
         UnitPlacement *u, const char *unit, const char *property, CpuSet *ret, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *prop = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *prop = NULL;
         _cleanup_cpuset_ CpuSet s = CPUSET_NULL;
-        const char *path = NULL, *interface = unit_cgroup_interface(unit);
+        _cleanup_free_ char *path = NULL;
+        const char *interface = unit_cgroup_interface(unit);
         const uint8_t *bytes = NULL;
         size_t n = 0;
         int r;
 
         if (!interface)
                 return -EOPNOTSUPP;
-        r = sd_bus_call_method(
-                u->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "GetUnit", error, &reply, "s", unit);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(reply, "o", &path);
+        r = get_unit_path(u, unit, &path, error);
         if (r < 0)
                 return r;
         r = sd_bus_get_property(u->bus, SYSTEMD_DEST, path, interface, property, error, &prop, "ay");
@@ -396,18 +410,13 @@ void unit_placement_new_plan(UnitPlacement *u) {
 
 /* The EffectiveCPUs of the slice that unit is in (its "Slice" property). */
 static int get_slice_effective(UnitPlacement *u, const char *unit, CpuSet *ret, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ char *slice = NULL;
-        const char *path = NULL, *interface = unit_cgroup_interface(unit);
+        _cleanup_free_ char *slice = NULL, *path = NULL;
+        const char *interface = unit_cgroup_interface(unit);
         int r;
 
         if (!interface)
                 return -EOPNOTSUPP;
-        r = sd_bus_call_method(
-                u->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "GetUnit", error, &reply, "s", unit);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(reply, "o", &path);
+        r = get_unit_path(u, unit, &path, error);
         if (r < 0)
                 return r;
         r = sd_bus_get_property_string(u->bus, SYSTEMD_DEST, path, interface, "Slice", error, &slice);

@@ -269,6 +269,13 @@ static int parse_cpus(char *text, CpuSet *ret) {
         return cpuset_parse_list(text, ret, NULL) < 0 ? -EBADMSG : 0;
 }
 
+/* The length of the parent of cgroup path p (n bytes, absolute, n > 1): "/a/b" -> "/a", "/a" -> "/". */
+static size_t parent_len(const char *p, size_t n) {
+        while (n > 1 && p[n - 1] != '/')
+                n--;
+        return n > 1 ? n - 1 : n; /* drop the '/' too, unless it is the root's */
+}
+
 /* cpuset.cpus.effective of the v2 cgroup path p or of its nearest ancestor having the file. */
 static int read_v2_cpuset(const char *v2dir, const CgroupLine *l, CpuSet *ret) {
         size_t n = l->path_len;
@@ -291,10 +298,7 @@ static int read_v2_cpuset(const char *v2dir, const CgroupLine *l, CpuSet *ret) {
                  * missing directory means the cgroup itself is gone. */
                 if (n <= 1 || !is_dir(dir))
                         return -ENOENT;
-                while (n > 1 && l->path[n - 1] != '/')
-                        n--;
-                if (n > 1)
-                        n--; /* drop the '/' too, unless it is the root's */
+                n = parent_len(l->path, n);
         }
 }
 
@@ -317,8 +321,44 @@ static int read_v1_cpuset(const char *dir, CpuSet *ret) {
         return -ENOENT;
 }
 
+/*
+ * Where the cpuset of a task whose /proc/PID/cgroup says text is: on the unified hierarchy if it
+ * has the cpuset controller (and the task a "0::" line), else on the v1 cpuset hierarchy.
+ * *ret_dir: that hierarchy's mount directory (newly allocated), *ret_v2 which one, *ret_line
+ * the task's line (pointing into text). Returns 0, -ENODATA (in no cpuset hierarchy),
+ * -EBADMSG, -ENOMEM, -errno.
+ */
+static int cpuset_hierarchy(
+        const char *root, const char *text, char **ret_dir, bool *ret_v2, CgroupLine *ret_line) {
+        _cleanup_free_ char *h = NULL;
+        bool v2_cpuset = false;
+        int r;
+
+        r = v2_root(root, &h, &v2_cpuset);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        r = v2_cpuset ? find_line(text, NULL, ret_line) : 0;
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                h = mfree(h);
+                v2_cpuset = false;
+                r = find_line(text, "cpuset", ret_line);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -ENODATA;
+                r = v1_hierarchy_dir(root, ret_line, "cpuset", &h);
+                if (r < 0)
+                        return r;
+        }
+        *ret_dir = TAKE_PTR(h);
+        *ret_v2 = v2_cpuset;
+        return 0;
+}
+
 int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allowed, char **ret_path) {
-        _cleanup_free_ char *text = NULL, *v2dir = NULL, *h = NULL, *dir = NULL, *p = NULL;
+        _cleanup_free_ char *text = NULL, *h = NULL, *dir = NULL, *p = NULL;
         _cleanup_cpuset_ CpuSet s = CPUSET_NULL;
         bool v2_cpuset = false;
         CgroupLine l;
@@ -330,23 +370,12 @@ int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allow
         if (r < 0)
                 return r;
 
-        r = v2_root(root, &v2dir, &v2_cpuset);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        r = v2_cpuset ? find_line(text, NULL, &l) : 0;
+        r = cpuset_hierarchy(root, text, &h, &v2_cpuset, &l);
         if (r < 0)
                 return r;
-        if (r > 0)
-                r = read_v2_cpuset(v2dir, &l, &s);
+        if (v2_cpuset)
+                r = read_v2_cpuset(h, &l, &s);
         else {
-                r = find_line(text, "cpuset", &l);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        return -ENODATA;
-                r = v1_hierarchy_dir(root, &l, "cpuset", &h);
-                if (r < 0)
-                        return r;
                 r = join_cgroup_dir(h, l.path, l.path_len, &dir);
                 if (r < 0)
                         return r;
@@ -383,23 +412,9 @@ int cgroup_cpuset_dirs(const char *root, const char *text, char ***ret_dirs) {
 
         if (!text || !ret_dirs)
                 return -EINVAL;
-        r = v2_root(root, &h, &v2_cpuset);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        r = v2_cpuset ? find_line(text, NULL, &l) : 0;
+        r = cpuset_hierarchy(root, text, &h, &v2_cpuset, &l);
         if (r < 0)
                 return r;
-        if (r == 0) {
-                h = mfree(h);
-                r = find_line(text, "cpuset", &l);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        return -ENODATA;
-                r = v1_hierarchy_dir(root, &l, "cpuset", &h);
-                if (r < 0)
-                        return r;
-        }
 
         /* The cgroup itself, then each ancestor up to the hierarchy's root ("/"). */
         for (size_t n = l.path_len;;) {
@@ -415,10 +430,7 @@ int cgroup_cpuset_dirs(const char *root, const char *text, char ***ret_dirs) {
                 n_dirs++;
                 if (n <= 1)
                         break;
-                while (n > 1 && l.path[n - 1] != '/')
-                        n--;
-                if (n > 1)
-                        n--;
+                n = parent_len(l.path, n);
         }
         *ret_dirs = TAKE_PTR(dirs);
         return 0;

@@ -1255,8 +1255,9 @@ static double foreign_share(uint64_t events) {
 /*
  * --hostile=N: N loops as nobody, each starting every 10 ms a shell that lives 300 ms
  * (sh -c "sleep 0.3; :") with 12 more arguments of 128 KiB of "foo" (MAX_ARG_STRLEN each:
- * a 1.5 MiB command line, about what the 8 MiB default stack limit lets argv have), until killed: what an unprivileged user can do to a cmdline: matcher
- * (glibc's regexec(3) takes 2 s for "foo.*bar" on 64 KiB of "foo"). Returns the loops' PIDs.
+ * a 1.5 MiB command line, about what the 8 MiB default stack limit lets argv have), until killed: what an
+ * unprivileged user can do to a cmdline: matcher (glibc's regexec(3) takes 2 s for "foo.*bar" on 64 KiB of
+ * "foo"). Returns the loops' PIDs.
  */
 static void start_hostile(pid_t *pids, unsigned n) {
         static char *argv[20];
@@ -1346,7 +1347,8 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
                 unsigned n_hostile = MIN(arg.hostile, (unsigned)ELEMENTSOF(hostile));
 
                 if (n_hostile > 0) {
-                        printf("%u hostile loops as nobody: a shell every 10 ms living 300 ms with a 1.5 MiB "
+                        printf("%u hostile loops as nobody: a shell every 10 ms living 300 ms with a 1.5 "
+                               "MiB "
                                "command line of \"foo\"; a first policy with cmdline: \"%s\"\n",
                                n_hostile, *arg.hostile_regex ? arg.hostile_regex : "(none)");
                         start_hostile(hostile, n_hostile);
