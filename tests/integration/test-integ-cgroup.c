@@ -146,6 +146,21 @@ static void write_cpu1_policy(Harness *h, const char *name) {
                 name);
 }
 
+/* What the kernel does on Linux < 6.2 when the cgroup's cpuset.cpus is written: every thread to
+ * the cpuset's CPUs (0-1), in that write. Then the daemon must put them back on CPU 1. */
+static void reset_and_expect_repair(Harness *h, pid_t pid) {
+        set_all_threads(pid, "0-1");
+        set_cgroup_cpus("0-1");
+        harness_wait_process_cpus(h, pid, "1", 3);
+}
+
+/* Stops the daemon, kills c, removes the cgroup. */
+static void finish(Harness *h, Child *c) {
+        harness_stop_daemon(h);
+        child_kill(c);
+        remove_cgroup();
+}
+
 /* The kernel resets the cgroup's tasks to its cpuset's CPUs: put back without drift-interval:. */
 START_TEST(test_cgroup_reset_repaired) {
         Harness *h = harness_new();
@@ -160,9 +175,7 @@ START_TEST(test_cgroup_reset_repaired) {
         harness_wait_process_cpus(h, c->pid, "1", 3);
         harness_get_props(h, &before);
 
-        set_all_threads(c->pid, "0-1"); /* the kernel's reset ... */
-        set_cgroup_cpus("0-1");         /* ... happens in this write */
-        harness_wait_process_cpus(h, c->pid, "1", 3);
+        reset_and_expect_repair(h, c->pid);
         harness_wait_log(h, "taken for the kernel's reset after a cpuset change");
         harness_get_props(h, &after);
         /* A repair is neither a new placement nor a failure. */
@@ -171,9 +184,7 @@ START_TEST(test_cgroup_reset_repaired) {
         manager_props_done(&before);
         manager_props_done(&after);
 
-        harness_stop_daemon(h);
-        child_kill(c);
-        remove_cgroup();
+        finish(h, c);
 }
 END_TEST
 
@@ -208,9 +219,7 @@ START_TEST(test_cgroup_rescan_verifies) {
         cpus = harness_read_task_cpus(c->pid, tasks[1].tid);
         ck_assert_msg(cpus && streq(cpus, "0"), "a drifted thread (on-drift: report) was moved to %s", cpus);
 
-        harness_stop_daemon(h);
-        child_kill(c);
-        remove_cgroup();
+        finish(h, c);
 }
 END_TEST
 
@@ -273,9 +282,7 @@ START_TEST(test_cgroup_refusal_once) {
         ck_assert_uint_eq(p.processes_placed, 1);
         manager_props_done(&p);
 
-        harness_stop_daemon(h);
-        child_kill(c);
-        remove_cgroup();
+        finish(h, c);
 }
 END_TEST
 
@@ -299,13 +306,9 @@ START_TEST(test_cgroup_recreated_watched) {
         make_cgroup("0-1", b->pid);
         rescan(h);
         harness_wait_process_cpus(h, b->pid, "1", 3);
-        set_all_threads(b->pid, "0-1");
-        set_cgroup_cpus("0-1");
-        harness_wait_process_cpus(h, b->pid, "1", 3);
+        reset_and_expect_repair(h, b->pid);
 
-        harness_stop_daemon(h);
-        child_kill(b);
-        remove_cgroup();
+        finish(h, b);
 }
 END_TEST
 
@@ -336,9 +339,7 @@ START_TEST(test_cgroup_endless_burst) {
         }
         ck_assert_msg(repaired, "still on %s after 5 s of cpuset writes 50 ms apart", strna(cpus));
 
-        harness_stop_daemon(h);
-        child_kill(c);
-        remove_cgroup();
+        finish(h, c);
 }
 END_TEST
 
@@ -354,13 +355,9 @@ START_TEST(test_cgroup_moved_watched) {
         harness_wait_process_cpus(h, c->pid, "1", 3);
         make_cgroup("0-1", c->pid); /* moved in after its placement */
         rescan(h);
-        set_all_threads(c->pid, "0-1");
-        set_cgroup_cpus("0-1");
-        harness_wait_process_cpus(h, c->pid, "1", 3);
+        reset_and_expect_repair(h, c->pid);
 
-        harness_stop_daemon(h);
-        child_kill(c);
-        remove_cgroup();
+        finish(h, c);
 }
 END_TEST
 
@@ -392,9 +389,7 @@ START_TEST(test_cgroup_enforce_explains) {
         harness_wait_log(h, "cgroup allows 0 (its cpuset changed)");
         ck_assert(!harness_log_contains(h, "Failed to put back the placement"));
 
-        harness_stop_daemon(h);
-        child_kill(c);
-        remove_cgroup();
+        finish(h, c);
 }
 END_TEST
 

@@ -110,6 +110,13 @@ static void assert_untouched(pid_t pid) {
                 (int)pid, cpus);
 }
 
+/* Kills the managed process and the unrelated one (a child of this test). */
+static void end_both(Child *c, pid_t other) {
+        (void)kill(other, SIGKILL);
+        (void)waitpid(other, NULL, 0);
+        child_kill(c);
+}
+
 static void write_policy(Harness *h, const char *name, bool enforce) {
         harness_write_policy(
                 h, "10-reuse.yaml",
@@ -140,9 +147,7 @@ START_TEST(test_reuse_thread_id) {
 
         assert_untouched(other);
         harness_assert_process_cpus_now(c->pid, "1", 2);
-        (void)kill(other, SIGKILL);
-        (void)waitpid(other, NULL, 0);
-        child_kill(c);
+        end_both(c, other);
 }
 END_TEST
 
@@ -169,9 +174,7 @@ START_TEST(test_reuse_child_pid) {
         n = harness_list_processes(h, &e);
         ck_assert_msg(!process_entries_find(e, n, other), "the unrelated process %d is managed", (int)other);
         process_entries_free(e, n);
-        (void)kill(other, SIGKILL);
-        (void)waitpid(other, NULL, 0);
-        child_kill(c);
+        end_both(c, other);
 }
 END_TEST
 
@@ -211,9 +214,7 @@ START_TEST(test_reuse_after_lost_exit) {
         manager_props_done(&p);
         assert_untouched(other);
         harness_assert_process_cpus_now(c->pid, "1", 2);
-        (void)kill(other, SIGKILL);
-        (void)waitpid(other, NULL, 0);
-        child_kill(c);
+        end_both(c, other);
 }
 END_TEST
 
