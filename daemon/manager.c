@@ -464,7 +464,8 @@ typedef struct PlaceContext {
         Manager *manager;
         const char *policy_name; /* restore: the policy the process was under, for messages */
         TrackedProcess *process;
-        bool force;         /* write even where the target is what was applied last */
+        bool force;         /* compare with the kernel's mask even where the target is what was
+                             * applied last (write only if they differ) */
         bool verify;        /* where the target is what was applied last, ask the kernel: a mask
                              * equal to the cpuset's CPUs (a kernel reset, docs/cgroups.md) is
                              * written again; any other drift is left to the drift check */
@@ -1147,18 +1148,22 @@ static int place_thread(PlaceContext *ctx, pid_t tid) {
                 return 0;
         if (ctx->via_unit && pp && cpuset_equal(target, &pp->cpus))
                 return 0; /* systemd's AllowedCPUs= on its unit does it */
-        if (!ctx->force && t->has_applied && cpuset_equal(&t->applied, target)) {
-                if (!ctx->verify || m->dry_run)
+        if (t->has_applied && cpuset_equal(&t->applied, target) && !(ctx->force && m->dry_run)) {
+                if (!ctx->force && (!ctx->verify || m->dry_run))
                         return 0;
-                /* What the kernel reports now, not what was written last. */
+                /* What the kernel reports now, not what was written last. Forced (an exec, CPU
+                 * hotplug: the entry may not describe the thread's mask any more), a mask that
+                 * is what the kernel made of the target already is not written again. */
                 r = apply_get_thread_affinity(tid, &current);
                 if (r == -ESRCH)
                         goto gone;
-                if (r < 0 || cpuset_equal(&current, thread_effective(t)))
+                if (r >= 0 && cpuset_equal(&current, thread_effective(t)))
                         return 0;
-                if (!mask_is_cpuset_reset(ctx, &current))
-                        return 0; /* moved by someone: drift, the drift check's (on-drift:) */
-                ctx->n_reset++;
+                if (!ctx->force) {
+                        if (r < 0 || !mask_is_cpuset_reset(ctx, &current))
+                                return 0; /* moved by someone: drift, the drift check's (on-drift:) */
+                        ctx->n_reset++;
+                }
         }
 
         if (!t->has_original) {

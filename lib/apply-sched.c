@@ -17,13 +17,15 @@
 #include "apply-sched.h"
 #include "cgroup.h"
 #include "macro.h"
+#include "procfs.h"
 
 static void cpu_freep(cpu_set_t **c) {
         if (*c)
                 CPU_FREE(*c);
 }
 
-int apply_get_thread_affinity(pid_t tid, CpuSet *ret) {
+/* sched_getaffinity(2): the mask ANDed with the CPUs active now. */
+static int get_active_affinity(pid_t tid, CpuSet *ret) {
         /* The kernel refuses (EINVAL) a buffer smaller than its nr_cpu_ids: grow until it fits. */
         for (unsigned n = 1024;; n *= 2) {
                 _cleanup_(cpu_freep) cpu_set_t *c = NULL;
@@ -46,6 +48,26 @@ int apply_get_thread_affinity(pid_t tid, CpuSet *ret) {
         }
 }
 
+/*
+ * The mask itself: Cpus_allowed_list of /proc/TID/task/TID/status (proc(5)). sched_getaffinity(2)
+ * reports it ANDed with the active CPUs, and a CPU going offline leaves the active set before the
+ * kernel moves its tasks (sched_cpu_deactivate()), as one coming online joins it after the online
+ * set: in that window a mask of such CPUs reads narrower than it is, or empty.
+ */
+static int get_kept_affinity(pid_t tid, CpuSet *ret) {
+        int r = procfs_read_cpus_allowed(NULL, tid, tid, ret);
+        return r == -ESRCH || r == -ENOENT ? APPLY_GONE : r;
+}
+
+int apply_get_thread_affinity(pid_t tid, CpuSet *ret) {
+        int r = get_active_affinity(tid, ret);
+
+        /* A task's mask is never empty: an empty read is the hotplug window. */
+        if (r >= 0 && cpuset_is_empty(ret))
+                return get_kept_affinity(tid, ret);
+        return r;
+}
+
 int apply_set_thread_affinity(pid_t tid, const CpuSet *cpus, CpuSet *ret_effective) {
         _cleanup_(cpu_freep) cpu_set_t *c = NULL;
         size_t size;
@@ -66,9 +88,22 @@ int apply_set_thread_affinity(pid_t tid, const CpuSet *cpus, CpuSet *ret_effecti
                 return -errno;
         }
 
-        if (ret_effective)
-                return apply_get_thread_affinity(tid, ret_effective);
-        return 0;
+        if (!ret_effective)
+                return 0;
+        r = get_active_affinity(tid, ret_effective);
+        /* Narrower than written: what the cpuset allows, or the hotplug window; status tells.
+         * (If it can't, the first read stands: the write itself succeeded.) */
+        if (r >= 0 && !cpuset_equal(ret_effective, cpus)) {
+                _cleanup_cpuset_ CpuSet kept = CPUSET_NULL;
+
+                r = get_kept_affinity(tid, &kept);
+                if (r == APPLY_GONE || r == -ENOMEM)
+                        return r;
+                if (r >= 0 && !cpuset_is_empty(&kept))
+                        return cpuset_copy(ret_effective, &kept);
+                r = 0;
+        }
+        return r;
 }
 
 /* Scheduling class and I/O priority. glibc 2.36 wraps neither sched_setattr(2) nor ioprio_set(2):

@@ -17,15 +17,19 @@
 #define APPLY_GONE (-ESRCH) /* the thread exited: normal, not a failure */
 
 /*
- * Reads the affinity mask of thread tid (any thread of any process). Returns 0, APPLY_GONE,
- * -errno.
+ * Reads the affinity mask of thread tid (any thread of any process) with sched_getaffinity(2),
+ * which reports it ANDed with the active CPUs; while a CPU goes offline or comes online that can
+ * read empty, and then the mask is read from Cpus_allowed_list of /proc/TID/task/TID/status
+ * (proc(5)). Never returns an empty set. Returns 0, APPLY_GONE, -EBADMSG, -ENOMEM, -errno.
  */
 int apply_get_thread_affinity(pid_t tid, CpuSet *ret);
 
 /*
  * Sets the affinity of thread tid to cpus and reads it back into *ret_effective (may be NULL).
  * The kernel intersects the mask with the task's cpuset and online CPUs, so the effective
- * mask may be narrower than asked: callers compare. Refuses an empty set with -EINVAL before
+ * mask may be narrower than asked: callers compare. A read-back narrower than cpus is confirmed
+ * from /proc/TID/task/TID/status, as sched_getaffinity(2) also leaves out CPUs that are online
+ * but not active yet, or no longer (CPU hotplug in progress). Refuses an empty set with -EINVAL before
  * calling the kernel, so no task is ever left with an empty mask.
  * Returns 0, APPLY_GONE, -EINVAL (empty set, or no CPU of cpus is allowed for the task:
  * the mask is left as it was), -EPERM, -errno.

@@ -218,6 +218,54 @@ START_TEST(test_match_service_child_once) {
 END_TEST
 
 /*
+ * The same, with the events handled late (the daemon stopped until the child has exec'd): the
+ * COMM or UID event finds the program already and places it; the EXEC event after it finds the
+ * mask in place and writes nothing, so there is still one "Placed" message (seen in the VM lane
+ * under TCG, where the daemon lags behind systemd).
+ */
+START_TEST(test_match_service_child_late_once) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *probe = harness_asprintf("%s/bin/%s", harness_dir(h), name), *cmd = NULL,
+                            *line = NULL, *pid_text = NULL;
+        Child *c;
+        int pid;
+
+        cmd = harness_asprintf("cp /bin/sleep '%s'", probe);
+        ck_assert_int_eq(system(cmd), 0);
+        harness_write_policy(
+                h, "50-svc.yaml",
+                "policies:\n"
+                "  - name: svc\n"
+                "    match:\n"
+                "      comm: \"*%s*\"\n"
+                "      user: nobody\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+        harness_pause_daemon(h);
+        c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-svcchild",
+                        .name = "systemd",
+                        .args = ARGS(probe, name),
+                        .initial_cpus = "0",
+                        .pipes = true});
+        line = child_expect_line(c);
+        ck_assert_int_eq(sscanf(line, "child %d", &pid), 1);
+        harness_wait_comm(h, pid, name); /* exec'd, its events all queued */
+        harness_resume_daemon(h);
+        harness_wait_process_cpus(h, pid, "1", 1);
+        harness_barrier(h);
+        pid_text = harness_asprintf("[%d]", pid);
+        ck_assert_uint_eq(log_lines_with(h, "Placed ", pid_text), 1);
+        child_kill(c);
+        (void)kill(pid, SIGKILL);
+}
+END_TEST
+
+/*
  * A program that calls itself "(NAME" and was reparented to PID 1 (a daemon that double-forked)
  * has exec'd long ago: the startup scan places it like any other, it is no service manager's
  * child before its exec.
@@ -334,6 +382,7 @@ int main(void) {
         harness_add_test(s, test_match_user);
         harness_add_test(s, test_match_user_change);
         harness_add_test(s, test_match_service_child_once);
+        harness_add_test(s, test_match_service_child_late_once);
         harness_add_test(s, test_match_paren_orphan_placed);
         harness_add_test(s, test_match_user_change_latency);
         return harness_main(s);

@@ -519,6 +519,70 @@ START_TEST(test_hotplug) {
 }
 END_TEST
 
+/*
+ * Issue 12, item 5: CPU 1 offline and back, many times, while processes are on CPU 1. While a
+ * CPU leaves or joins the active set, sched_getaffinity(2) reads a mask of it as empty: the
+ * daemon once logged "Placed … on CPUs  (policy …)" and recorded that empty set as what the
+ * kernel kept. No message may carry an empty set, and every process ends on its CPUs.
+ */
+START_TEST(test_hotplug_storm) {
+        Harness *h = harness_new();
+        const char *name_one = harness_unique_name(h), *name_wide = harness_unique_name(h);
+        enum { N_ONE = 10, N_TOGGLES = 25 };
+        Child *one[N_ONE], *wide;
+        int r;
+
+        ck_assert_msg(read_cpu1_online() == '1', "CPU 1 is not online before the test");
+        harness_write_policy(
+                h, "50-storm.yaml",
+                "policies:\n"
+                "  - name: one\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: \"1\"\n"
+                "  - name: wide\n"
+                "    match: { comm: \"%s\" }\n"
+                "    cpus: \"0-1\"\n",
+                name_one, name_wide);
+        harness_start_daemon(h);
+        for (unsigned i = 0; i < N_ONE; i++)
+                one[i] = spawn_named(h, "integ-threads", name_one, ARGS("-n", "2"));
+        wide = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name_wide,
+                        .args = ARGS("-n", "2"),
+                        .initial_cpus = "0",
+                        .pipes = true});
+        for (unsigned i = 0; i < N_ONE; i++) {
+                expect_line(one[i], "ready 2");
+                harness_wait_process_cpus(h, one[i]->pid, "1", 3);
+        }
+        expect_line(wide, "ready 2");
+        harness_wait_process_cpus(h, wide->pid, "0-1", 3);
+
+        for (unsigned i = 0; i < N_TOGGLES; i++) {
+                r = write_cpu1_online("0");
+                ck_assert_msg(r == 0, "taking CPU 1 offline: %s", strerror(-r));
+                usleep((i % 3) * 70 * 1000); /* within, at and after the re-plan's debounce */
+                r = write_cpu1_online("1");
+                ck_assert_msg(r == 0, "bringing CPU 1 back online: %s", strerror(-r));
+                usleep((100 + (i % 4) * 60) * 1000);
+        }
+        ck_assert_int_eq(read_cpu1_online(), '1');
+
+        for (unsigned i = 0; i < N_ONE; i++) {
+                harness_wait_process_cpus(h, one[i]->pid, "1", 3);
+                assert_no_empty_mask(one[i]->pid);
+        }
+        harness_wait_process_cpus(h, wide->pid, "0-1", 3);
+        harness_barrier(h);
+        ck_assert_msg(!harness_log_contains(h, "on CPUs  ("), "a placement was logged with no CPUs");
+        ck_assert_msg(!harness_log_contains(h, "to CPUs  "), "a narrowing was logged with no CPUs");
+        harness_assert_daemon_alive(h);
+}
+END_TEST
+
 /* Runs in the runner process before the test below: CPU 1 back online whatever happened. */
 static void cpu1_restore_setup(void) {
         restore_cpu1();
@@ -538,6 +602,7 @@ int main(void) {
         harness_add_test(s, test_exclusive_services);
         harness_add_test(s, test_pending_on_bus);
         harness_add_test(s, test_hotplug);
+        harness_add_test(s, test_hotplug_storm);
 
         tc = tcase_create("cpu1-restored");
         tcase_add_unchecked_fixture(tc, cpu1_restore_setup, NULL);
