@@ -43,8 +43,6 @@
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
 /* Command lines longer than this (bytes) are read and scanned off the event path. */
 #define MATCH_CMDLINE_BUDGET (64U * 1024U)
-/* A deferred match (manager.h: MATCH_DEFERRED_MAX of them) is decided at least this often. */
-#define MATCH_DEFERRED_INTERVAL_USEC (250 * USEC_PER_MSEC)
 /* How old systemd's child before its exec can be (is_service_manager_child()): it execs within
  * milliseconds of its fork. */
 #define SERVICE_CHILD_AGE_MAX_NSEC (2 * NSEC_PER_SEC)
@@ -1848,64 +1846,87 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
 }
 
 /*
- * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided off the event
- * path: queued (PID, start time), and handled one at a time by an idle-priority source, so that
- * every event of other processes is handled first, and by a timer every
- * MATCH_DEFERRED_INTERVAL_USEC at the latest (a storm of events can't starve them). At most
- * MATCH_DEFERRED_MAX wait; beyond that a process is not decided (logged, rate-limited: it is
- * placed by its next exec, comm or uid change, or a rescan). Nothing is matched against less
- * than the whole command line.
+ * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided on the match
+ * worker's thread (match-worker.h), at nice 19: reading and scanning a command line of up to
+ * ARG_MAX never delays the loop, which places everyone else meanwhile. Submitted as (PID, start
+ * time), at most MATCH_DEFERRED_MAX at once; beyond that a process is not decided (logged,
+ * rate-limited: it is placed by its next exec, comm or uid change, or a rescan). Nothing is
+ * matched against less than the whole command line.
  */
-static int on_deferred_match(sd_event_source *s, void *userdata);
-static int on_deferred_timer(sd_event_source *s, uint64_t usec, void *userdata);
+static int manager_rematch_decided(
+        Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16]);
 
-static void manager_deferred_arm(Manager *m) {
-        bool pending = m->n_deferred > 0;
-        int r = 0;
+/* On the worker's thread: the match, with the whole command line, under the plan lock. */
+static void decide_on_worker(void *userdata, const MatchJob *job, MatchResult *ret) {
+        Manager *m = userdata;
+        ProcessFacts facts;
 
-        if (!m->deferred_source && pending) {
-                r = sd_event_add_defer(m->event, &m->deferred_source, on_deferred_match, m);
-                if (r >= 0) {
-                        (void)sd_event_source_set_priority(m->deferred_source, SD_EVENT_PRIORITY_IDLE);
-                        (void)sd_event_source_set_description(m->deferred_source, "deferred-match");
-                }
+        if (!m->worker_scratch)
+                m->worker_scratch = regex_scratch_new(); /* only this thread uses it */
+        pthread_rwlock_rdlock(&m->plan_lock);
+        ret->generation = m->plan_generation;
+        if (!m->worker_scratch)
+                ret->k = -ENOMEM;
+        else {
+                process_facts_init(&facts, NULL, job->pid);
+                facts.scratch = m->worker_scratch;
+                ret->k = job->pid == m->self ? match_process_explicit(m->plan, &facts)
+                                             : match_process(m->plan, &facts);
+                if (ret->k >= 0 && process_facts_load(&facts, FACT_COMM) >= 0 && (facts.loaded & FACT_COMM))
+                        memcpy(ret->comm, facts.comm, sizeof(ret->comm));
+                process_facts_done(&facts);
         }
-        if (!m->deferred_timer && pending) {
-                r = sd_event_add_time_relative(
-                        m->event, &m->deferred_timer, CLOCK_MONOTONIC, MATCH_DEFERRED_INTERVAL_USEC, 0,
-                        on_deferred_timer, m);
-                if (r >= 0)
-                        (void)sd_event_source_set_description(m->deferred_timer, "deferred-match-timer");
-        }
-        if (r < 0)
-                log_warning_errno(r, "Failed to schedule deferred matches: %m");
-        if (m->deferred_source)
-                (void)sd_event_source_set_enabled(m->deferred_source, pending ? SD_EVENT_ON : SD_EVENT_OFF);
-        if (m->deferred_timer && pending) {
-                int enabled = SD_EVENT_OFF;
+        pthread_rwlock_unlock(&m->plan_lock);
+}
 
-                if (sd_event_source_get_enabled(m->deferred_timer, &enabled) >= 0 &&
-                    enabled == SD_EVENT_OFF) {
-                        (void)sd_event_source_set_time_relative(
-                                m->deferred_timer, MATCH_DEFERRED_INTERVAL_USEC);
-                        (void)sd_event_source_set_enabled(m->deferred_timer, SD_EVENT_ONESHOT);
-                }
-        } else if (m->deferred_timer)
-                (void)sd_event_source_set_enabled(m->deferred_timer, SD_EVENT_OFF);
+static DeferredMatch *deferred_find(Manager *m, pid_t pid, uint64_t starttime) {
+        for (size_t i = 0; i < m->n_deferred; i++)
+                if (m->deferred[i].pid == pid && m->deferred[i].starttime == starttime)
+                        return &m->deferred[i];
+        return NULL;
+}
+
+/* On the loop: a decided match. Acted on if it is still that process and that configuration. */
+static void on_match_decided(void *userdata, const MatchResult *res) {
+        Manager *m = userdata;
+        DeferredMatch *slot = deferred_find(m, res->job.pid, res->job.starttime), d;
+        char comm[16];
+        uint64_t starttime;
+
+        if (!slot)
+                return;
+        d = *slot;
+        if (res->generation != m->plan_generation) {
+                /* Matched against a configuration replaced since: its indexes mean nothing now. */
+                if (match_worker_submit(m->match_worker, &res->job) >= 0)
+                        return;
+        }
+        *slot = m->deferred[--m->n_deferred];
+        if (res->generation != m->plan_generation)
+                return; /* could not be submitted again: the rescan after a reload decides */
+        if (procfs_read_starttime(NULL, d.pid, &starttime) < 0 || starttime != d.starttime)
+                return; /* gone, or another process has the PID now */
+        memcpy(comm, res->comm, sizeof(comm));
+        (void)manager_rematch_decided(m, d.pid, d.exec, d.timestamp_ns, res->k, comm);
 }
 
 static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
+        DeferredMatch *d;
         uint64_t starttime;
         unsigned suppressed = 0;
+        int r;
 
         if (procfs_read_starttime(NULL, pid, &starttime) < 0)
                 return 0; /* gone */
-        for (size_t i = 0; i < m->n_deferred; i++)
-                if (m->deferred[i].pid == pid && m->deferred[i].starttime == starttime) {
-                        m->deferred[i].exec = m->deferred[i].exec || exec;
-                        return 0;
-                }
-        if (m->n_deferred >= MATCH_DEFERRED_MAX) {
+        d = deferred_find(m, pid, starttime);
+        if (d) {
+                d->exec = d->exec || exec;
+                return 0;
+        }
+        r = m->n_deferred >= MATCH_DEFERRED_MAX
+                ? -EBUSY
+                : match_worker_submit(m->match_worker, &(MatchJob){.pid = pid, .starttime = starttime});
+        if (r < 0) {
                 m->counters.matches_undecided++;
                 if (ratelimit_below(&m->failure_ratelimit, &suppressed))
                         log_warning(
@@ -1924,39 +1945,8 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
                 .timestamp_ns = timestamp_ns,
         };
         log_debug(
-                "Process %d has a command line over %u KiB: matched later, off the event path", (int)pid,
+                "Process %d has a command line over %u KiB: matched on the worker thread", (int)pid,
                 (unsigned)(MATCH_CMDLINE_BUDGET / 1024));
-        manager_deferred_arm(m);
-        return 0;
-}
-
-static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns);
-
-/* Decides the oldest deferred match: with the whole command line, if it is still that process. */
-static void manager_run_deferred(Manager *m) {
-        DeferredMatch d;
-        uint64_t starttime;
-
-        if (m->n_deferred == 0)
-                return;
-        d = m->deferred[0];
-        memmove(m->deferred, m->deferred + 1, (m->n_deferred - 1) * sizeof(DeferredMatch));
-        m->n_deferred--;
-        if (procfs_read_starttime(NULL, d.pid, &starttime) >= 0 && starttime == d.starttime) {
-                m->deferred_matching = true;
-                (void)manager_rematch(m, d.pid, d.exec, d.timestamp_ns);
-                m->deferred_matching = false;
-        }
-        manager_deferred_arm(m);
-}
-
-static int on_deferred_match(sd_event_source *s, void *userdata) {
-        manager_run_deferred(userdata);
-        return 0;
-}
-
-static int on_deferred_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        manager_run_deferred(userdata);
         return 0;
 }
 
@@ -2147,21 +2137,30 @@ static bool is_service_manager_child(pid_t pid, const ProcfsStat *st) {
  * state at once.
  */
 static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
-        TrackedProcess *p = manager_find_process(m, pid);
-        bool explicit_only = pid == m->self;
         char comm[16] = "";
-        ProcfsStat st;
-        int r, k;
+        int k;
 
         if (exec)
                 drift_forget_released(m->drift, pid); /* a new image is managed again */
         /* On the event path a huge command line is not read and scanned now, before the events
-         * of everyone else: the match is decided later, off the event path. */
-        m->cmdline_budget = m->deferred_matching ? 0 : MATCH_CMDLINE_BUDGET;
-        k = manager_match_pid(m, pid, explicit_only, comm);
+         * of everyone else: the match is decided on the worker's thread. */
+        m->cmdline_budget = MATCH_CMDLINE_BUDGET;
+        k = manager_match_pid(m, pid, pid == m->self, comm);
         m->cmdline_budget = 0;
         if (k == -EAGAIN)
                 return manager_defer_match(m, pid, exec, timestamp_ns);
+        return manager_rematch_decided(m, pid, exec, timestamp_ns, k, comm);
+}
+
+/* manager_rematch() once the match is known: k (a policy index or -errno) and the comm read
+ * with it. */
+static int manager_rematch_decided(
+        Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16]) {
+        TrackedProcess *p = manager_find_process(m, pid);
+        bool explicit_only = pid == m->self;
+        ProcfsStat st;
+        int r;
+
         if (k == -ESRCH || k == -ENOMEM)
                 return k == -ENOMEM ? k : 0; /* gone: its EXIT event will follow */
         if (k < 0 && k != -ENOENT) {
@@ -2881,9 +2880,11 @@ static int manager_install(Manager *m, Config *config, Plan *plan) {
                 return -ENOMEM;
         free(m->narrowing_reported);
         m->narrowing_reported = flags;
+        pthread_rwlock_wrlock(&m->plan_lock); /* the worker matches against the old ones */
         m->plan_generation++;
         m->config = config;
         m->plan = plan;
+        pthread_rwlock_unlock(&m->plan_lock);
         (void)drift_update(m->drift); /* drift-interval may have changed */
         if (m->units)
                 unit_placement_new_plan(m->units);
@@ -3456,6 +3457,10 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
                 return r;
+        r = match_worker_new(
+                m->event, MATCH_DEFERRED_MAX, decide_on_worker, on_match_decided, m, &m->match_worker);
+        if (r < 0)
+                return r;
         r = drift_new(m, &m->drift);
         if (r < 0)
                 return r;
@@ -3515,8 +3520,9 @@ Manager *manager_free(Manager *m) {
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
         m->baseline_source = sd_event_source_disable_unref(m->baseline_source);
-        m->deferred_source = sd_event_source_disable_unref(m->deferred_source);
-        m->deferred_timer = sd_event_source_disable_unref(m->deferred_timer);
+        /* The worker first: it may be matching against the plan freed below. */
+        m->match_worker = match_worker_free(m->match_worker);
+        m->worker_scratch = regex_scratch_free(m->worker_scratch);
         m->baseline_queue = mfree(m->baseline_queue);
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);
@@ -3544,6 +3550,7 @@ Manager *manager_free(Manager *m) {
         free(m->topology_path);
         free(m->bus_address);
         sd_event_unref(m->event);
+        pthread_rwlock_destroy(&m->plan_lock);
         return mfree(m);
 }
 

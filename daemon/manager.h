@@ -30,6 +30,7 @@
  * none of it allowed is a per-process error, the mask left as it is.
  */
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,9 +42,11 @@
 #include "cpuset.h"
 #include "latency.h"
 #include "log.h"
+#include "match-worker.h"
 #include "plan.h"
 #include "policy.h"
 #include "proc-monitor.h"
+#include "regex-set.h"
 #include "spread.h"
 #include "topology.h"
 #include "uevent-monitor.h"
@@ -238,15 +241,20 @@ typedef struct Manager {
         Plan *plan;
         bool force_placement; /* manager_rescan() writes every thread, not only changed targets */
         bool polling_pass;    /* a /proc polling pass: placed threads are not read back */
-        /* Matches that need a long command line, decided off the event path (manager.c). */
-        size_t cmdline_budget;  /* ProcessFacts.cmdline_budget for the match at hand */
-        bool deferred_matching; /* deciding a deferred match: no budget */
-        DeferredMatch deferred[MATCH_DEFERRED_MAX];
+        /* Matches that need a long command line, decided on the match worker's thread
+         * (manager.c, match-worker.h). */
+        size_t cmdline_budget;                      /* ProcessFacts.cmdline_budget for the match at hand */
+        DeferredMatch deferred[MATCH_DEFERRED_MAX]; /* submitted, not handed back yet */
         size_t n_deferred;
-        sd_event_source *deferred_source; /* idle priority, on while n_deferred > 0 */
-        sd_event_source *deferred_timer;  /* ... and a timer, so a storm can't starve them */
-        bool *narrowing_reported;         /* per policy: kernel narrowing already reported at info */
-        unsigned plan_generation;         /* bumped by every plan installed (memory: migrates again) */
+        MatchWorker *match_worker;
+        RegexScratch *worker_scratch; /* the worker thread's (regex_set_search_with()) */
+        /* Held by the worker while it matches against config and plan; taken for writing by the
+         * loop's thread only to install new ones (manager_install()): the loop's thread reads
+         * them without it, as it is the only writer. */
+        pthread_rwlock_t plan_lock;
+        bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
+        unsigned plan_generation; /* bumped by every plan installed (memory: migrates again; a
+                                   * worker's match against an older one is done again) */
 
         /* Tracked processes. */
         void *processes; /* tsearch(3) root of TrackedProcess */

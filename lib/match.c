@@ -163,7 +163,7 @@ int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFact
                 if (r <= 0)
                         return r;
                 if (m->cmdline_re) {
-                        r = regex_set_search(m->cmdline_re, f->cmdline, strlen(f->cmdline));
+                        r = regex_set_search_with(m->cmdline_re, f->scratch, f->cmdline, strlen(f->cmdline));
                         if (r == -ENOMEM)
                                 return r;
                         found = r >= 0;

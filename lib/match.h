@@ -11,6 +11,7 @@
 
 #include "plan.h"
 #include "policy.h"
+#include "regex-set.h"
 
 typedef struct ProcessFacts {
         const char *root; /* procfs root, NULL for / */
@@ -25,6 +26,8 @@ typedef struct ProcessFacts {
         char *unit;
         size_t cmdline_budget; /* bytes: a longer command line is not read (the load returns
                                 * -EAGAIN and the fact stays unloaded); 0: no limit */
+        RegexScratch *scratch; /* for cmdline: searches (regex_set_search_with()); NULL: each
+                                * set's own, on the thread that compiled the sets */
 } ProcessFacts;
 
 /* Starts an empty set of facts about pid under root (borrowed; NULL or "/" = real /proc). */

@@ -21,6 +21,22 @@ struct RegexSet {
         regex_t *re;           /* the fallback, n of them */
 };
 
+struct RegexScratch {
+        hs_scratch_t *hs; /* NULL until the first search */
+};
+
+RegexScratch *regex_scratch_new(void) {
+        return calloc(1, sizeof(RegexScratch));
+}
+
+RegexScratch *regex_scratch_free(RegexScratch *scratch) {
+        if (!scratch)
+                return NULL;
+        if (scratch->hs)
+                hs_free_scratch(scratch->hs);
+        return mfree(scratch);
+}
+
 RegexSet *regex_set_free(RegexSet *s) {
         if (!s)
                 return NULL;
@@ -233,7 +249,12 @@ static int on_match(unsigned id, unsigned long long from, unsigned long long to,
 }
 
 int regex_set_search(const RegexSet *s, const char *text, size_t len) {
+        return regex_set_search_with(s, NULL, text, len);
+}
+
+int regex_set_search_with(const RegexSet *s, RegexScratch *scratch, const char *text, size_t len) {
         unsigned lowest = UINT_MAX;
+        hs_scratch_t *hs = s->scratch;
         hs_error_t e;
 
         if (!s->db) {
@@ -254,7 +275,14 @@ int regex_set_search(const RegexSet *s, const char *text, size_t len) {
         }
         if (len > UINT_MAX)
                 return -E2BIG;
-        e = hs_scan(s->db, text, (unsigned)len, 0, s->scratch, on_match, &lowest);
+        if (scratch) {
+                /* Grown (reallocated) only if s needs more than it has. */
+                e = hs_alloc_scratch(s->db, &scratch->hs);
+                if (e != HS_SUCCESS)
+                        return e == HS_NOMEM ? -ENOMEM : -EIO;
+                hs = scratch->hs;
+        }
+        e = hs_scan(s->db, text, (unsigned)len, 0, hs, on_match, &lowest);
         if (e != HS_SUCCESS && e != HS_SCAN_TERMINATED)
                 return e == HS_NOMEM ? -ENOMEM : -EIO;
         return lowest == UINT_MAX ? -ENOENT : (int)lowest;

@@ -18,6 +18,8 @@
 #include <stddef.h>
 
 typedef struct RegexSet RegexSet;
+/* Scratch space for searches (a scan's mutable state): one per thread that searches. */
+typedef struct RegexScratch RegexScratch;
 
 /*
  * Compiles the NULL-terminated patterns (at least one). Returns 0 and *ret; -EINVAL when a
@@ -40,5 +42,16 @@ RegexSet *regex_set_free(RegexSet *s);
  */
 int regex_set_search(const RegexSet *s, const char *text, size_t len);
 
+/*
+ * regex_set_search() with the caller's scratch space instead of the set's own, for a thread
+ * other than the one that uses the set's (a set's scratch must never be in two scans at once:
+ * Hyperscan's hs_scan() would fail with HS_SCRATCH_IN_USE). scratch is grown to fit s
+ * (hs_alloc_scratch()), so one serves every set. Returns as regex_set_search().
+ */
+int regex_set_search_with(const RegexSet *s, RegexScratch *scratch, const char *text, size_t len);
+/* A new, empty scratch space (grown by its first search), or NULL (out of memory). */
+RegexScratch *regex_scratch_new(void);
+/* Frees scratch. NULL accepted, returns NULL. */
+RegexScratch *regex_scratch_free(RegexScratch *scratch);
 /* True when searches are linear-time (Hyperscan); false when falling back to regexec(3). */
 bool regex_set_linear(const RegexSet *s);

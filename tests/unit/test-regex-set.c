@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,73 @@ START_TEST(test_hostile) {
 }
 END_TEST
 
+/*
+ * Two threads search the same sets at once, each with its own scratch space (as the daemon's
+ * loop and its match worker do); a set's own scratch is in one scan at a time, and a shared one
+ * would make hs_scan() fail (HS_SCRATCH_IN_USE) or corrupt a scan. Every answer must be right.
+ * One scratch serves two sets of different sizes (it is grown to fit).
+ */
+typedef struct SearchThread {
+        RegexSet *small, *big;
+        bool own_scratch; /* else the sets' own (only one thread may do that) */
+        unsigned wrong;
+        int error;
+} SearchThread;
+
+static void *search_thread(void *userdata) {
+        SearchThread *t = userdata;
+        RegexScratch *scratch = t->own_scratch ? regex_scratch_new() : NULL;
+        /* Long enough (8 KiB) that scans of the two threads overlap. */
+        char yes[8192 + 64], no[8192 + 64];
+
+        memset(yes, 'x', 8192);
+        memset(no, 'x', 8192);
+        strcpy(yes + 8192, " prog --data=/srv/db --port 5432");
+        strcpy(no + 8192, " prog --port 5432 --data");
+
+        if (t->own_scratch && !scratch) {
+                t->error = -ENOMEM;
+                return NULL;
+        }
+        for (unsigned i = 0; i < 5000; i++) {
+                int a = regex_set_search_with(t->small, scratch, yes, strlen(yes)),
+                    b = regex_set_search_with(t->small, scratch, no, strlen(no)),
+                    c = regex_set_search_with(t->big, scratch, yes, strlen(yes));
+
+                for (int *r = (int[]){a, b, c, 1}; *r != 1; r++)
+                        if (*r < 0 && *r != -ENOENT && t->error == 0)
+                                t->error = *r; /* -ENOMEM, -EIO: the scratch was in use */
+                t->wrong += (a != 0) + (b != -ENOENT) + (c != 2);
+        }
+        regex_scratch_free(scratch);
+        return NULL;
+}
+
+START_TEST(test_threads) {
+        RegexSet *small = NULL, *big = NULL;
+        SearchThread loop, worker;
+        pthread_t th;
+
+        ck_assert_int_eq(regex_set_new((char *[]){"--data=/[a-z]+/db", NULL}, &small, NULL, NULL), 0);
+        ck_assert_int_eq(
+                regex_set_new(
+                        (char *[]){"^nginx", "worker [0-9]+$", "--port [0-9]{4}$", "(a|b)*c{3,9}d", NULL},
+                        &big, NULL, NULL),
+                0);
+        loop = (SearchThread){.small = small, .big = big, .own_scratch = false};
+        worker = (SearchThread){.small = small, .big = big, .own_scratch = true};
+        ck_assert_int_eq(pthread_create(&th, NULL, search_thread, &worker), 0);
+        (void)search_thread(&loop);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert_int_eq(loop.error, 0);
+        ck_assert_int_eq(worker.error, 0);
+        ck_assert_uint_eq(loop.wrong, 0);
+        ck_assert_uint_eq(worker.wrong, 0);
+        regex_set_free(small);
+        regex_set_free(big);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("regex-set");
         TCase *tc = tcase_create("regex-set");
@@ -207,6 +275,7 @@ int main(void) {
         tcase_add_test(tc, test_first_pattern);
         tcase_add_test(tc, test_invalid);
         tcase_add_test(tc, test_hostile);
+        tcase_add_test(tc, test_threads);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
