@@ -5,9 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "device-placement.h"
+#include "fileio.h"
 #include "manager-bus.h"
 #include "manager-explain.h"
 
@@ -232,50 +236,6 @@ static int method_list_policies(sd_bus_message *message, void *userdata, sd_bus_
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ TrackedProcess **list = NULL;
-        Manager *m = userdata;
-        size_t n = 0;
-        int r;
-
-        r = manager_list_processes(m, &list, &n);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_new_method_return(message, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(usss)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
-                _cleanup_free_ char *text = NULL, *b1 = NULL, *b2 = NULL;
-                const char *comm, *policy;
-
-                r = tracked_process_cpus(list[i], &cpus);
-                if (r < 0)
-                        return r;
-                r = cpuset_format_list(&cpus, &text);
-                if (r < 0)
-                        return r;
-                /* comm is whatever bytes the process named itself with */
-                comm = bus_string(list[i]->comm, &b1);
-                policy = bus_string(manager_process_policy_name(m, list[i]), &b2);
-                if (!comm || !policy)
-                        return -ENOMEM;
-                r = sd_bus_message_append(reply, "(usss)", (uint32_t)list[i]->pid, comm, policy, text);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-
-        return sd_bus_send(NULL, reply, NULL);
-}
-
 static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         _cleanup_free_ char *text = NULL;
@@ -306,22 +266,12 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
         return sd_bus_reply_method_return(message, NULL);
 }
 
-static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+/* The reply to Explain(): (comm, policy, cpus, explanation, unmatched, threads). */
+static int explain_reply(sd_bus_message *message, const ManagerExplanation *e) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
         _cleanup_free_ char *b1 = NULL, *b2 = NULL;
         const char *comm_s, *policy_s;
-        uint32_t pid;
         int r;
-
-        r = sd_bus_message_read(message, "u", &pid);
-        if (r < 0)
-                return r;
-        r = pid > INT32_MAX ? -ESRCH : manager_explain(userdata, (pid_t)pid, &e);
-        if (r == -ESRCH)
-                return sd_bus_error_setf(error, AFFINITYD_ERROR_NO_SUCH_PROCESS, "No process %" PRIu32, pid);
-        if (r < 0)
-                return r;
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r < 0)
@@ -384,6 +334,380 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
                 return r;
 
         return sd_bus_send(NULL, reply, NULL);
+}
+
+static bool has_prefix(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* ---- callers: who asks, what /proc lets them see, their share of the loop ---- */
+
+typedef struct Caller {
+        uid_t uid; /* effective */
+        gid_t gid;
+        const gid_t *gids;
+        int n_gids;
+        sd_bus_creds *creds;
+} Caller;
+
+static void caller_done(Caller *c) {
+        c->creds = sd_bus_creds_unref(c->creds);
+}
+
+static int caller_get(sd_bus_message *message, Caller *ret) {
+        Caller c = {};
+        int r;
+
+        r = sd_bus_query_sender_creds(
+                message,
+                SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_SUPPLEMENTARY_GIDS |
+                        SD_BUS_CREDS_AUGMENT,
+                &c.creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(c.creds, &c.uid);
+        if (r < 0) {
+                caller_done(&c);
+                return r;
+        }
+        if (sd_bus_creds_get_egid(c.creds, &c.gid) < 0)
+                c.gid = (gid_t)-1;
+        c.n_gids = sd_bus_creds_get_supplementary_gids(c.creds, &c.gids);
+        if (c.n_gids < 0)
+                c.n_gids = 0;
+        *ret = c;
+        return 0;
+}
+
+static uint64_t bus_now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* hidepid= and gid= of the /proc the daemon sees (proc(5)): 0 off, 1 noaccess, 2 invisible, 4
+ * ptraceable. Read at each call: an administrator may remount. */
+static int proc_hidepid(gid_t *ret_gid, bool *ret_has_gid) {
+        _cleanup_free_ char *text = NULL;
+        int hidepid = 0;
+
+        *ret_has_gid = false;
+        if (read_full_file("/proc/self/mountinfo", 4 * 1024 * 1024, 0, &text, NULL) < 0)
+                return 0;
+        for (char *line = text, *next; line && *line; line = next) {
+                char *sep, *opt, *save = NULL;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS... - FSTYPE SOURCE SUPEROPTS" */
+                if (!strstr(line, " /proc ") || !(sep = strstr(line, " - proc ")))
+                        continue;
+                sep = strchr(sep + strlen(" - proc "), ' ');
+                if (!sep)
+                        continue;
+                hidepid = 0;
+                *ret_has_gid = false;
+                for (opt = strtok_r(sep + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+                        if (has_prefix(opt, "hidepid=")) {
+                                const char *v = opt + strlen("hidepid=");
+
+                                hidepid = streq(v, "noaccess") || streq(v, "1")   ? 1
+                                        : streq(v, "invisible") || streq(v, "2")  ? 2
+                                        : streq(v, "ptraceable") || streq(v, "4") ? 4
+                                                                                  : 0;
+                        } else if (has_prefix(opt, "gid=")) {
+                                *ret_gid = (gid_t)strtoul(opt + strlen("gid="), NULL, 10);
+                                *ret_has_gid = true;
+                        }
+                }
+        }
+        return hidepid;
+}
+
+/* The four ids of a "Uid:" or "Gid:" line of /proc/PID/status. */
+static bool status_ids(const char *status, const char *key, unsigned long ids[4]) {
+        const char *l = strstr(status, key);
+
+        return l && sscanf(l + strlen(key), "%lu %lu %lu %lu", &ids[0], &ids[1], &ids[2], &ids[3]) == 4;
+}
+
+/*
+ * Whether the caller could read pid's /proc files that need ptrace access (PTRACE_MODE_READ:
+ * /proc/PID/exe, and every file under hidepid=): root, or the same uid and gid in every one of
+ * the target's real, effective, saved and filesystem ids (ptrace_may_access() also asks for a
+ * dumpable task and no LSM veto; this is at least as strict on the ids).
+ */
+static bool caller_may_ptrace(const Caller *c, pid_t pid) {
+        _cleanup_free_ char *status = NULL;
+        unsigned long uids[4], gids[4];
+        char path[64];
+
+        if (c->uid == 0)
+                return true;
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        if (read_full_file(path, 64 * 1024, 0, &status, NULL) < 0)
+                return false;
+        if (!status_ids(status, "\nUid:", uids) || !status_ids(status, "\nGid:", gids))
+                return false;
+        for (int i = 0; i < 4; i++)
+                if (uids[i] != c->uid || gids[i] != c->gid)
+                        return false;
+        return true;
+}
+
+static bool caller_in_group(const Caller *c, gid_t gid) {
+        if (c->gid == gid)
+                return true;
+        for (int i = 0; i < c->n_gids; i++)
+                if (c->gids[i] == gid)
+                        return true;
+        return false;
+}
+
+/*
+ * What /proc shows the caller of pid, given hidepid (proc_hidepid()): 0 everything, -EACCES the
+ * PID but none of its files (hidepid=noaccess), -ESRCH not even the PID (invisible,
+ * ptraceable). The kernel's rule (has_pid_permissions()): a member of gid= sees all, otherwise
+ * ptrace read access is needed.
+ */
+static int caller_visibility(const Caller *c, pid_t pid, int hidepid, gid_t gid, bool has_gid) {
+        if (c->uid == 0 || hidepid == 0)
+                return 0;
+        if (has_gid && caller_in_group(c, gid))
+                return 0;
+        if (caller_may_ptrace(c, pid))
+                return 0;
+        return hidepid == 1 ? -EACCES : -ESRCH;
+}
+
+/* Replaces the executable path in the "exe ..." explanation line: /proc/PID/exe needs ptrace
+ * access, which the caller does not have. */
+static int redact_exe(ManagerExplanation *e) {
+        for (char **line = e->explanation; line && *line; line++) {
+                char *q, *end, *n;
+
+                if (!has_prefix(*line, "exe \"") || !(q = *line + strlen("exe ")) ||
+                    !(end = strstr(q + 1, "\" ")))
+                        continue;
+                if (asprintf(
+                            &n, "exe (not shown: reading /proc/%d/exe needs ptrace access)%s", (int)e->pid,
+                            end + 1) < 0)
+                        return -ENOMEM;
+                free(*line);
+                *line = n;
+        }
+        return 0;
+}
+
+/* Busy, with how long to wait, for a caller beyond its share. */
+static int reply_busy(sd_bus_error *error, uid_t uid, uint64_t wait_usec) {
+        return sd_bus_error_setf(
+                error, AFFINITYD_ERROR_BUSY,
+                "Calls of uid %u have used their share of affinityd's time; try again in %" PRIu64 " ms",
+                (unsigned)uid, (wait_usec + 999) / 1000);
+}
+
+static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ TrackedProcess **list = NULL;
+        _cleanup_(caller_done) Caller c = {};
+        Manager *m = userdata;
+        uint64_t t0 = bus_now_usec(), wait;
+        size_t n = 0;
+        gid_t gid = 0;
+        bool has_gid = false;
+        int hidepid = 0, r;
+
+        r = caller_get(message, &c);
+        if (r < 0)
+                return r;
+        if (c.uid != 0) {
+                wait = caller_budget_wait(&m->bus_budget, c.uid, t0);
+                if (wait > 0)
+                        return reply_busy(error, c.uid, wait);
+                hidepid = proc_hidepid(&gid, &has_gid);
+        }
+        r = manager_list_processes(m, &list, &n);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(usss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
+                _cleanup_free_ char *text = NULL, *b1 = NULL, *b2 = NULL;
+                const char *comm, *policy;
+
+                /* Under hidepid=, what /proc would show the caller. */
+                if (hidepid > 0 && caller_visibility(&c, list[i]->pid, hidepid, gid, has_gid) < 0)
+                        continue;
+                r = tracked_process_cpus(list[i], &cpus);
+                if (r < 0)
+                        return r;
+                r = cpuset_format_list(&cpus, &text);
+                if (r < 0)
+                        return r;
+                /* comm is whatever bytes the process named itself with */
+                comm = bus_string(list[i]->comm, &b1);
+                policy = bus_string(manager_process_policy_name(m, list[i]), &b2);
+                if (!comm || !policy)
+                        return -ENOMEM;
+                r = sd_bus_message_append(reply, "(usss)", (uint32_t)list[i]->pid, comm, policy, text);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+
+        if (c.uid != 0)
+                caller_budget_charge(&m->bus_budget, c.uid, bus_now_usec() - t0, bus_now_usec());
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* ---- Explain(), answered in steps ---- */
+
+#define EXPLAIN_STEP_THREADS 32 /* ~1 ms of /proc reads per step */
+#define EXPLAIN_JOBS_MAX     16 /* being answered at once, all callers */
+#define EXPLAIN_JOBS_PER_UID 2  /* ... of one unprivileged uid */
+
+typedef struct ExplainJob {
+        Manager *manager;
+        sd_bus_message *message;
+        uid_t uid;
+        ManagerExplanation *e;
+        sd_event_source *source;
+        struct ExplainJob *next;
+} ExplainJob;
+
+static void explain_job_free(ExplainJob *j) {
+        Manager *m = j->manager;
+
+        for (ExplainJob **x = &m->explain_jobs; *x; x = &(*x)->next)
+                if (*x == j) {
+                        *x = j->next;
+                        m->n_explain_jobs--;
+                        break;
+                }
+        sd_event_source_disable_unref(j->source);
+        sd_bus_message_unref(j->message);
+        manager_explanation_free(j->e);
+        free(j);
+}
+
+void manager_bus_jobs_free(Manager *m) {
+        while (m->explain_jobs)
+                explain_job_free(m->explain_jobs);
+}
+
+static int on_explain_step(sd_event_source *s, uint64_t usec, void *userdata) {
+        ExplainJob *j = userdata;
+        Manager *m = j->manager;
+        uint64_t t0 = bus_now_usec(), wait = 0;
+        int r;
+
+        r = manager_explain_step(m, j->e, EXPLAIN_STEP_THREADS);
+        if (j->uid != 0) {
+                uint64_t t1 = bus_now_usec();
+
+                caller_budget_charge(&m->bus_budget, j->uid, t1 - t0, t1);
+                wait = caller_budget_wait(&m->bus_budget, j->uid, t1);
+        }
+        if (r == 0) {
+                /* More threads: after whatever else is pending, and within the caller's share. */
+                r = sd_event_source_set_time(s, wait > 0 ? t0 + wait : 0);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                if (r >= 0)
+                        return 0;
+        }
+        if (r < 0)
+                (void)sd_bus_reply_method_errnof(j->message, r, "Explain failed: %m");
+        else
+                (void)explain_reply(j->message, j->e);
+        explain_job_free(j);
+        return 0;
+}
+
+static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
+        _cleanup_(caller_done) Caller c = {};
+        Manager *m = userdata;
+        ExplainJob *j;
+        unsigned n_uid = 0;
+        uint64_t t0, wait;
+        uint32_t pid;
+        gid_t gid = 0;
+        bool has_gid;
+        int hidepid, r;
+
+        r = sd_bus_message_read(message, "u", &pid);
+        if (r < 0)
+                return r;
+        r = caller_get(message, &c);
+        if (r < 0)
+                return r;
+        if (c.uid != 0) {
+                wait = caller_budget_wait(&m->bus_budget, c.uid, bus_now_usec());
+                if (wait > 0)
+                        return reply_busy(error, c.uid, wait);
+        }
+        for (ExplainJob *x = m->explain_jobs; x; x = x->next)
+                n_uid += x->uid == c.uid;
+        if (m->n_explain_jobs >= EXPLAIN_JOBS_MAX || (c.uid != 0 && n_uid >= EXPLAIN_JOBS_PER_UID))
+                return sd_bus_error_setf(
+                        error, AFFINITYD_ERROR_BUSY, "%u Explain calls are being answered; try again later",
+                        c.uid != 0 && n_uid >= EXPLAIN_JOBS_PER_UID ? n_uid : m->n_explain_jobs);
+
+        hidepid = c.uid != 0 ? proc_hidepid(&gid, &has_gid) : 0;
+        r = pid > INT32_MAX ? -ESRCH : caller_visibility(&c, (pid_t)pid, hidepid, gid, has_gid);
+        if (r == -EACCES)
+                return sd_bus_error_setf(
+                        error, SD_BUS_ERROR_ACCESS_DENIED,
+                        "/proc is mounted with hidepid=noaccess: process %" PRIu32 " is not yours", pid);
+        t0 = bus_now_usec();
+        if (r >= 0)
+                r = manager_explain_begin(m, (pid_t)pid, &e);
+        if (c.uid != 0)
+                caller_budget_charge(&m->bus_budget, c.uid, bus_now_usec() - t0, bus_now_usec());
+        if (r == -ESRCH)
+                return sd_bus_error_setf(error, AFFINITYD_ERROR_NO_SUCH_PROCESS, "No process %" PRIu32, pid);
+        if (r < 0)
+                return r;
+        /* Visible, but the executable is behind ptrace access (the PID may be a thread's). */
+        if (c.uid != 0 && !caller_may_ptrace(&c, e->pid)) {
+                r = redact_exe(e);
+                if (r < 0)
+                        return r;
+        }
+        if (e->next_tid >= e->n_tids)
+                return explain_reply(message, e);
+
+        j = calloc(1, sizeof(ExplainJob));
+        if (!j)
+                return -ENOMEM;
+        *j = (ExplainJob){
+                .manager = m, .message = sd_bus_message_ref(message), .uid = c.uid, .e = TAKE_PTR(e)};
+        j->next = m->explain_jobs;
+        m->explain_jobs = j;
+        m->n_explain_jobs++;
+        r = sd_event_add_time(
+                sd_bus_get_event(sd_bus_message_get_bus(message)), &j->source, CLOCK_MONOTONIC, 0, 0,
+                on_explain_step, j);
+        if (r >= 0)
+                r = sd_event_source_set_priority(j->source, AFFINITYD_BUS_EVENT_PRIORITY + 1);
+        if (r < 0) {
+                explain_job_free(j);
+                return r;
+        }
+        (void)sd_event_source_set_description(j->source, "explain-step");
+        return 1; /* answered by on_explain_step() */
 }
 
 static int method_rescan(sd_bus_message *message, void *userdata, sd_bus_error *error) {

@@ -19,6 +19,28 @@
 #define AFFINITYD_ERROR_INVALID_POLICY  "org.affinityd1.Error.InvalidPolicy"
 #define AFFINITYD_ERROR_NO_SUCH_PROCESS "org.affinityd1.Error.NoSuchProcess"
 #define AFFINITYD_ERROR_NOT_SUPPORTED   "org.affinityd1.Error.NotSupported"
+#define AFFINITYD_ERROR_BUSY            "org.affinityd1.Error.Busy"
+
+/*
+ * The bus is served after the proc connector, CPU hotplug and every other placement source
+ * (their priority is SD_EVENT_PRIORITY_NORMAL): a flood of calls waits while processes are
+ * placed. Explain answers in steps at the priority after that (manager_explain_step()).
+ */
+#define AFFINITYD_BUS_EVENT_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
+
+/*
+ * Unprivileged callers (euid != 0) share the loop's time: per uid 50 ms per second (a burst of
+ * 100 ms), all of them together 100 ms per second (burst 200 ms), measured on what their
+ * Explain and ListProcesses calls took (lib/caller-budget.h). A call beyond its share fails with
+ * org.affinityd1.Error.Busy; an Explain under way waits for the refill between steps.
+ */
+#define BUS_BUDGET_RATE_USEC      (50 * 1000)
+#define BUS_BUDGET_BURST_USEC     (100 * 1000)
+#define BUS_BUDGET_ALL_RATE_USEC  (100 * 1000)
+#define BUS_BUDGET_ALL_BURST_USEC (200 * 1000)
+
+/* Drops the Explain calls still being answered (the daemon stops). */
+void manager_bus_jobs_free(Manager *m);
 
 /* The vtable to register with sd_bus_add_object_vtable(), userdata the Manager. */
 extern const sd_bus_vtable manager_vtable[];

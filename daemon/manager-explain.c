@@ -227,29 +227,23 @@ static int explain_thread(
         return 0;
 }
 
-/* Every live thread of pid into e->threads. Returns 0, -ENOMEM, other -errno of explain_thread(). */
-static int explain_threads(pid_t pid, TrackedProcess *p, const PolicyPlan *pp, ManagerExplanation *e) {
-        _cleanup_free_ pid_t *tids = NULL;
-        size_t n_tids = 0;
+int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max) {
+        TrackedProcess *p = e->managed ? manager_find_process(m, e->pid) : NULL;
+        const PolicyPlan *pp;
         int r;
 
-        r = procfs_list_tids(NULL, pid, &tids, &n_tids);
-        if (r < 0 && r != -ESRCH)
-                return r;
-        if (n_tids == 0)
-                return 0;
-        e->threads = calloc(n_tids, sizeof(ManagerExplainThread));
-        if (!e->threads)
-                return -ENOMEM;
-        for (size_t i = 0; i < n_tids; i++) {
-                r = explain_thread(pid, tids[i], p, pp, &e->threads[e->n_threads]);
+        if (p && p->starttime != e->starttime)
+                p = NULL; /* gone, and the PID reused meanwhile */
+        pp = p ? manager_process_plan(m, p) : NULL;
+        for (size_t done = 0; e->next_tid < e->n_tids && done < max; done++) {
+                r = explain_thread(e->pid, e->tids[e->next_tid++], p, pp, &e->threads[e->n_threads]);
                 if (r == -ESRCH)
                         continue; /* exited meanwhile */
                 if (r < 0)
                         return r;
                 e->n_threads++;
         }
-        return 0;
+        return e->next_tid >= e->n_tids;
 }
 
 ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
@@ -261,6 +255,7 @@ ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
                 free(e->threads[i].kernel);
         }
         free(e->threads);
+        free(e->tids);
         strv_free(e->unmatched);
         strv_free(e->explanation);
         free(e->cpus);
@@ -291,6 +286,20 @@ static pid_t explain_tgid(pid_t tid) {
 }
 
 int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret) {
+        _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
+        int r;
+
+        r = manager_explain_begin(m, pid, &e);
+        if (r < 0)
+                return r;
+        r = manager_explain_step(m, e, SIZE_MAX);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
         _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
         const PolicyPlan *pp = NULL;
         TrackedProcess *p;
@@ -369,9 +378,17 @@ int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret) {
         }
         memcpy(e->comm, p ? p->comm : comm, sizeof(e->comm));
 
-        r = explain_threads(pid, p, pp, e);
-        if (r < 0)
+        e->pid = pid;
+        e->managed = p && pp;
+        e->starttime = p ? p->starttime : 0;
+        r = procfs_list_tids(NULL, pid, &e->tids, &e->n_tids);
+        if (r < 0 && r != -ESRCH)
                 return r;
+        if (e->n_tids > 0) {
+                e->threads = calloc(e->n_tids, sizeof(ManagerExplainThread));
+                if (!e->threads)
+                        return -ENOMEM;
+        }
 
         *ret = TAKE_PTR(e);
         return 0;

@@ -46,6 +46,12 @@ typedef struct ManagerExplanation {
                              * before the one in force; NULL when none */
         ManagerExplainThread *threads;
         size_t n_threads;
+        /* manager_explain_step()'s state: the process and the threads left to explain. */
+        pid_t pid;
+        uint64_t starttime;
+        bool managed;
+        pid_t *tids;
+        size_t n_tids, next_tid;
 } ManagerExplanation;
 
 /*
@@ -57,6 +63,18 @@ typedef struct ManagerExplanation {
  * was matched); -ENOMEM; other -errno of reading a thread's statistics.
  */
 int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret);
+
+/*
+ * manager_explain() in steps, so that a process of thousands of threads (each costs /proc reads:
+ * comm, stat, schedstat, sched, ~30 µs) is never explained in one go on the event loop: begin
+ * does everything but the threads and lists their IDs (/proc/PID/task); each step explains up to
+ * max more of them. The process may change between steps: a thread that exited is skipped, and
+ * the tracked state is looked up again each step (by PID and start time). begin returns as
+ * manager_explain(); step returns 1 when every thread is done, 0 when some are left, -ENOMEM, or
+ * another -errno of the /proc reads.
+ */
+int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret);
+int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max);
 
 /* Frees e and everything in it. Accepts NULL, returns NULL. */
 ManagerExplanation *manager_explanation_free(ManagerExplanation *e);

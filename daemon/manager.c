@@ -1783,9 +1783,12 @@ static int manager_track_new(
         r = manager_add_process(m, pid, starttime, policy, &p);
         if (r < 0)
                 return log_debug_errno(r, "Failed to track process %d: %m", (int)pid);
-        if (comm && comm[0])
-                strncpy(p->comm, comm, sizeof(p->comm) - 1);
-        else
+        if (comm && comm[0]) {
+                size_t l = strnlen(comm, sizeof(p->comm) - 1);
+
+                memcpy(p->comm, comm, l);
+                p->comm[l] = '\0';
+        } else
                 (void)procfs_read_comm(NULL, pid, 0, p->comm);
         p->explicit_only = explicit_only;
         m->counters.processes_matched++;
@@ -3329,7 +3332,7 @@ static int manager_connect_bus(Manager *m) {
         r = policy_bus_register(bus, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to register %s: %m", AFFINITYD_POLICY_PATH_PREFIX);
-        r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        r = sd_bus_attach_event(bus, m->event, AFFINITYD_BUS_EVENT_PRIORITY);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
 
@@ -3433,6 +3436,10 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->self = getpid();
+        pthread_rwlock_init(&m->plan_lock, NULL);
+        caller_budget_init(
+                &m->bus_budget, BUS_BUDGET_RATE_USEC, BUS_BUDGET_BURST_USEC, BUS_BUDGET_ALL_RATE_USEC,
+                BUS_BUDGET_ALL_BURST_USEC, now_nsec() / 1000);
         m->state = MANAGER_STARTING;
         m->dry_run = o->dry_run || o->topology_path;
         m->bus_kind = o->bus_kind;
@@ -3531,6 +3538,7 @@ Manager *manager_free(Manager *m) {
         m->devices = device_placement_free(m->devices);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
         m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
+        manager_bus_jobs_free(m);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);
         m->bus = sd_bus_flush_close_unref(m->bus);
 

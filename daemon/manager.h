@@ -39,6 +39,7 @@
 #include <systemd/sd-event.h>
 
 #include "apply-sched.h"
+#include "caller-budget.h"
 #include "cpuset.h"
 #include "latency.h"
 #include "log.h"
@@ -252,6 +253,11 @@ typedef struct Manager {
          * loop's thread only to install new ones (manager_install()): the loop's thread reads
          * them without it, as it is the only writer. */
         pthread_rwlock_t plan_lock;
+        /* Unprivileged D-Bus callers' share of the loop's time, and the Explain calls being
+         * answered in steps (manager-bus.c). */
+        CallerBudget bus_budget;
+        struct ExplainJob *explain_jobs;
+        unsigned n_explain_jobs;
         bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
         unsigned plan_generation; /* bumped by every plan installed (memory: migrates again; a
                                    * worker's match against an older one is done again) */

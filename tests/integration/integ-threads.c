@@ -69,8 +69,8 @@ static pid_t start_thread(const char *name) {
         int r;
 
         sem_init(&si.started, 0, 0);
-        if (name)
-                snprintf(si.name, sizeof si.name, "%s", name);
+        if (name) /* a thread name is at most 15 characters: longer ones are cut */
+                memcpy(si.name, name, strnlen(name, sizeof si.name - 1));
 
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, 256 * 1024);

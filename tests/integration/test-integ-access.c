@@ -375,10 +375,106 @@ START_TEST(test_access_daemon_check) {
 }
 END_TEST
 
+/*
+ * Unprivileged callers share the loop's time (daemon/manager-bus.h: 50 ms per second and uid,
+ * 100 ms saved up at most): a caller as nobody that keeps asking to Explain a process of 500
+ * threads is told org.affinityd1.Error.Busy after its share, with how long to wait, while root
+ * is still answered at once.
+ */
+START_TEST(test_access_budget) {
+        Harness *h = harness_new();
+        Child *c = setup(h, false), *big;
+        enum { N_CALLS = 40 };
+        const char *actions[N_CALLS + 1] = {};
+        _cleanup_free_ char *explain = NULL;
+        Answers nobody = {}, root = {};
+        unsigned ok = 0, busy = 0;
+
+        big = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = harness_unique_name(h),
+                        .args = ARGS("-n", "500"),
+                        .pipes = true});
+        free(child_expect_line(big));
+        explain = xasprintf("call " MANAGER " Explain %d", (int)big->pid);
+        for (unsigned i = 0; i < N_CALLS; i++)
+                actions[i] = explain;
+        busclient(h, true, actions, &nobody);
+        assert_ok(&nobody, 0, "the first Explain");
+        for (size_t i = 0; i < nobody.n; i++) {
+                if (strncmp(nobody.lines[i], "OK ", 3) == 0)
+                        ok++;
+                else {
+                        ck_assert_msg(
+                                strstr(nobody.lines[i], "ERR org.affinityd1.Error.Busy\t") &&
+                                        strstr(nobody.lines[i], "uid 65534") &&
+                                        strstr(nobody.lines[i], " ms"),
+                                "Explain %zu as nobody: %s", i, nobody.lines[i]);
+                        busy++;
+                }
+        }
+        ck_assert_msg(busy > 0, "%u Explain calls of a 500-thread process as nobody, none refused", ok);
+        busclient(h, false, (const char *const[]){explain, NULL}, &root);
+        assert_ok(&root, 0, "Explain as root while nobody is over its share");
+        answers_done(&nobody);
+        answers_done(&root);
+        (void)c;
+}
+END_TEST
+
+/* /proc's hidepid= back to off (the test sets it; restored by the test, else by main()). */
+static void proc_hidepid_off(void) {
+        (void)harness_run_quiet((const char *const[]){"mount", "-o", "remount,hidepid=off", "/proc", NULL});
+}
+
+/*
+ * Under hidepid=invisible, /proc shows nobody no other user's processes, and neither does the
+ * daemon: Explain of root's process is NoSuchProcess, ListProcesses leaves it out; root still
+ * sees it. Without hidepid= both answer as before.
+ */
+START_TEST(test_access_hidepid) {
+        Harness *h = harness_new();
+        Child *c = setup(h, false);
+        _cleanup_free_ char *explain = xasprintf("call " MANAGER " Explain %d", (int)c->pid);
+        const char *list = "call " MANAGER " ListProcesses";
+        Answers before = {}, hidden = {}, root = {};
+        int r;
+
+        busclient(h, true, (const char *const[]){explain, list, NULL}, &before);
+        assert_ok(&before, 0, "Explain without hidepid=");
+        ck_assert_msg(strstr(before.lines[1], "OK a(usss) 1 "), "ListProcesses: %s", before.lines[1]);
+
+        r = harness_run_quiet(
+                (const char *const[]){"mount", "-o", "remount,hidepid=invisible", "/proc", NULL});
+        ck_assert_msg(r == 0, "mount -o remount,hidepid=invisible /proc exited %d", r);
+        busclient(h, true, (const char *const[]){explain, list, NULL}, &hidden);
+        busclient(h, false, (const char *const[]){explain, list, NULL}, &root);
+        proc_hidepid_off();
+        ck_assert_msg(
+                strstr(hidden.lines[0], "ERR org.affinityd1.Error.NoSuchProcess"),
+                "Explain of root's process as nobody under hidepid=invisible: %s", hidden.lines[0]);
+        ck_assert_msg(
+                strstr(hidden.lines[1], "OK a(usss) 0"),
+                "ListProcesses as nobody under hidepid=invisible: %s", hidden.lines[1]);
+        assert_ok(&root, 0, "Explain as root under hidepid=invisible");
+        ck_assert_msg(strstr(root.lines[1], "OK a(usss) 1 "), "ListProcesses as root: %s", root.lines[1]);
+        answers_done(&before);
+        answers_done(&hidden);
+        answers_done(&root);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-access");
+        int r;
 
         harness_add_test(s, test_access_bus_policy);
         harness_add_test(s, test_access_daemon_check);
-        return harness_main(s);
+        harness_add_test(s, test_access_budget);
+        harness_add_test(s, test_access_hidepid);
+        r = harness_main(s);
+        proc_hidepid_off();
+        return r;
 }

@@ -1691,6 +1691,42 @@ START_TEST(test_api_explain) {
 END_TEST
 
 /* Reload good and bad, and the signals ProcessPlaced, Reloaded, PropertiesChanged. */
+/*
+ * Explain of a process with many threads is answered in steps of 32 threads (placement runs
+ * between them: daemon/manager-bus.c), and the answer is still whole: one row per thread.
+ */
+START_TEST(test_api_explain_many_threads) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        Explanation e = {};
+        Child *c, *other;
+        sd_bus *b;
+
+        harness_write_policy(
+                h, "20-many.yaml",
+                "policies:\n"
+                "  - name: many\n"
+                "    match: {comm: \"%s\"}\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+        b = connect_bus(h);
+        c = spawn(h, name, 300, "0");
+        harness_wait_process_cpus(h, c->pid, "1", 301);
+        ck_assert_msg(explain(b, c->pid, &e, &error) >= 0, "Explain: %s", error.message);
+        ck_assert_str_eq(e.policy, "many");
+        assert_thread_rows(c->pid, &e);
+        ck_assert_uint_eq(e.n_threads, 301);
+        explanation_done(&e);
+        /* Placement goes on meanwhile: a process started while the next Explain is answered. */
+        other = spawn(h, name, 2, "0");
+        ck_assert_msg(explain(b, c->pid, &e, &error) >= 0, "Explain: %s", error.message);
+        harness_wait_process_cpus(h, other->pid, "1", 3);
+        explanation_done(&e);
+}
+END_TEST
+
 START_TEST(test_api_reload_signals) {
         Harness *h = harness_new();
         const char *name = harness_unique_name(h);
@@ -2095,6 +2131,7 @@ int main(void) {
         harness_add_test(s, test_api_properties);
         harness_add_test(s, test_api_lists);
         harness_add_test(s, test_api_explain);
+        harness_add_test(s, test_api_explain_many_threads);
         harness_add_test(s, test_api_reload_signals);
         harness_add_test(s, test_api_placement_failed);
         harness_add_test(s, test_api_drift_signal);
