@@ -270,6 +270,9 @@ static const char *fact_value(const ProcessFacts *f, unsigned fact) {
         }
 }
 
+/* Bytes of a fact an explanation line quotes at most. */
+#define EXPLAIN_VALUE_MAX 512
+
 /*
  * Explains one string key: globs (fnmatch) or, with re, the compiled regexes of patterns.
  * Returns 1 matched, 0 not, -ESRCH, -ENOMEM.
@@ -286,7 +289,12 @@ static int explain_key(
                 return r;
         value = r > 0 ? fact_value(f, fact) : NULL;
         if (value) {
-                if (asprintf(&quoted, "\"%s\"", value) < 0) {
+                size_t len = strlen(value);
+
+                /* A command line can be megabytes: the explanation shows its start. */
+                if ((len > EXPLAIN_VALUE_MAX
+                             ? asprintf(&quoted, "\"%.*s\"... (%zu bytes)", EXPLAIN_VALUE_MAX, value, len)
+                             : asprintf(&quoted, "\"%s\"", value)) < 0) {
                         quoted = NULL;
                         return -ENOMEM;
                 }

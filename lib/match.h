@@ -83,6 +83,7 @@ int match_thread(const Policy *p, const char *thread_comm);
  *   exe "/usr/bin/x" does not match "/usr/sbin/nginx", "/opt/x"   (every glob)
  *   user 1000 matches "postgres", "1001"            (the user: values as written)
  *   cmdline "a b" does not match /-D .+data/   (each regex, slash-delimited)
+ * A fact longer than 512 bytes (a command line) is quoted up to there, then "... (N bytes)".
  *   exe unknown (could not be read) does not match "/usr/bin/x"
  * A matcher with no key gives the single line "no match keys: matches every process".
  * If ret_failed is not NULL it gets the lines of the failing keys only, joined by "; " ("" when

@@ -466,6 +466,29 @@ START_TEST(test_explain) {
 }
 END_TEST
 
+/* A megabyte command line is searched whole, but the explanation quotes its first 512 bytes. */
+START_TEST(test_explain_long_cmdline) {
+        _cleanup_strv_free_ char **lines = NULL;
+        _cleanup_free_ char *failed = NULL, *cmdline = malloc(1024 * 1024), *want = NULL;
+        Matcher tail = {.cmdline = STRV("--tag=end$")};
+
+        ck_assert_ptr_nonnull(cmdline);
+        memset(cmdline, 'y', 1024 * 1024);
+        memcpy(cmdline, "prog", 4);
+        cmdline[4] = '\0';
+        memcpy(cmdline + 1024 * 1024 - 10, "--tag=end", 10); /* ends with its NUL */
+        put_process(600, "prog", 0, "0::/\n", "/bin/prog", cmdline, 1024 * 1024);
+        ck_assert_int_eq(explain_one(&tail, NULL, 0, 600, &lines, &failed), 1);
+        ck_assert_uint_eq(strv_length(lines), 1);
+        ck_assert_int_ge(
+                asprintf(
+                        &want, "cmdline \"prog %.507s\"... (%d bytes) matches /--tag=end$/", cmdline + 5,
+                        1024 * 1024 - 1),
+                0);
+        ck_assert_str_eq(lines[0], want);
+}
+END_TEST
+
 START_TEST(test_explain_unreadable_and_gone) {
         _cleanup_strv_free_ char **lines = NULL;
         _cleanup_free_ char *failed = NULL;
@@ -720,6 +743,7 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_match_thread);
         tcase_add_test(fx, test_explain);
         tcase_add_test(fx, test_explain_unreadable_and_gone);
+        tcase_add_test(fx, test_explain_long_cmdline);
         suite_add_tcase(s, fx);
 
         tcase_add_test(real, test_real_self);
