@@ -179,14 +179,20 @@ static int parse_pid(const char *s, pid_t *ret) {
         return 0;
 }
 
-static int parse_stat(const char *s, ProcfsStat *ret) {
+int procfs_parse_stat(const char *buf, size_t len, ProcfsStat *ret) {
         ProcfsStat st = {};
-        const char *p, *c;
+        const char *p, *c, *end;
         unsigned field = 3;
 
+        /* A NUL (never in what the kernel writes) ends the text, as in a NUL-terminated buffer. */
+        len = len > 0 ? strnlen(buf, len) : 0;
+        if (len == 0)
+                return -EBADMSG;
+        end = buf + len;
+
         /* The comm (field 2) is in parentheses and may itself hold ") (": it ends at the last ')'. */
-        c = strchr(s, '(');
-        p = strrchr(s, ')');
+        c = memchr(buf, '(', len);
+        p = memrchr(buf, ')', len);
         if (!c || !p || p < c)
                 return -EBADMSG;
         /* As procfs_read_comm(): the name as it is (prctl() allows any byte but NUL, a newline
@@ -199,10 +205,10 @@ static int parse_stat(const char *s, ProcfsStat *ret) {
                 size_t n;
                 uint64_t v;
 
-                while (*p == ' ')
+                while (p < end && *p == ' ')
                         p++;
                 tok = p;
-                while (*p && *p != ' ' && *p != '\n')
+                while (p < end && *p != ' ' && *p != '\n')
                         p++;
                 n = (size_t)(p - tok);
                 if (n == 0)
@@ -247,15 +253,16 @@ static int parse_stat(const char *s, ProcfsStat *ret) {
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret) {
         char path[PATH_MAX], buf[1024], *s;
         _cleanup_free_ char *heap = NULL;
+        size_t len;
         int r;
 
         r = proc_path(path, sizeof(path), root, pid, tid, "stat");
         if (r < 0)
                 return r;
-        r = read_file(path, buf, sizeof(buf), &heap, &s, NULL);
+        r = read_file(path, buf, sizeof(buf), &heap, &s, &len);
         if (r < 0)
                 return r;
-        return parse_stat(s, ret);
+        return procfs_parse_stat(s, len, ret);
 }
 
 int procfs_read_starttime(const char *root, pid_t pid, uint64_t *ret) {
@@ -384,79 +391,124 @@ int procfs_read_cmdline_max(const char *root, pid_t pid, size_t max, char **ret)
         return 0;
 }
 
-/* In a /proc/PID/status buffer, the value of "NAME:" (leading blanks skipped), NUL-terminated
- * at the end of its line, or NULL. */
-static char *status_field(char *s, const char *name) {
+/*
+ * In the len bytes of a /proc/PID/status text at buf, the value of the first line "NAME:...":
+ * from after the colon and its leading blanks to the end of the line (its newline excluded)
+ * in *ret and *ret_len. false if no line is that field. A NUL ends the text.
+ */
+static bool status_field(const char *buf, size_t len, const char *name, const char **ret, size_t *ret_len) {
         size_t l = strlen(name);
+        const char *end;
 
-        for (char *line = s; line && *line;) {
-                char *nl = strchr(line, '\n');
+        len = len > 0 ? strnlen(buf, len) : 0;
+        end = buf + len;
+        for (const char *line = buf; line < end;) {
+                const char *nl = memchr(line, '\n', (size_t)(end - line));
+                const char *eol = nl ?: end;
 
-                if (strncmp(line, name, l) == 0 && line[l] == ':') {
-                        char *v = line + l + 1;
-                        if (nl)
-                                *nl = '\0';
-                        v += strspn(v, " \t");
-                        return v;
+                if ((size_t)(eol - line) > l && memcmp(line, name, l) == 0 && line[l] == ':') {
+                        const char *v = line + l + 1;
+
+                        while (v < eol && (*v == ' ' || *v == '\t'))
+                                v++;
+                        *ret = v;
+                        *ret_len = (size_t)(eol - v);
+                        return true;
                 }
-                line = nl ? nl + 1 : NULL;
+                if (!nl)
+                        break;
+                line = nl + 1;
         }
-        return NULL;
+        return false;
+}
+
+/* How many of the first n bytes at s are blanks (blanks true) or are not (blanks false): a
+ * strspn(s, " \t") or strcspn(s, " \t") that stops at n. */
+static size_t blank_span(const char *s, size_t n, bool blanks) {
+        size_t i = 0;
+
+        while (i < n && (s[i] == ' ' || s[i] == '\t') == blanks)
+                i++;
+        return i;
+}
+
+int procfs_parse_status_euid(const char *buf, size_t len, uid_t *ret) {
+        const char *v;
+        size_t n, k;
+        uint64_t uid;
+
+        /* "Uid:\treal\teffective\tsaved\tfs" */
+        if (!status_field(buf, len, "Uid", &v, &n))
+                return -EBADMSG;
+        k = blank_span(v, n, false); /* skip the real uid */
+        k += blank_span(v + k, n - k, true);
+        if (parse_u64(v + k, blank_span(v + k, n - k, false), &uid) < 0 || uid >= (uid_t)-1)
+                return -EBADMSG;
+        *ret = (uid_t)uid;
+        return 0;
+}
+
+int procfs_parse_status_cpus_allowed(const char *buf, size_t len, CpuSet *ret) {
+        _cleanup_free_ char *heap = NULL;
+        char small[256], *s = small;
+        const char *v;
+        size_t n;
+        int r;
+
+        if (!status_field(buf, len, "Cpus_allowed_list", &v, &n))
+                return -EBADMSG;
+        /* cpuset_parse_list() takes a string: the value NUL-terminated, on the stack if it fits
+         * (an 8192-CPU list of single CPUs is ~40 KiB, 256 bytes hold any usual one). */
+        if (n >= sizeof(small)) {
+                s = heap = malloc(n + 1);
+                if (!heap)
+                        return -ENOMEM;
+        }
+        memcpy(s, v, n);
+        s[n] = '\0';
+        r = cpuset_parse_list(s, ret, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return -EBADMSG;
+        return 0;
 }
 
 /* Reads /proc/PID[/task/TID]/status into buf or *heap. */
 static int read_status(
-        const char *root, pid_t pid, pid_t tid, char *buf, size_t size, char **heap, char **ret) {
+        const char *root, pid_t pid, pid_t tid, char *buf, size_t size, char **heap, char **ret,
+        size_t *ret_len) {
         char path[PATH_MAX];
         int r;
 
         r = proc_path(path, sizeof(path), root, pid, tid, "status");
         if (r < 0)
                 return r;
-        return read_file(path, buf, size, heap, ret, NULL);
+        return read_file(path, buf, size, heap, ret, ret_len);
 }
 
 int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
-        char buf[4096], *s, *v, *e;
+        char buf[4096], *s;
         _cleanup_free_ char *heap = NULL;
-        uint64_t uid;
+        size_t len;
         int r;
 
-        r = read_status(root, pid, 0, buf, sizeof(buf), &heap, &s);
+        r = read_status(root, pid, 0, buf, sizeof(buf), &heap, &s, &len);
         if (r < 0)
                 return r;
-
-        /* "Uid:\treal\teffective\tsaved\tfs" */
-        v = status_field(s, "Uid");
-        if (!v)
-                return -EBADMSG;
-        v += strcspn(v, " \t"); /* skip the real uid */
-        v += strspn(v, " \t");
-        e = v + strcspn(v, " \t");
-        if (parse_u64(v, (size_t)(e - v), &uid) < 0 || uid >= (uid_t)-1)
-                return -EBADMSG;
-        *ret = (uid_t)uid;
-        return 0;
+        return procfs_parse_status_euid(s, len, ret);
 }
 
 int procfs_read_cpus_allowed(const char *root, pid_t pid, pid_t tid, CpuSet *ret) {
-        char buf[4096], *s, *v;
+        char buf[4096], *s;
         _cleanup_free_ char *heap = NULL;
+        size_t len;
         int r;
 
-        r = read_status(root, pid, tid, buf, sizeof(buf), &heap, &s);
+        r = read_status(root, pid, tid, buf, sizeof(buf), &heap, &s, &len);
         if (r < 0)
                 return r;
-
-        v = status_field(s, "Cpus_allowed_list");
-        if (!v)
-                return -EBADMSG;
-        r = cpuset_parse_list(v, ret, NULL);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return -EBADMSG;
-        return 0;
+        return procfs_parse_status_cpus_allowed(s, len, ret);
 }
 
 /* true if the comma-separated controller list ctl (ctl_len bytes) holds "name=systemd". */

@@ -32,10 +32,22 @@ typedef struct ProcfsStat {
 #define PROCFS_PF_KTHREAD 0x00200000U
 
 /*
- * Reads /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat with one read(2), parsing the fields
- * after the last ')' so a comm holding ") (" or spaces is safe (the comm is what lies between
- * the first '(' and the last ')'). Lets a /proc scan get the comm, the start time and the
- * kernel-thread flag from one read. Returns 0, -ESRCH, -EBADMSG (unparsable), -errno.
+ * Parses the text of a /proc/PID[/task/TID]/stat file (proc(5)): the len bytes at buf, which
+ * need not be NUL-terminated and are never read past (a NUL ends the text early, as the kernel
+ * never writes one). The comm is what lies between the first '(' and the last ')', so a comm
+ * holding spaces, ") (" or a newline is safe; fields 3 to 22 follow it, separated by spaces,
+ * on one line; field 1 (the pid), fields after 22 and whatever follows them are not looked at. Numbers are
+ * decimal digits only; a ppid above INT_MAX, a flags or num_threads above UINT_MAX or a
+ * starttime above UINT64_MAX is unparsable. *ret is written only on success.
+ * Returns 0 or -EBADMSG (no "(comm)", a field missing, empty, or not a number, a state of
+ * more than one byte, a number out of range).
+ */
+int procfs_parse_stat(const char *buf, size_t len, ProcfsStat *ret);
+
+/*
+ * Reads /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat with one read(2) and parses it with
+ * procfs_parse_stat(). Lets a /proc scan get the comm, the start time and the kernel-thread
+ * flag from one read. Returns 0, -ESRCH, -EBADMSG (unparsable), -errno.
  */
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret);
 
@@ -66,7 +78,26 @@ int procfs_read_cmdline(const char *root, pid_t pid, char **ret);
  * its event path (docs/security.md). */
 int procfs_read_cmdline_max(const char *root, pid_t pid, size_t max, char **ret);
 
-/* Effective uid (second field of "Uid:" in /proc/PID/status). Returns 0, -ESRCH, -EBADMSG. */
+/*
+ * Parsers of the text of a /proc/PID[/task/TID]/status file (proc(5)): the len bytes at buf,
+ * which need not be NUL-terminated and are never read past (a NUL ends the text early).
+ * The file is one "Name:\tvalue" line per field; each parser takes the first line that is
+ * exactly its field (a line "XUid:" or "Uid_x:" is not "Uid:"), the value from after the colon
+ * and its blanks to the end of the line. *ret is written only on success.
+ *
+ * procfs_parse_status_euid(): the effective uid, the second of the four blank-separated uids
+ * of "Uid:\treal\teffective\tsaved\tfs" (decimal; (uid_t)-1 is not a uid).
+ * Returns 0 or -EBADMSG (no Uid: line, fewer than two uids, not a number, out of range).
+ *
+ * procfs_parse_status_cpus_allowed(): the CPUs of "Cpus_allowed_list:" (a cpu-list of OS CPU
+ * numbers, cpuset_parse_list()), replacing *ret's contents. Returns 0, -EBADMSG (no such line,
+ * not a cpu-list, a CPU >= CPUSET_MAX_CPUS), -ENOMEM.
+ */
+int procfs_parse_status_euid(const char *buf, size_t len, uid_t *ret);
+int procfs_parse_status_cpus_allowed(const char *buf, size_t len, CpuSet *ret);
+
+/* Effective uid of /proc/PID/status (procfs_parse_status_euid()). Returns 0, -ESRCH, -EBADMSG,
+ * -errno. */
 int procfs_read_euid(const char *root, pid_t pid, uid_t *ret);
 
 /* The cgroup path of pid: the cgroup v2 line "0::/path" if present and not "/", else the v1
@@ -82,7 +113,8 @@ int procfs_read_cgroup(const char *root, pid_t pid, char **ret);
  * "/docker/x/foo.service" has no unit. Returns 0, -ENXIO (no unit in the path), -ENOMEM. */
 int procfs_unit_from_cgroup(const char *cgroup_path, char **ret);
 
-/* Cpus_allowed_list of /proc/PID[/task/TID]/status into *ret. Returns 0, -ESRCH, -EBADMSG. */
+/* Cpus_allowed_list of /proc/PID[/task/TID]/status into *ret (procfs_parse_status_cpus_allowed()).
+ * Returns 0, -ESRCH, -EBADMSG, -ENOMEM, -errno. */
 int procfs_read_cpus_allowed(const char *root, pid_t pid, pid_t tid, CpuSet *ret);
 
 /* Every numeric entry of /proc (processes), ascending, newly allocated array in *ret,

@@ -374,6 +374,344 @@ START_TEST(test_status) {
 }
 END_TEST
 
+/* A shell's stat line as this machine's kernel (6.18) printed it: 52 fields. */
+static const char real_stat[] =
+        "14226 (bash) S 14224 14224 25547 0 -1 4194304 181 0 0 0 0 0 0 0 20 0 1 0 1044858 4464640 759 "
+        "18446744073709551615 94487901495296 94487902284701 140732327556416 0 0 0 65536 4 65538 1 0 0 "
+        "17 1 0 0 0 0 0 94487902518000 94487902566244 94488203440128 140732327557744 140732327557791 "
+        "140732327557791 140732327559146 0\n";
+
+#define LIT(s) (s), (sizeof(s) - 1)
+
+/* procfs_parse_stat() on len bytes copied into a buffer of exactly that size (ASan sees a read
+ * past len), *ret untouched ('?' everywhere) on failure. */
+static int parse_stat_exact(const char *s, size_t len, ProcfsStat *ret) {
+        _cleanup_free_ char *b = malloc(len ? len : 1);
+        ProcfsStat st;
+        int r;
+
+        ck_assert_ptr_nonnull(b);
+        memcpy(b, s, len);
+        memset(&st, '?', sizeof(st));
+        r = procfs_parse_stat(b, len, &st);
+        if (r < 0) {
+                ProcfsStat q;
+
+                memset(&q, '?', sizeof(q));
+                ck_assert(memcmp(&st, &q, sizeof(st)) == 0);
+        }
+        *ret = st;
+        return r;
+}
+
+static int parse_stat_str(const char *s, ProcfsStat *ret) {
+        return parse_stat_exact(s, strlen(s), ret);
+}
+
+START_TEST(test_parse_stat) {
+        ProcfsStat st;
+        char buf[512];
+        size_t len, f22;
+
+        ck_assert_int_eq(parse_stat_str(real_stat, &st), 0);
+        ck_assert_str_eq(st.comm, "bash");
+        ck_assert_int_eq(st.state, 'S');
+        ck_assert_int_eq(st.ppid, 14224);
+        ck_assert_uint_eq(st.flags, 4194304);
+        ck_assert_uint_eq(st.n_threads, 1);
+        ck_assert_uint_eq(st.starttime, 1044858);
+
+        /* The comm ends at the last ')', whatever it holds: ") (", fields, a newline, '('. */
+        ck_assert_int_eq(
+                parse_stat_str(
+                        "9 (a) (b) R 1 2 3 4 5 6 7 8) Z 44 0 0 0 0 1 0 0 0 0 0 0 0 0 20 0 3 0 77\n", &st),
+                0);
+        ck_assert_str_eq(st.comm, "a) (b) R 1 2 3 ");
+        ck_assert_int_eq(st.state, 'Z');
+        ck_assert_int_eq(st.ppid, 44);
+        ck_assert_uint_eq(st.flags, 1);
+        ck_assert_uint_eq(st.n_threads, 3);
+        ck_assert_uint_eq(st.starttime, 77);
+        ck_assert_int_eq(parse_stat_str("9 (x\ny) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), 0);
+        ck_assert_str_eq(st.comm, "x\ny");
+        ck_assert_uint_eq(st.starttime, 5); /* no newline at the end: the text ends the field */
+        ck_assert_int_eq(parse_stat_str("9 (() S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), 0);
+        ck_assert_str_eq(st.comm, "(");
+        ck_assert_int_eq(parse_stat_str("9 () S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), 0);
+        ck_assert_str_eq(st.comm, "");
+        /* Runs of spaces separate fields; fields after 22 are not looked at. */
+        ck_assert_int_eq(
+                parse_stat_str("9 (x)  S  1 0 0 0 0 7 0 0 0 0 0 0 0 0 20 0 2 0 5 junk ) ( \n", &st),
+                -EBADMSG); /* that ')' is the last one: the comm runs up to it */
+        ck_assert_int_eq(
+                parse_stat_str("9 (x)  S  1 0 0 0 0 7 0 0 0 0 0 0 0 0 20 0 2 0   5 junk\nmore\n", &st), 0);
+        ck_assert_uint_eq(st.flags, 7);
+        ck_assert_uint_eq(st.n_threads, 2);
+        ck_assert_uint_eq(st.starttime, 5);
+
+        /* Bytes past len are never looked at: here, one more would move the last ')' and one
+         * digit more would change the start time. */
+        strcpy(buf, "9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 12345)");
+        ck_assert_int_eq(parse_stat_exact(buf, strlen(buf), &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_exact(buf, strlen(buf) - 1, &st), 0);
+        ck_assert_str_eq(st.comm, "x");
+        ck_assert_uint_eq(st.starttime, 12345);
+        ck_assert_int_eq(parse_stat_exact(buf, strlen(buf) - 2, &st), 0);
+        ck_assert_uint_eq(st.starttime, 1234);
+
+        /* Every truncation of a real line: unparsable until field 22 has begun, then the start
+         * time's prefix (a length-bounded parser cannot tell "104" from a cut "1044858"). */
+        len = strlen(real_stat);
+        f22 = (size_t)(strstr(real_stat, " 1044858 ") + 1 - real_stat);
+        for (size_t k = 0; k <= len; k++) {
+                char digits[8] = {};
+                int r = parse_stat_exact(real_stat, k, &st);
+
+                if (k <= f22) {
+                        ck_assert_msg(r == -EBADMSG, "prefix of %zu bytes: %d", k, r);
+                        continue;
+                }
+                ck_assert_msg(r == 0, "prefix of %zu bytes: %d", k, r);
+                ck_assert_str_eq(st.comm, "bash");
+                ck_assert_uint_eq(st.flags, 4194304);
+                memcpy(digits, real_stat + f22, MIN(k - f22, (size_t)7));
+                ck_assert_uint_eq(st.starttime, strtoull(digits, NULL, 10));
+        }
+
+        /* A NUL (never from the kernel) ends the text. */
+        ck_assert_int_eq(
+                parse_stat_exact(LIT("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5\0 6 7)"), &st), 0);
+        ck_assert_uint_eq(st.starttime, 5);
+        ck_assert_int_eq(
+                parse_stat_exact(LIT("9 (x\0) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5"), &st), -EBADMSG);
+
+        /* Missing, empty and malformed fields. */
+        ck_assert_int_eq(parse_stat_exact(NULL, 0, &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("()", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0\n", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 ", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0\n5\n", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 )x( S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) SS 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) S\t1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) S -1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) S 1 0 0 0 0 0x40 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(parse_stat_str("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 +5", &st), -EBADMSG);
+
+        /* Numbers at and past their limits. */
+        ck_assert_int_eq(
+                parse_stat_str(
+                        "9 (x) S 2147483647 0 0 0 0 4294967295 0 0 0 0 0 0 0 0 20 0 "
+                        "4294967295 0 18446744073709551615",
+                        &st),
+                0);
+        ck_assert_int_eq(st.ppid, INT_MAX);
+        ck_assert_uint_eq(st.flags, UINT_MAX);
+        ck_assert_uint_eq(st.n_threads, UINT_MAX);
+        ck_assert_uint_eq(st.starttime, UINT64_MAX);
+        ck_assert_int_eq(
+                parse_stat_str("9 (x) S 2147483648 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(
+                parse_stat_str("9 (x) S 1 0 0 0 0 4294967296 0 0 0 0 0 0 0 0 20 0 1 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(
+                parse_stat_str("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 4294967296 0 5", &st), -EBADMSG);
+        ck_assert_int_eq(
+                parse_stat_str("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 18446744073709551616", &st),
+                -EBADMSG);
+        ck_assert_int_eq(
+                parse_stat_str("9 (x) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 99999999999999999999999", &st),
+                -EBADMSG);
+        /* Leading zeros are only digits. */
+        ck_assert_int_eq(
+                parse_stat_str(
+                        "9 (x) S 000000000000000000000000001 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 5", &st),
+                0);
+        ck_assert_int_eq(st.ppid, 1);
+
+        /* A comm longer than TASK_COMM_LEN - 1 (a hand-made file): its first 15 bytes. */
+        ck_assert_int_eq(
+                parse_stat_str(
+                        "9 (kworker/0:1-events_unbound) I 2 0 0 0 0 69238880 0 0 0 0 0 0 0 0 20 0 1 0 5",
+                        &st),
+                0);
+        ck_assert_str_eq(st.comm, "kworker/0:1-eve");
+        ck_assert_uint_eq(st.flags & PROCFS_PF_KTHREAD, PROCFS_PF_KTHREAD);
+}
+END_TEST
+
+/* procfs_parse_status_*() on len bytes copied into a buffer of exactly that size. */
+static int parse_euid_exact(const char *s, size_t len, uid_t *ret) {
+        _cleanup_free_ char *b = malloc(len ? len : 1);
+
+        ck_assert_ptr_nonnull(b);
+        memcpy(b, s, len);
+        return procfs_parse_status_euid(b, len, ret);
+}
+
+static int parse_cpus_exact(const char *s, size_t len, CpuSet *ret) {
+        _cleanup_free_ char *b = malloc(len ? len : 1);
+
+        ck_assert_ptr_nonnull(b);
+        memcpy(b, s, len);
+        return procfs_parse_status_cpus_allowed(b, len, ret);
+}
+
+/* The cpu-list of set, formatted (for comparisons). */
+static char *list_of(const CpuSet *set) {
+        static char buf[256];
+        _cleanup_free_ char *t = NULL;
+
+        ck_assert_int_eq(cpuset_format_list(set, &t), 0);
+        ck_assert_uint_lt(strlen(t), sizeof(buf));
+        strcpy(buf, t);
+        return buf;
+}
+
+/* This machine's status of a process (cat, kernel 6.18), the Uid: line changed to distinct
+ * real, effective, saved and fs uids (a setuid program's). */
+static const char real_status[] =
+        "Name:\tcat\nUmask:\t0022\nState:\tR (running)\nTgid:\t14827\nNgid:\t0\nPid:\t14827\n"
+        "PPid:\t14825\nTracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\nGid:\t0\t0\t0\t0\n"
+        "FDSize:\t256\nGroups:\t \nNStgid:\t14827\nNSpid:\t14827\nNSpgid:\t14825\nNSsid:\t25547\n"
+        "Kthread:\t0\nVmPeak:\t    3060 kB\nVmSize:\t    3060 kB\nVmLck:\t       0 kB\n"
+        "VmPin:\t       0 kB\nVmHWM:\t    1676 kB\nVmRSS:\t    1676 kB\nRssAnon:\t     116 kB\n"
+        "RssFile:\t    1560 kB\nRssShmem:\t       0 kB\nVmData:\t     360 kB\nVmStk:\t     132 kB\n"
+        "VmExe:\t      20 kB\nVmLib:\t    1528 kB\nVmPTE:\t      44 kB\nVmSwap:\t       0 kB\n"
+        "HugetlbPages:\t       0 kB\nCoreDumping:\t0\nTHP_enabled:\t1\n"
+        "untag_mask:\t0xffffffffffffffff\nThreads:\t1\nSigQ:\t2/96365\nSigPnd:\t0000000000000000\n"
+        "ShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
+        "SigCgt:\t0000000000000000\nCapInh:\t0000000000000000\nCapPrm:\t000001fffeffffff\n"
+        "CapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\nCapAmb:\t0000000000000000\n"
+        "NoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\nSpeculation_Store_Bypass:\tvulnerable\n"
+        "SpeculationIndirectBranch:\talways enabled\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n"
+        "Mems_allowed:\t00000000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,000"
+        "00000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,000"
+        "00000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,000"
+        "00000,00000000,00000000,00000001\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t1\n"
+        "nonvoluntary_ctxt_switches:\t1\n";
+
+START_TEST(test_parse_status) {
+        _cleanup_cpuset_ CpuSet s = CPUSET_NULL;
+        _cleanup_free_ char *big = NULL;
+        const char *t;
+        size_t len, n;
+        uid_t uid;
+
+        ck_assert_int_eq(parse_euid_exact(real_status, strlen(real_status), &uid), 0);
+        ck_assert_uint_eq(uid, 1001);
+        ck_assert_int_eq(parse_cpus_exact(real_status, strlen(real_status), &s), 0);
+        ck_assert_str_eq(list_of(&s), "0-1");
+
+        /* Bytes past len are never looked at. */
+        t = "Uid:\t1\t23\t4\t5";
+        ck_assert_int_eq(parse_euid_exact(t, 9, &uid), 0);
+        ck_assert_uint_eq(uid, 23);
+        ck_assert_int_eq(parse_euid_exact(t, 8, &uid), 0);
+        ck_assert_uint_eq(uid, 2);
+        uid = 4242;
+        ck_assert_int_eq(parse_euid_exact(t, 7, &uid), -EBADMSG); /* "Uid:\t1\t": one uid */
+        ck_assert_int_eq(parse_euid_exact(t, 3, &uid), -EBADMSG); /* "Uid": no colon */
+        ck_assert_uint_eq(uid, 4242);
+        t = "Cpus_allowed_list:\t0-3,8";
+        len = strlen(t);
+        ck_assert_int_eq(parse_cpus_exact(t, len, &s), 0);
+        ck_assert_str_eq(list_of(&s), "0-3,8");
+        ck_assert_int_eq(parse_cpus_exact(t, len - 1, &s), 0); /* "0-3," */
+        ck_assert_str_eq(list_of(&s), "0-3");
+        ck_assert_int_eq(parse_cpus_exact(t, len - 3, &s), -EBADMSG); /* "0-" */
+        ck_assert_str_eq(list_of(&s), "0-3");                         /* untouched */
+        ck_assert_int_eq(parse_cpus_exact(t, len - 4, &s), 0);        /* "0" */
+        ck_assert_str_eq(list_of(&s), "0");
+
+        /* Every truncation of the real file: a field is there once its line has begun past the
+         * value's first byte, and it has the value's prefix. */
+        len = strlen(real_status);
+        n = (size_t)(strstr(real_status, "Uid:\t") - real_status) + 10; /* the "1" of "1001" */
+        for (size_t k = 0; k <= len; k++) {
+                int r = parse_euid_exact(real_status, k, &uid);
+
+                if (k <= n)
+                        ck_assert_msg(r == -EBADMSG, "prefix of %zu bytes: %d", k, r);
+                else {
+                        ck_assert_msg(r == 0, "prefix of %zu bytes: %d", k, r);
+                        ck_assert_uint_eq(uid, k >= n + 4 ? 1001 : k == n + 3 ? 100 : k == n + 2 ? 10 : 1);
+                }
+        }
+
+        /* Only the field itself: not a longer name, not another case, not without its colon. */
+        t = "XUid:\t7\t7\t7\t7\nUid_x:\t8\t8\t8\t8\nuid:\t9\t9\t9\t9\nUid\t6\t6\t6\t6\n"
+            "Cpus_allowed_listx:\t5\nXCpus_allowed_list:\t5\nCpus_allowed:\tf\n";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), -EBADMSG);
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), -EBADMSG);
+        /* The first line that is the field wins; a last line needs no newline; blanks may be
+         * spaces; a value may be empty. */
+        t = "Name:\tx\nUid:  5   6 7 8\nUid:\t9\t10\t11\t12\nCpus_allowed_list:\t  2,4  "
+            "\nCpus_allowed_list:\t0";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), 0);
+        ck_assert_uint_eq(uid, 6);
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), 0);
+        ck_assert_str_eq(list_of(&s), "2,4");
+        t = "Cpus_allowed_list:\n";
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), 0);
+        ck_assert(cpuset_is_empty(&s));
+        t = "Cpus_allowed_list:";
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), 0);
+        ck_assert(cpuset_is_empty(&s));
+
+        /* Malformed and out of range. */
+        uid = 4242;
+        t = "Uid:\t5\n";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), -EBADMSG);
+        t = "Uid:\t5\n6\t7\t8\n";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), -EBADMSG);
+        t = "Uid:\t0\t-1\t0\t0\n";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), -EBADMSG);
+        t = "Uid:\t0\t4294967295\t0\t0\n"; /* (uid_t)-1 */
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), -EBADMSG);
+        t = "Uid:\t0\t99999999999999999999999\t0\t0\n";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), -EBADMSG);
+        t = "Uid:\t0\t12a\t0\t0\n";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), -EBADMSG);
+        ck_assert_uint_eq(uid, 4242);
+        t = "Uid:\t0\t4294967294\t0\t0\n";
+        ck_assert_int_eq(parse_euid_exact(t, strlen(t), &uid), 0);
+        ck_assert_uint_eq(uid, 4294967294U);
+        ck_assert_int_eq(parse_euid_exact(NULL, 0, &uid), -EBADMSG);
+        ck_assert_int_eq(parse_cpus_exact(NULL, 0, &s), -EBADMSG);
+
+        ck_assert_int_eq(parse_cpus_exact(LIT("Cpus_allowed_list:\t0-8191\n"), &s), 0);
+        ck_assert_uint_eq(cpuset_count(&s), 8192);
+        t = "Cpus_allowed_list:\t8192\n";
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), -EBADMSG);
+        t = "Cpus_allowed_list:\t99999999999999999999\n";
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), -EBADMSG);
+        t = "Cpus_allowed_list:\t3-1\n";
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), -EBADMSG);
+        t = "Cpus_allowed_list:\t0-3 junk\n";
+        ck_assert_int_eq(parse_cpus_exact(t, strlen(t), &s), -EBADMSG);
+        ck_assert_uint_eq(cpuset_count(&s), 8192); /* untouched */
+
+        /* A NUL (never from the kernel) ends the text. */
+        ck_assert_int_eq(parse_euid_exact(LIT("Name:\tx\0\nUid:\t1\t2\t3\t4\n"), &uid), -EBADMSG);
+        ck_assert_int_eq(parse_cpus_exact(LIT("Cpus_allowed_list:\t0-1\0junk\n"), &s), 0);
+        ck_assert_str_eq(list_of(&s), "0-1");
+
+        /* A value longer than any stack buffer: every other CPU of 8192. */
+        big = malloc(64 * 1024);
+        ck_assert_ptr_nonnull(big);
+        n = (size_t)sprintf(big, "Cpus_allowed_list:\t");
+        for (int i = 0; i < 8192; i += 2)
+                n += (size_t)sprintf(big + n, "%s%d", i ? "," : "", i);
+        ck_assert_int_eq(parse_cpus_exact(big, n, &s), 0);
+        ck_assert_uint_eq(cpuset_count(&s), 4096);
+        ck_assert(cpuset_contains(&s, 8190));
+        ck_assert(!cpuset_contains(&s, 8191));
+}
+END_TEST
+
 static void check_cgroup(pid_t pid, const char *content, int expect_r, const char *expect) {
         char rel[64];
         char *c = NULL;
@@ -917,7 +1255,7 @@ END_TEST
 
 int main(int argc, char **argv) {
         Suite *s = suite_create("procfs");
-        TCase *fx = tcase_create("fixture"), *real = tcase_create("real");
+        TCase *fx = tcase_create("fixture"), *parse = tcase_create("parse"), *real = tcase_create("real");
         SRunner *sr;
         int failed;
 
@@ -936,6 +1274,10 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_list);
         tcase_add_test(fx, test_foreach_fixture);
         suite_add_tcase(s, fx);
+
+        tcase_add_test(parse, test_parse_stat);
+        tcase_add_test(parse, test_parse_status);
+        suite_add_tcase(s, parse);
 
         tcase_add_test(real, test_real_self);
         tcase_add_test(real, test_real_kernel_thread);
