@@ -39,7 +39,8 @@
 #define BUS_BUDGET_ALL_RATE_USEC  (100 * 1000)
 #define BUS_BUDGET_ALL_BURST_USEC (200 * 1000)
 
-/* Drops the Explain calls still being answered (the daemon stops). */
+/* Drops the Explain calls still being answered and the cached credentials of callers (the
+ * daemon stops). */
 void manager_bus_jobs_free(Manager *m);
 
 /* The vtable to register with sd_bus_add_object_vtable(), userdata the Manager. */

@@ -258,6 +258,7 @@ typedef struct Manager {
         CallerBudget bus_budget;
         struct ExplainJob *explain_jobs;
         unsigned n_explain_jobs;
+        struct BusCallers *bus_callers; /* senders' credentials by unique name */
         bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
         unsigned plan_generation; /* bumped by every plan installed (memory: migrates again; a
                                    * worker's match against an older one is done again) */

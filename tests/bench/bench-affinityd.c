@@ -45,8 +45,12 @@
  *   run is reported) --quick (count 500, processes 2000, idle 10 s, 2 startup runs: a
  *   smoke run) --hostile=N (during rate runs, N loops as nobody start shells with 1.5 MiB command
  *   lines of "foo" while a first policy has cmdline: "foo.*bar" (--hostile-regex=RE another, ""
- *   none: the loops' own cost to the machine): what any user can do to the matcher; one
- *   attempt).
+ *   none: the loops' own cost to the machine; a RE given on the command line matches the
+ *   benchmark itself and the shell that started it, whose children are then tracked: write it so
+ *   that its own text does not match, such as foo.*ba[r]): what any user can do to the matcher;
+ *   one attempt) --bus-flood=N (during rate runs, N D-Bus clients as nobody alternate Explain of
+ *   a process of --flood-threads threads, default 2000, with ListProcesses: what any user can
+ *   ask of the daemon; one attempt).
  *
  * This is a measurement, not a test: it asserts nothing about time; it exits non-zero only when
  * it could not measure (daemon failed to start, ...).
@@ -61,6 +65,8 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -69,6 +75,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -108,6 +115,8 @@ typedef struct Options {
         bool keep;
         unsigned hostile;
         const char *hostile_regex;
+        unsigned bus_flood;
+        unsigned flood_threads;
 } Options;
 
 static Options arg = {
@@ -119,6 +128,7 @@ static Options arg = {
         .bound_ms = 1000,
         .match = "comm",
         .hostile_regex = "foo.*bar",
+        .flood_threads = 2000,
 };
 
 /* Everything the benchmark started, for the cleanup on any exit. */
@@ -1313,6 +1323,106 @@ static void stop_hostile(pid_t *pids, unsigned n) {
                 }
 }
 
+/*
+ * --bus-flood=N: N clients as nobody on the daemon's bus, each alternating, as fast as answers
+ * come, Explain of a process of --flood-threads threads (default 2000; a child of the benchmark
+ * that matches no policy) with ListProcesses: what an unprivileged user can ask of the daemon.
+ * Their answers (ok, org.affinityd1.Error.Busy, other errors) are counted in shared memory.
+ */
+typedef struct FloodCounts {
+        uint64_t ok, busy, other;
+} FloodCounts;
+
+static void *flood_thread_main(void *userdata) {
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* The Explain target: forks a process of n threads; returns its PID once they all exist. */
+static pid_t start_flood_target(unsigned n) {
+        int p[2];
+        pid_t pid;
+        char c;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                die("pipe: %m");
+        pid = fork();
+        if (pid < 0)
+                die("fork: %m");
+        if (pid == 0) {
+                pthread_attr_t attr;
+
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+                (void)prctl(PR_SET_NAME, "bench-flood");
+                pthread_attr_init(&attr);
+                pthread_attr_setstacksize(&attr, 64 * 1024);
+                for (unsigned i = 1; i < n; i++) {
+                        pthread_t t;
+
+                        if (pthread_create(&t, &attr, flood_thread_main, NULL) != 0)
+                                _exit(1);
+                }
+                (void)!write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        close(p[1]);
+        if (read(p[0], &c, 1) != 1)
+                die("the --bus-flood target could not start %u threads", n);
+        close(p[0]);
+        return pid;
+}
+
+static void start_flood(pid_t *pids, unsigned n, pid_t target, FloodCounts *counts) {
+        pid_t parent = getpid();
+
+        /* nobody must reach the bus socket in the benchmark's directory */
+        if (chmod(B.dir, 0711) < 0)
+                die("chmod %s: %m", B.dir);
+        for (unsigned i = 0; i < n; i++) {
+                pids[i] = fork();
+                if (pids[i] < 0)
+                        die("fork: %m");
+                if (pids[i] == 0) {
+                        sd_bus *b = NULL;
+
+                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                            setresuid(65534, 65534, 65534) < 0)
+                                _exit(1);
+                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* cleared by the uid change */
+                        if (getppid() != parent)
+                                _exit(1);
+                        if (sd_bus_new(&b) < 0 || sd_bus_set_address(b, B.bus_address) < 0 ||
+                            sd_bus_set_bus_client(b, true) < 0 || sd_bus_start(b) < 0)
+                                _exit(1);
+                        for (unsigned k = 0;; k++) {
+                                sd_bus_error e = SD_BUS_ERROR_NULL;
+                                sd_bus_message *reply = NULL;
+                                int r = k % 2 == 0
+                                        ? sd_bus_call_method(
+                                                  b, "org.affinityd1", "/org/affinityd1",
+                                                  "org.affinityd1.Manager", "Explain", &e, &reply, "u",
+                                                  (uint32_t)target)
+                                        : sd_bus_call_method(
+                                                  b, "org.affinityd1", "/org/affinityd1",
+                                                  "org.affinityd1.Manager", "ListProcesses", &e, &reply, "");
+
+                                if (r >= 0)
+                                        __atomic_fetch_add(&counts[i].ok, 1, __ATOMIC_RELAXED);
+                                else if (sd_bus_error_has_name(&e, "org.affinityd1.Error.Busy")) {
+                                        __atomic_fetch_add(&counts[i].busy, 1, __ATOMIC_RELAXED);
+                                        usleep(10 * 1000); /* a client that backs off a little */
+                                } else
+                                        __atomic_fetch_add(&counts[i].other, 1, __ATOMIC_RELAXED);
+                                sd_bus_error_free(&e);
+                                sd_bus_message_unref(reply);
+                        }
+                }
+        }
+}
+
 static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) {
         _cleanup_free_ char *perf_out = NULL, *rec_out = NULL,
                             *run_name = xasprintf("rate%u%s", rate, attempt > 0 ? "-again" : "");
@@ -1354,8 +1464,44 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
                         start_hostile(hostile, n_hostile);
                         usleep(500 * 1000);
                 }
+                pid_t flood[64] = {}, target = 0;
+                unsigned n_flood = MIN(arg.bus_flood, (unsigned)ELEMENTSOF(flood));
+                FloodCounts *counts = NULL;
+                int64_t t_flood = 0;
+
+                if (n_flood > 0) {
+                        counts =
+                                mmap(NULL, sizeof(FloodCounts) * n_flood, PROT_READ | PROT_WRITE,
+                                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+                        if (counts == MAP_FAILED)
+                                die("mmap: %m");
+                        memset(counts, 0, sizeof(FloodCounts) * n_flood);
+                        target = start_flood_target(arg.flood_threads);
+                        printf("%u D-Bus clients as nobody alternating Explain of a %u-thread process with "
+                               "ListProcesses\n",
+                               n_flood, arg.flood_threads);
+                        start_flood(flood, n_flood, target, counts);
+                        usleep(500 * 1000);
+                        t_flood = now_ns();
+                }
                 run_load(rate, arg.bound_ms, &l);
                 stop_hostile(hostile, n_hostile);
+                if (n_flood > 0) {
+                        FloodCounts sum = {};
+                        double secs = (double)(now_ns() - t_flood) / 1e9;
+
+                        stop_hostile(flood, n_flood);
+                        stop_hostile(&target, 1);
+                        for (unsigned i = 0; i < n_flood; i++) {
+                                sum.ok += counts[i].ok;
+                                sum.busy += counts[i].busy;
+                                sum.other += counts[i].other;
+                        }
+                        printf("D-Bus flood: %.0f calls/s answered, %.0f/s refused Busy, %" PRIu64
+                               " other errors\n",
+                               sum.ok / secs, sum.busy / secs, sum.other);
+                        munmap(counts, sizeof(FloodCounts) * n_flood);
+                }
         }
 
         wait_cpu_idle(B.daemon_pid);
@@ -1862,7 +2008,7 @@ static void help(void) {
                "Measurements: all (default) | idle | rate:N | floor:N | rss | startup\n"
                "Options: --daemon=PATH --probe=PATH --listener=PATH --count=N --processes=N\n"
                "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N\n"
-               "         --hostile-regex=RE --perf\n"
+               "         --hostile-regex=RE --bus-flood=N --flood-threads=N --perf\n"
                "         --perf-record=FILE --callgrind --startup-runs=N --attempts=N --keep --quick\n"
                "See the comment at the top of tests/bench/bench-affinityd.c and docs/performance.md.\n");
 }
@@ -1886,6 +2032,8 @@ int main(int argc, char *argv[]) {
                 ARG_QUICK,
                 ARG_HOSTILE,
                 ARG_HOSTILE_REGEX,
+                ARG_BUS_FLOOD,
+                ARG_FLOOD_THREADS,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -1901,6 +2049,8 @@ int main(int argc, char *argv[]) {
                 {"match", required_argument, NULL, ARG_MATCH},
                 {"hostile", required_argument, NULL, ARG_HOSTILE},
                 {"hostile-regex", required_argument, NULL, ARG_HOSTILE_REGEX},
+                {"bus-flood", required_argument, NULL, ARG_BUS_FLOOD},
+                {"flood-threads", required_argument, NULL, ARG_FLOOD_THREADS},
                 {"perf", no_argument, NULL, ARG_PERF},
                 {"perf-record", required_argument, NULL, ARG_PERF_RECORD},
                 {"callgrind", no_argument, NULL, ARG_CALLGRIND},
@@ -1955,6 +2105,13 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_HOSTILE_REGEX:
                         arg.hostile_regex = optarg;
+                        break;
+                case ARG_BUS_FLOOD:
+                        arg.bus_flood = (unsigned)strtoul(optarg, NULL, 10);
+                        arg.attempts = 1; /* the flood's events are foreign by design */
+                        break;
+                case ARG_FLOOD_THREADS:
+                        arg.flood_threads = (unsigned)strtoul(optarg, NULL, 10);
                         break;
                 case ARG_HOSTILE:
                         arg.hostile = (unsigned)strtoul(optarg, NULL, 10);

@@ -1692,7 +1692,7 @@ END_TEST
 
 /* Reload good and bad, and the signals ProcessPlaced, Reloaded, PropertiesChanged. */
 /*
- * Explain of a process with many threads is answered in steps of 32 threads (placement runs
+ * Explain of a process with many threads is answered in steps of 8 threads (placement runs
  * between them: daemon/manager-bus.c), and the answer is still whole: one row per thread.
  */
 START_TEST(test_api_explain_many_threads) {
@@ -1724,6 +1724,7 @@ START_TEST(test_api_explain_many_threads) {
         ck_assert_msg(explain(b, c->pid, &e, &error) >= 0, "Explain: %s", error.message);
         harness_wait_process_cpus(h, other->pid, "1", 3);
         explanation_done(&e);
+        sd_bus_flush_close_unref(b);
 }
 END_TEST
 
