@@ -401,8 +401,14 @@ static void harness_teardown(void) {
 }
 
 void harness_add_test(Suite *s, const TTest *t) {
+        harness_add_test_tagged(s, t, NULL);
+}
+
+void harness_add_test_tagged(Suite *s, const TTest *t, const char *tags) {
         TCase *tc = tcase_create(t->name);
 
+        if (tags)
+                tcase_set_tags(tc, tags);
         tcase_add_checked_fixture(tc, NULL, harness_teardown);
         tcase_set_timeout(tc, 300);
         _tcase_add_test(tc, t, 0, 0, 0, 1);

@@ -118,6 +118,12 @@ int harness_main(Suite *s);
  * logs printed when it fails), with a generous timeout and a checked teardown that frees the
  * test's harness (harness_free()). */
 void harness_add_test(Suite *s, const TTest *t);
+/* The same, the test case tagged with tags (space-separated): CK_EXCLUDE_TAGS=TAG leaves it out.
+ * The valgrind setup (tests/meson.build) leaves out what can't run under valgrind: "migrate-pages"
+ * (migrate_pages(2)), "pidfd" (pidfd_open(2), pidfd_getfd(2)), "own-comm" (the daemon's own
+ * comm, which is valgrind's there), "time-share" (unprivileged calls that must fit in the
+ * daemon's time share per uid, which a daemon 20-50 times slower overruns). */
+void harness_add_test_tagged(Suite *s, const TTest *t, const char *tags);
 
 /* argv tail for SpawnOptions.args and harness_spawn_quick(). */
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})

@@ -472,8 +472,8 @@ int main(void) {
 
         harness_add_test(s, test_access_bus_policy);
         harness_add_test(s, test_access_daemon_check);
-        harness_add_test(s, test_access_budget);
-        harness_add_test(s, test_access_hidepid);
+        harness_add_test_tagged(s, test_access_budget, "time-share");
+        harness_add_test_tagged(s, test_access_hidepid, "time-share");
         r = harness_main(s);
         proc_hidepid_off();
         return r;

@@ -542,9 +542,9 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("integration-lifecycle");
 
-        harness_add_test(s, test_reused_pid_after_lost_exit);
+        harness_add_test_tagged(s, test_reused_pid_after_lost_exit, "pidfd");
         harness_add_test(s, test_zombies_are_not_placed);
-        harness_add_test(s, test_pinned_thread_left_alone);
+        harness_add_test_tagged(s, test_pinned_thread_left_alone, "pidfd");
         harness_add_test(s, test_restore_threads_created_later);
         harness_add_test(s, test_reload_shifts_policies);
         harness_add_test(s, test_leader_pthread_exit);

@@ -219,7 +219,7 @@ int main(void) {
         harness_add_test(s, test_bus_none);
         harness_add_test(s, test_dry_run);
         harness_add_test(s, test_topology_xml);
-        harness_add_test(s, test_self_explicit_only);
+        harness_add_test_tagged(s, test_self_explicit_only, "own-comm");
         harness_add_test(s, test_rcvbuf_capped_warning);
         harness_add_test(s, test_bus_lost);
         return harness_main(s);

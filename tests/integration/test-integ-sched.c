@@ -458,8 +458,8 @@ int main(void) {
         snprintf(cgroup_name, sizeof cgroup_name, "affinityd-integ-%d", (int)getpid());
         harness_add_test(s, test_sched_classes);
         harness_add_test(s, test_sched_cpuset_conflict);
-        harness_add_test(s, test_sched_memory_migrate);
-        harness_add_test(s, test_sched_memory_nothing_moved_quiet);
+        harness_add_test_tagged(s, test_sched_memory_migrate, "migrate-pages");
+        harness_add_test_tagged(s, test_sched_memory_nothing_moved_quiet, "migrate-pages");
         harness_add_test(s, test_sched_rt_no_runtime);
         r = harness_main(s);
 
