@@ -486,6 +486,7 @@ START_TEST(test_explain_long_cmdline) {
                         1024 * 1024 - 1),
                 0);
         ck_assert_str_eq(lines[0], want);
+        free_cmdline(&tail);
 }
 END_TEST
 
