@@ -41,6 +41,7 @@
 #define PROC_MONITOR_ACK_TIMEOUT_USEC (1 * USEC_PER_SEC)
 #define POLL_INTERVAL_DEFAULT_USEC    (1 * USEC_PER_SEC)
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
+#define BUS_GUARD_INTERVAL_USEC       (100 * USEC_PER_MSEC) /* on_bus_guard() */
 /* Command lines longer than this (bytes) are read and scanned off the event path. */
 #define MATCH_CMDLINE_BUDGET (64U * 1024U)
 /* How old systemd's child before its exec can be (is_service_manager_child()): it execs within
@@ -2467,12 +2468,47 @@ static int manager_dispatch_proc_event(Manager *m, const ProcEvent *ev) {
         return 0;
 }
 
+/*
+ * The bus is served after the proc connector (AFFINITYD_BUS_EVENT_PRIORITY): under a storm of
+ * events that never lets up it would not be served at all, and every call would time out. While
+ * events keep coming, this timer, above them, processes one bus message every
+ * BUS_GUARD_INTERVAL_USEC. It is armed by events only, so an idle daemon has no timer.
+ */
+static int on_bus_guard(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->bus)
+                (void)sd_bus_process(m->bus, NULL);
+        return 0;
+}
+
+static void manager_bus_guard_arm(Manager *m) {
+        int enabled = SD_EVENT_OFF;
+
+        if (!m->bus)
+                return;
+        if (!m->bus_guard_source) {
+                if (sd_event_add_time_relative(
+                            m->event, &m->bus_guard_source, CLOCK_MONOTONIC, BUS_GUARD_INTERVAL_USEC,
+                            10 * USEC_PER_MSEC, on_bus_guard, m) >= 0) {
+                        (void)sd_event_source_set_priority(
+                                m->bus_guard_source, SD_EVENT_PRIORITY_NORMAL - 1);
+                        (void)sd_event_source_set_description(m->bus_guard_source, "bus-guard");
+                }
+                return;
+        }
+        if (sd_event_source_get_enabled(m->bus_guard_source, &enabled) >= 0 && enabled == SD_EVENT_OFF &&
+            sd_event_source_set_time_relative(m->bus_guard_source, BUS_GUARD_INTERVAL_USEC) >= 0)
+                (void)sd_event_source_set_enabled(m->bus_guard_source, SD_EVENT_ONESHOT);
+}
+
 static int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata) {
         Manager *m = userdata;
         unsigned suppressed = 0;
         int r;
 
         m->counters.events_received++;
+        manager_bus_guard_arm(m);
         if (ev->type != PROC_MONITOR_LOST && ev->type != PROC_MONITOR_ERROR && ev->tgid == m->self)
                 return 0;
 
@@ -3527,6 +3563,7 @@ Manager *manager_free(Manager *m) {
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
         m->baseline_source = sd_event_source_disable_unref(m->baseline_source);
+        m->bus_guard_source = sd_event_source_disable_unref(m->bus_guard_source);
         /* The worker first: it may be matching against the plan freed below. */
         m->match_worker = match_worker_free(m->match_worker);
         m->worker_scratch = regex_scratch_free(m->worker_scratch);

@@ -258,10 +258,11 @@ typedef struct Manager {
         CallerBudget bus_budget;
         struct ExplainJob *explain_jobs;
         unsigned n_explain_jobs;
-        struct BusCallers *bus_callers; /* senders' credentials by unique name */
-        bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
-        unsigned plan_generation; /* bumped by every plan installed (memory: migrates again; a
-                                   * worker's match against an older one is done again) */
+        struct BusCallers *bus_callers;    /* senders' credentials by unique name */
+        sd_event_source *bus_guard_source; /* a bus message every 100 ms during event storms */
+        bool *narrowing_reported;          /* per policy: kernel narrowing already reported at info */
+        unsigned plan_generation;          /* bumped by every plan installed (memory: migrates again; a
+                                            * worker's match against an older one is done again) */
 
         /* Tracked processes. */
         void *processes; /* tsearch(3) root of TrackedProcess */
