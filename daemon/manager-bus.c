@@ -733,7 +733,7 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
                 if (r < 0)
                         return r;
         }
-        if (e->next_tid >= e->n_tids)
+        if (manager_explain_done(e))
                 return explain_reply(message, e);
 
         j = calloc(1, sizeof(ExplainJob));

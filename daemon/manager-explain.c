@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The data behind Explain. See manager-explain.h. */
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -227,6 +230,37 @@ static int explain_thread(
         return 0;
 }
 
+bool manager_explain_done(const ManagerExplanation *e) {
+        return e->task_fd < 0 && e->next_tid >= e->n_tids;
+}
+
+/* Lists the next few thread IDs of /proc/PID/task into e->tids; closes it at its end. */
+static int explain_list_more(ManagerExplanation *e) {
+        char buf[1024] __attribute__((aligned(8)));
+        ssize_t n;
+
+        e->n_tids = e->next_tid = 0;
+        while (e->task_fd >= 0 && e->n_tids == 0) {
+                n = syscall(SYS_getdents64, e->task_fd, buf, sizeof(buf));
+                if (n <= 0) {
+                        /* the end, or the process is gone (ENOENT): what was listed stands */
+                        close(e->task_fd);
+                        e->task_fd = -1;
+                        break;
+                }
+                for (ssize_t off = 0; off < n;) {
+                        const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+                        char *end;
+                        long tid = strtol(d->d_name, &end, 10);
+
+                        if (*end == '\0' && tid > 0 && tid <= INT32_MAX && e->n_tids < ELEMENTSOF(e->tids))
+                                e->tids[e->n_tids++] = (pid_t)tid;
+                        off += d->d_reclen;
+                }
+        }
+        return 0;
+}
+
 int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max) {
         TrackedProcess *p = e->managed ? manager_find_process(m, e->pid) : NULL;
         const PolicyPlan *pp;
@@ -235,7 +269,21 @@ int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max) {
         if (p && p->starttime != e->starttime)
                 p = NULL; /* gone, and the PID reused meanwhile */
         pp = p ? manager_process_plan(m, p) : NULL;
-        for (size_t done = 0; e->next_tid < e->n_tids && done < max; done++) {
+        for (size_t done = 0; done < max && !manager_explain_done(e); done++) {
+                if (e->next_tid >= e->n_tids) {
+                        explain_list_more(e);
+                        if (e->n_tids == 0)
+                                break;
+                }
+                if (e->n_threads == e->n_allocated) {
+                        size_t n = MAX(e->n_allocated * 2, (size_t)16);
+                        ManagerExplainThread *t = reallocarray(e->threads, n, sizeof(ManagerExplainThread));
+
+                        if (!t)
+                                return -ENOMEM;
+                        e->threads = t;
+                        e->n_allocated = n;
+                }
                 r = explain_thread(e->pid, e->tids[e->next_tid++], p, pp, &e->threads[e->n_threads]);
                 if (r == -ESRCH)
                         continue; /* exited meanwhile */
@@ -243,7 +291,7 @@ int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max) {
                         return r;
                 e->n_threads++;
         }
-        return e->next_tid >= e->n_tids;
+        return manager_explain_done(e);
 }
 
 ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
@@ -255,7 +303,8 @@ ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
                 free(e->threads[i].kernel);
         }
         free(e->threads);
-        free(e->tids);
+        if (e->task_fd >= 0)
+                close(e->task_fd);
         strv_free(e->unmatched);
         strv_free(e->explanation);
         free(e->cpus);
@@ -314,6 +363,7 @@ int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
         e = calloc(1, sizeof(ManagerExplanation));
         if (!e)
                 return -ENOMEM;
+        e->task_fd = -1;
 
         /* A thread ID (from top -H, ps -L, perf): explain its process, and say so. */
         tgid = explain_tgid(pid);
@@ -381,14 +431,8 @@ int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
         e->pid = pid;
         e->managed = p && pp;
         e->starttime = p ? p->starttime : 0;
-        r = procfs_list_tids(NULL, pid, &e->tids, &e->n_tids);
-        if (r < 0 && r != -ESRCH)
-                return r;
-        if (e->n_tids > 0) {
-                e->threads = calloc(e->n_tids, sizeof(ManagerExplainThread));
-                if (!e->threads)
-                        return -ENOMEM;
-        }
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        e->task_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         *ret = TAKE_PTR(e);
         return 0;

@@ -9,6 +9,7 @@
  * org.affinityd1.Manager.Explain; daemon/manager-bus.c only marshals it.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -50,8 +51,10 @@ typedef struct ManagerExplanation {
         pid_t pid;
         uint64_t starttime;
         bool managed;
-        pid_t *tids;
+        int task_fd;    /* /proc/PID/task, read a few entries per step; -1 when done */
+        pid_t tids[32]; /* listed, not explained yet */
         size_t n_tids, next_tid;
+        size_t n_allocated; /* threads[] */
 } ManagerExplanation;
 
 /*
@@ -67,14 +70,17 @@ int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret);
 /*
  * manager_explain() in steps, so that a process of thousands of threads (each costs /proc reads:
  * comm, stat, schedstat, sched, ~30 µs) is never explained in one go on the event loop: begin
- * does everything but the threads and lists their IDs (/proc/PID/task); each step explains up to
- * max more of them. The process may change between steps: a thread that exited is skipped, and
+ * does everything but the threads and opens /proc/PID/task; each step lists a few more thread
+ * IDs from it (getdents64(2) with a small buffer: listing thousands at once costs milliseconds)
+ * and explains up to max of them. The process may change between steps: a thread that exited is skipped, and
  * the tracked state is looked up again each step (by PID and start time). begin returns as
  * manager_explain(); step returns 1 when every thread is done, 0 when some are left, -ENOMEM, or
  * another -errno of the /proc reads.
  */
 int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret);
 int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max);
+/* True when manager_explain_step() has nothing left to do. */
+bool manager_explain_done(const ManagerExplanation *e);
 
 /* Frees e and everything in it. Accepts NULL, returns NULL. */
 ManagerExplanation *manager_explanation_free(ManagerExplanation *e);
