@@ -1692,7 +1692,7 @@ END_TEST
 
 /* Reload good and bad, and the signals ProcessPlaced, Reloaded, PropertiesChanged. */
 /*
- * Explain of a process with many threads is answered in steps of 4 threads (placement runs
+ * Explain of a process with many threads is answered in steps of 8 threads (placement runs
  * between them: daemon/manager-bus.c), and the answer is still whole: one row per thread.
  */
 START_TEST(test_api_explain_many_threads) {
