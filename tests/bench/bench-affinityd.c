@@ -1262,6 +1262,18 @@ static double foreign_share(uint64_t events) {
  * (up to --attempts times; the least disturbed run counts): they cost CPU too. */
 #define FOREIGN_SHARE_MAX 0.05
 
+/* In a forked child of parent: uid and gid nobody, no supplementary groups, killed with parent
+ * (or exits if parent is gone already). */
+static void become_nobody(pid_t parent) {
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+            setresuid(65534, 65534, 65534) < 0)
+                _exit(1);
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* cleared by the uid change */
+        if (getppid() != parent)
+                _exit(1);
+}
+
 /*
  * --hostile=N: N loops as nobody, each starting every 10 ms a shell that lives 300 ms
  * (sh -c "sleep 0.3; :") with 12 more arguments of 128 KiB of "foo" (MAX_ARG_STRLEN each:
@@ -1293,12 +1305,7 @@ static void start_hostile(pid_t *pids, unsigned n) {
                 if (pids[i] < 0)
                         die("fork: %m");
                 if (pids[i] == 0) {
-                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-                        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
-                                _exit(1);
-                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* cleared by the uid change */
-                        if (getppid() != parent)
-                                _exit(1);
+                        become_nobody(parent);
                         for (;;) {
                                 pid_t c = fork();
 
@@ -1387,13 +1394,7 @@ static void start_flood(pid_t *pids, unsigned n, pid_t target, FloodCounts *coun
                 if (pids[i] == 0) {
                         sd_bus *b = NULL;
 
-                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-                        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-                            setresuid(65534, 65534, 65534) < 0)
-                                _exit(1);
-                        (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* cleared by the uid change */
-                        if (getppid() != parent)
-                                _exit(1);
+                        become_nobody(parent);
                         if (sd_bus_new(&b) < 0 || sd_bus_set_address(b, B.bus_address) < 0 ||
                             sd_bus_set_bus_client(b, true) < 0 || sd_bus_start(b) < 0)
                                 _exit(1);
