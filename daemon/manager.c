@@ -3473,9 +3473,28 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->self = getpid();
         pthread_rwlock_init(&m->plan_lock, NULL);
-        caller_budget_init(
-                &m->bus_budget, BUS_BUDGET_RATE_USEC, BUS_BUDGET_BURST_USEC, BUS_BUDGET_ALL_RATE_USEC,
-                BUS_BUDGET_ALL_BURST_USEC, now_nsec() / 1000);
+        {
+                /* $AFFINITYD_BUS_SHARE_USEC: the per-uid rate, the rest in proportion (affinityd(8)) */
+                const char *e = getenv("AFFINITYD_BUS_SHARE_USEC");
+                uint64_t rate = BUS_BUDGET_RATE_USEC;
+                char *end;
+
+                if (e) {
+                        unsigned long long v = strtoull(e, &end, 10);
+
+                        if (*e && !*end && v >= 1 && v <= 1000000)
+                                rate = v;
+                        else
+                                log_warning(
+                                        "Ignoring $AFFINITYD_BUS_SHARE_USEC=%s: not a number of µs from 1 "
+                                        "to 1000000",
+                                        e);
+                }
+                caller_budget_init(
+                        &m->bus_budget, rate, rate * BUS_BUDGET_BURST_USEC / BUS_BUDGET_RATE_USEC,
+                        rate * BUS_BUDGET_ALL_RATE_USEC / BUS_BUDGET_RATE_USEC,
+                        rate * BUS_BUDGET_ALL_BURST_USEC / BUS_BUDGET_RATE_USEC, now_nsec() / 1000);
+        }
         m->state = MANAGER_STARTING;
         m->dry_run = o->dry_run || o->topology_path;
         m->bus_kind = o->bus_kind;
