@@ -691,7 +691,7 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
         uint64_t t0, wait;
         uint32_t pid;
         gid_t gid = 0;
-        bool has_gid;
+        bool has_gid = false;
         int hidepid, r;
 
         r = sd_bus_message_read(message, "u", &pid);

@@ -391,7 +391,8 @@ static int parse_stat_exact(const char *s, size_t len, ProcfsStat *ret) {
         int r;
 
         ck_assert_ptr_nonnull(b);
-        memcpy(b, s, len);
+        if (len > 0) /* s may be NULL for an empty input */
+                memcpy(b, s, len);
         memset(&st, '?', sizeof(st));
         r = procfs_parse_stat(b, len, &st);
         if (r < 0) {
@@ -547,7 +548,8 @@ static int parse_euid_exact(const char *s, size_t len, uid_t *ret) {
         _cleanup_free_ char *b = malloc(len ? len : 1);
 
         ck_assert_ptr_nonnull(b);
-        memcpy(b, s, len);
+        if (len > 0) /* s may be NULL for an empty input */
+                memcpy(b, s, len);
         return procfs_parse_status_euid(b, len, ret);
 }
 
@@ -555,7 +557,8 @@ static int parse_cpus_exact(const char *s, size_t len, CpuSet *ret) {
         _cleanup_free_ char *b = malloc(len ? len : 1);
 
         ck_assert_ptr_nonnull(b);
-        memcpy(b, s, len);
+        if (len > 0) /* s may be NULL for an empty input */
+                memcpy(b, s, len);
         return procfs_parse_status_cpus_allowed(b, len, ret);
 }
 
