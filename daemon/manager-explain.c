@@ -236,8 +236,12 @@ bool manager_explain_done(const ManagerExplanation *e) {
 
 /* Lists the next few thread IDs of /proc/PID/task into e->tids; closes it at its end. */
 static int explain_list_more(ManagerExplanation *e) {
+        /* Every entry read must be kept: the directory's offset moves past it. An entry is at
+         * least 24 bytes (struct dirent64 with a short name), so this holds at most 42. */
         char buf[1024] __attribute__((aligned(8)));
         ssize_t n;
+
+        _Static_assert(sizeof(buf) / 24 <= ELEMENTSOF(e->tids), "e->tids must hold a full buffer");
 
         e->n_tids = e->next_tid = 0;
         while (e->task_fd >= 0 && e->n_tids == 0) {

@@ -52,7 +52,7 @@ typedef struct ManagerExplanation {
         uint64_t starttime;
         bool managed;
         int task_fd;    /* /proc/PID/task, read a few entries per step; -1 when done */
-        pid_t tids[32]; /* listed, not explained yet */
+        pid_t tids[64]; /* listed, not explained yet (a 1 KiB getdents64 holds at most 42) */
         size_t n_tids, next_tid;
         size_t n_allocated; /* threads[] */
 } ManagerExplanation;
