@@ -156,6 +156,139 @@ static char *ere_to_pcre(const char *ere) {
         return out;
 }
 
+/* a + b and a * b, or cap if that is cap or more (a, b <= cap). */
+static uint64_t add_sat(uint64_t a, uint64_t b, uint64_t cap) {
+        return a >= cap || b >= cap - a ? cap : a + b;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b, uint64_t cap) {
+        return a != 0 && b > (cap - 1) / a ? cap : a * b;
+}
+
+/* The digits at s (advanced past them) as a number, saturating at cap; false if there are none. */
+static bool parse_count(const char **s, uint64_t cap, uint64_t *ret) {
+        uint64_t v = 0;
+        const char *p = *s;
+
+        if (*p < '0' || *p > '9')
+                return false;
+        for (; *p >= '0' && *p <= '9'; p++)
+                v = add_sat(mul_sat(v, 10, cap), (uint64_t)(*p - '0'), cap);
+        *s = p;
+        *ret = v;
+        return true;
+}
+
+/*
+ * An upper bound on the positions (NFA nodes) glibc's regcomp(3) builds for the ERE, in
+ * *ret, saturating at max + 1. glibc expands a repetition by copying its operand: X+ becomes
+ * X X*, X{m,n} n copies (m + 1 for X{m,}), so repetitions that nest or follow each other
+ * multiply ("t" and 20 '+', or 20 nested "(…)+": 2^20 positions, seconds; 117 '+': more
+ * memory than any machine has), and its closure computation is quadratic in the positions
+ * ("x{1,4095}": 134 MB). An atom (a character, an escape, '.', a bracket expression) is one
+ * position. Returns 0 or -ENOMEM.
+ */
+static int ere_positions(const char *ere, uint64_t max, uint64_t *ret) {
+        typedef struct Frame {
+                uint64_t alt;  /* the branches before the last '|' */
+                uint64_t seq;  /* the current branch but its last element */
+                uint64_t last; /* the last element, what a repetition operator applies to */
+        } Frame;
+        _cleanup_free_ Frame *stack = NULL;
+        const uint64_t cap = max + 1;
+        size_t depth = 0, opens = 0;
+        uint64_t total = 0;
+
+        for (const char *p = ere; *p; p++)
+                opens += *p == '(';
+        stack = calloc(opens + 1, sizeof(Frame));
+        if (!stack)
+                return -ENOMEM;
+
+        for (const char *p = ere; *p; p++) {
+                Frame *f = &stack[depth];
+                uint64_t m, n;
+                bool have_m;
+                const char *q;
+
+                switch (*p) {
+                case '(':
+                        f->seq = add_sat(f->seq, f->last, cap);
+                        f->last = 0;
+                        stack[++depth] = (Frame){};
+                        continue;
+                case ')':
+                        if (depth == 0)
+                                break; /* an atom, or regcomp(3)'s error */
+                        m = add_sat(add_sat(add_sat(f->alt, f->seq, cap), f->last, cap), 1, cap);
+                        stack[--depth].last = m;
+                        continue;
+                case '|':
+                        f->alt = add_sat(add_sat(f->alt, f->seq, cap), add_sat(f->last, 1, cap), cap);
+                        f->seq = f->last = 0;
+                        continue;
+                case '*':
+                case '?':
+                        f->last = add_sat(f->last, 1, cap);
+                        continue;
+                case '+':
+                        f->last = add_sat(mul_sat(f->last, 2, cap), 1, cap);
+                        continue;
+                case '{':
+                        /* An interval "{m}", "{m,}", "{m,n}", or glibc's "{,n}" (m = 0);
+                         * anything else is no repetition. */
+                        q = p + 1;
+                        have_m = parse_count(&q, cap, &m);
+                        if (!have_m)
+                                m = 0;
+                        n = m;
+                        if (*q == ',') {
+                                q++;
+                                if (!parse_count(&q, cap, &n))
+                                        n = add_sat(m, 1, cap);
+                        } else if (!have_m)
+                                break;
+                        if (*q != '}')
+                                break;
+                        f->last = add_sat(mul_sat(f->last, MAX(MAX(m, n), (uint64_t)1), cap), 1, cap);
+                        p = q;
+                        continue;
+                case '\\':
+                        if (p[1])
+                                p++;
+                        break;
+                case '[':
+                        /* A bracket expression, as ere_to_pcre() delimits it: one position. */
+                        q = p + 1;
+                        if (*q == '^')
+                                q++;
+                        if (*q == ']')
+                                q++;
+                        for (; *q && *q != ']'; q++)
+                                if (*q == '[' && q[1] && strchr(":=.", q[1])) {
+                                        const char *end = strchr(q + 2, q[1]);
+
+                                        if (end && end[1] == ']')
+                                                q = end + 1;
+                                }
+                        p = *q ? q : q - 1;
+                        break;
+                default:
+                        break;
+                }
+                /* An atom. */
+                f->seq = add_sat(f->seq, f->last, cap);
+                f->last = 1;
+        }
+
+        /* Unclosed groups (regcomp(3) refuses those): count them anyway. */
+        for (size_t d = depth + 1; d-- > 0;)
+                total = add_sat(
+                        total, add_sat(add_sat(stack[d].alt, stack[d].seq, cap), stack[d].last, cap), cap);
+        *ret = total;
+        return 0;
+}
+
 int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char **ret_error) {
         _cleanup_free_ unsigned *flags = NULL, *ids = NULL;
         _cleanup_strv_free_ char **pcre = NULL;
@@ -179,9 +312,24 @@ int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char
                 return -ENOMEM;
         }
 
-        /* POSIX first: the patterns are EREs, whatever else Hyperscan would take. */
+        /* POSIX first: the patterns are EREs, whatever else Hyperscan would take. But not one
+         * that regcomp(3) would take seconds and gigabytes to expand. */
         for (size_t i = 0; i < n; i++) {
-                int e = regcomp(&s->re[i], patterns[i], REG_EXTENDED | REG_NOSUB);
+                uint64_t positions;
+                int e;
+
+                r = ere_positions(patterns[i], REGEX_SET_MAX_POSITIONS, &positions);
+                if (r < 0 || positions > REGEX_SET_MAX_POSITIONS) {
+                        s->n = i; /* the ones compiled so far are freed */
+                        regex_set_free(s);
+                        return r < 0
+                                ? r
+                                : fail(i,
+                                       "more than 1024 positions once its repetitions are expanded (the "
+                                       "limit; repetitions that nest or follow each other multiply)",
+                                       ret_index, ret_error);
+                }
+                e = regcomp(&s->re[i], patterns[i], REG_EXTENDED | REG_NOSUB);
 
                 if (e != 0) {
                         char buf[256];

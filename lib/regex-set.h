@@ -22,13 +22,22 @@ typedef struct RegexSet RegexSet;
 typedef struct RegexScratch RegexScratch;
 
 /*
+ * Most positions a pattern may have once its repetitions are expanded, as regcomp(3) expands
+ * them (X+ is X X*, X{m,n} n copies of X): repetitions that nest or follow each other multiply,
+ * and glibc's compile time and memory grow with the square of the positions (x{1,1023}: 10 ms,
+ * 8 MB) or, through stacked or nested '+', exponentially with the pattern's length.
+ */
+#define REGEX_SET_MAX_POSITIONS 1024U
+
+/*
  * Compiles the NULL-terminated patterns (at least one). Returns 0 and *ret; -EINVAL when a
  * pattern is not a valid POSIX ERE or uses what Hyperscan does not support (back-references
  * are not ERE; a few constructs such as very large bounded repeats are refused): then
  * *ret_index (may be NULL) is the index of the pattern (or the count, when no single pattern
  * is to blame) and *ret_error (may be NULL) a newly allocated message; -ENOMEM. Refused as well:
  * an anchor inside a pattern ("a^b", "a$b": they never match), glibc's \< and \> (use \b), a
- * collating element of more than one character.
+ * collating element of more than one character, a pattern of more than REGEX_SET_MAX_POSITIONS
+ * positions ("(((a+)+)+)" nested 10 deep, "x{1,2000}").
  */
 int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char **ret_error);
 

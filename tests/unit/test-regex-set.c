@@ -178,6 +178,76 @@ START_TEST(test_invalid) {
 }
 END_TEST
 
+/* Patterns whose repetitions regcomp(3) would expand for seconds into gigabytes (a fuzzer found
+ * "what" and 117 '+' in a policy: fuzz-policy-yaml ran out of memory) are refused at once, by
+ * counting; below the limit they compile. */
+START_TEST(test_expansion) {
+        char plus[256], nested[256];
+        int k = 0;
+
+        k = snprintf(plus, sizeof(plus), "what");
+        for (int i = 0; i < 117; i++)
+                plus[k++] = '+';
+        strcpy(plus + k, "ever");
+        k = 0;
+        for (int i = 0; i < 30; i++)
+                nested[k++] = '(';
+        nested[k++] = 't';
+        for (int i = 0; i < 30; i++) {
+                nested[k++] = '+';
+                nested[k++] = ')';
+        }
+        nested[k] = '\0';
+
+        const char *refused[] = {
+                plus,
+                nested,
+                "((a{1000}){1000}){1000}",
+                "x{1,32767}",
+                "(ab){1,32767}",
+                "x{,32767}",
+                "--opt=(x*){3000}",
+                "x{1,1024}", /* 1025 positions: one over */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                _cleanup_free_ char *error = NULL;
+                RegexSet *s = NULL;
+                size_t index = 99;
+
+                ck_assert_msg(
+                        regex_set_new((char *[]){"ok", (char *)refused[i], NULL}, &s, &index, &error) ==
+                                -EINVAL,
+                        "%s", refused[i]);
+                ck_assert_ptr_null(s);
+                ck_assert_uint_eq(index, 1);
+                ck_assert_msg(error && strstr(error, "1024 positions"), "%s: %s", refused[i], strna(error));
+        }
+
+        const char *taken[] = {
+                "x{1,1023}", /* 1024 positions: the limit */
+                "[0-9a-f]{64}( [0-9a-f]{64}){3}",
+                "(a+)+b",
+                "(a{2}){3}",
+                "x{,5}y",
+                "[[:digit:]{}]{1,8}",
+                "a{2", /* not an interval: regcomp(3)'s to judge */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(taken); i++) {
+                _cleanup_free_ char *error = NULL;
+                RegexSet *s = NULL;
+                int r = regex_set_new((char *[]){(char *)taken[i], NULL}, &s, NULL, &error);
+
+                if (streq(taken[i], "a{2"))
+                        ck_assert_msg(
+                                r == -EINVAL && error && !strstr(error, "positions"), "%s", strna(error));
+                else
+                        ck_assert_msg(r == 0, "%s: %d %s", taken[i], r, strna(error));
+                regex_set_free(s);
+        }
+        ck_assert_int_eq(set_match("x{1,1022}$", "axx"), 1);
+}
+END_TEST
+
 /* What makes regexec(3) take seconds: a long command line of what the pattern almost matches.
  * The set gives the right answers (whatever the time: see tests/bench). */
 START_TEST(test_hostile) {
@@ -274,6 +344,7 @@ int main(void) {
         tcase_add_test(tc, test_differential);
         tcase_add_test(tc, test_first_pattern);
         tcase_add_test(tc, test_invalid);
+        tcase_add_test(tc, test_expansion);
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_threads);
         suite_add_tcase(s, tc);
