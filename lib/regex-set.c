@@ -143,6 +143,19 @@ static char *ere_to_pcre(const char *ere) {
                         }
                         continue;
                 }
+                if (c == '{' && i + 1 < n && ere[i + 1] == ',') {
+                        size_t j = i + 2;
+
+                        /* glibc's interval "{,n}" is "{0,n}" (and "{,}" "{0,}"); PCRE would
+                         * take it literally. The ',' is copied next. */
+                        while (j < n && ere[j] >= '0' && ere[j] <= '9')
+                                j++;
+                        if (j < n && ere[j] == '}') {
+                                *o++ = '{';
+                                *o++ = '0';
+                                continue;
+                        }
+                }
                 if (c == '$') {
                         /* The end of the text only: PCRE's '$' also matches before a final
                          * newline. */

@@ -57,6 +57,9 @@ static const struct {
         {"x{3,}", "xx"},
         {"x{3,}", "axxxb"},
         {"x{2,3}y", "xxxxy"},
+        {"ax{,2}y", "ay"}, /* glibc: "{,n}" is "{0,n}" */
+        {"ax{,2}y", "axxxy"},
+        {"ax{,}y", "axxxy"},
         {"[[:digit:]]+-[[:alpha:]]", "run 42-b"},
         {"[[:digit:]]+-[[:alpha:]]", "run 42-"},
         {"[^a-c]z", "az bz cz"},
