@@ -14,6 +14,7 @@
 #include "fileio.h"
 #include "manager-bus.h"
 #include "manager-explain.h"
+#include "procfs.h"
 
 static inline const char *strempty(const char *s) {
         return s ?: "";
@@ -472,13 +473,6 @@ static int proc_hidepid(gid_t *ret_gid, bool *ret_has_gid) {
         return hidepid;
 }
 
-/* The four ids of a "Uid:" or "Gid:" line of /proc/PID/status. */
-static bool status_ids(const char *status, const char *key, unsigned long ids[4]) {
-        const char *l = strstr(status, key);
-
-        return l && sscanf(l + strlen(key), "%lu %lu %lu %lu", &ids[0], &ids[1], &ids[2], &ids[3]) == 4;
-}
-
 /*
  * Whether the caller could read pid's /proc files that need ptrace access (PTRACE_MODE_READ:
  * /proc/PID/exe, and every file under hidepid=): root, or the same uid and gid in every one of
@@ -486,16 +480,12 @@ static bool status_ids(const char *status, const char *key, unsigned long ids[4]
  * dumpable task and no LSM veto; this is at least as strict on the ids).
  */
 static bool caller_may_ptrace(const Caller *c, pid_t pid) {
-        _cleanup_free_ char *status = NULL;
-        unsigned long uids[4], gids[4];
-        char path[64];
+        uid_t uids[4];
+        gid_t gids[4];
 
         if (c->uid == 0)
                 return true;
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        if (read_full_file(path, 64 * 1024, 0, &status, NULL) < 0)
-                return false;
-        if (!status_ids(status, "\nUid:", uids) || !status_ids(status, "\nGid:", gids))
+        if (procfs_read_ids(NULL, pid, uids, gids) < 0)
                 return false;
         for (int i = 0; i < 4; i++)
                 if (uids[i] != c->uid || gids[i] != c->gid)

@@ -448,6 +448,43 @@ int procfs_parse_status_euid(const char *buf, size_t len, uid_t *ret) {
         return 0;
 }
 
+/* The four blank-separated ids of field name ("Uid", "Gid") into ret. */
+static int parse_four_ids(const char *buf, size_t len, const char *name, uint32_t ret[4]) {
+        const char *v;
+        size_t n, k = 0;
+
+        if (!status_field(buf, len, name, &v, &n))
+                return -EBADMSG;
+        for (unsigned i = 0; i < 4; i++) {
+                uint64_t id;
+                size_t w;
+
+                k += blank_span(v + k, n - k, true);
+                w = blank_span(v + k, n - k, false);
+                if (parse_u64(v + k, w, &id) < 0 || id >= UINT32_MAX)
+                        return -EBADMSG;
+                ret[i] = (uint32_t)id;
+                k += w;
+        }
+        return 0;
+}
+
+int procfs_parse_status_ids(const char *buf, size_t len, uid_t uids[4], gid_t gids[4]) {
+        uint32_t u[4], g[4];
+        int r;
+
+        r = parse_four_ids(buf, len, "Uid", u);
+        if (r >= 0)
+                r = parse_four_ids(buf, len, "Gid", g);
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < 4; i++) {
+                uids[i] = (uid_t)u[i];
+                gids[i] = (gid_t)g[i];
+        }
+        return 0;
+}
+
 int procfs_parse_status_cpus_allowed(const char *buf, size_t len, CpuSet *ret) {
         _cleanup_free_ char *heap = NULL;
         char small[256], *s = small;
@@ -497,6 +534,18 @@ int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
         if (r < 0)
                 return r;
         return procfs_parse_status_euid(s, len, ret);
+}
+
+int procfs_read_ids(const char *root, pid_t pid, uid_t uids[4], gid_t gids[4]) {
+        char buf[4096], *s;
+        _cleanup_free_ char *heap = NULL;
+        size_t len;
+        int r;
+
+        r = read_status(root, pid, 0, buf, sizeof(buf), &heap, &s, &len);
+        if (r < 0)
+                return r;
+        return procfs_parse_status_ids(s, len, uids, gids);
 }
 
 int procfs_read_cpus_allowed(const char *root, pid_t pid, pid_t tid, CpuSet *ret) {

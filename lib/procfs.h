@@ -95,6 +95,9 @@ int procfs_read_cmdline_max(const char *root, pid_t pid, size_t max, char **ret)
  */
 int procfs_parse_status_euid(const char *buf, size_t len, uid_t *ret);
 int procfs_parse_status_cpus_allowed(const char *buf, size_t len, CpuSet *ret);
+/* procfs_parse_status_ids(): the real, effective, saved and filesystem uids of "Uid:" and gids
+ * of "Gid:", in that order. Returns 0 or -EBADMSG (a field missing, or not four numbers). */
+int procfs_parse_status_ids(const char *buf, size_t len, uid_t uids[4], gid_t gids[4]);
 
 /* Effective uid of /proc/PID/status (procfs_parse_status_euid()). Returns 0, -ESRCH, -EBADMSG,
  * -errno. */
@@ -112,6 +115,10 @@ int procfs_read_cgroup(const char *root, pid_t pid, char **ret);
  * a valid unit name (a component escaped with a leading '_' is unescaped first), so
  * "/docker/x/foo.service" has no unit. Returns 0, -ENXIO (no unit in the path), -ENOMEM. */
 int procfs_unit_from_cgroup(const char *cgroup_path, char **ret);
+
+/* The Uid: and Gid: ids of /proc/PID/status (procfs_parse_status_ids()). Returns 0, -ESRCH,
+ * -EBADMSG, -ENOMEM. */
+int procfs_read_ids(const char *root, pid_t pid, uid_t uids[4], gid_t gids[4]);
 
 /* Cpus_allowed_list of /proc/PID[/task/TID]/status into *ret (procfs_parse_status_cpus_allowed()).
  * Returns 0, -ESRCH, -EBADMSG, -ENOMEM, -errno. */

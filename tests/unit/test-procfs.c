@@ -596,6 +596,35 @@ static const char real_status[] =
         "00000,00000000,00000000,00000001\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t1\n"
         "nonvoluntary_ctxt_switches:\t1\n";
 
+/* Uid: and Gid: whole, for the ptrace-access check of D-Bus callers (daemon/manager-bus.c). */
+START_TEST(test_parse_status_ids) {
+        uid_t u[4] = {9, 9, 9, 9};
+        gid_t g[4] = {9, 9, 9, 9};
+        const char *t;
+
+        ck_assert_int_eq(procfs_parse_status_ids(real_status, strlen(real_status), u, g), 0);
+        ck_assert_uint_eq(u[0], 1000);
+        ck_assert_uint_eq(u[1], 1001);
+        ck_assert_uint_eq(u[2], 1002);
+        ck_assert_uint_eq(u[3], 1003);
+        for (int i = 0; i < 4; i++)
+                ck_assert_uint_eq(g[i], 0);
+        /* three uids, a missing Gid:, a number too large: refused, nothing written */
+        u[0] = 7;
+        t = "Uid:\t1\t2\t3\nGid:\t1\t2\t3\t4\n";
+        ck_assert_int_eq(procfs_parse_status_ids(t, strlen(t), u, g), -EBADMSG);
+        t = "Uid:\t1\t2\t3\t4\n";
+        ck_assert_int_eq(procfs_parse_status_ids(t, strlen(t), u, g), -EBADMSG);
+        t = "Uid:\t1\t2\t3\t4294967296\nGid:\t1\t2\t3\t4\n";
+        ck_assert_int_eq(procfs_parse_status_ids(t, strlen(t), u, g), -EBADMSG);
+        ck_assert_uint_eq(u[0], 7);
+        /* this process */
+        ck_assert_int_eq(procfs_read_ids(NULL, getpid(), u, g), 0);
+        ck_assert_uint_eq(u[1], geteuid());
+        ck_assert_uint_eq(g[1], getegid());
+}
+END_TEST
+
 START_TEST(test_parse_status) {
         _cleanup_cpuset_ CpuSet s = CPUSET_NULL;
         _cleanup_free_ char *big = NULL;
@@ -1280,6 +1309,7 @@ int main(int argc, char **argv) {
 
         tcase_add_test(parse, test_parse_stat);
         tcase_add_test(parse, test_parse_status);
+        tcase_add_test(parse, test_parse_status_ids);
         suite_add_tcase(s, parse);
 
         tcase_add_test(real, test_real_self);
