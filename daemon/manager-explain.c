@@ -338,20 +338,6 @@ static pid_t explain_tgid(pid_t tid) {
         return v > 0 && v <= INT32_MAX ? (pid_t)v : -ESRCH;
 }
 
-int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret) {
-        _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
-        int r;
-
-        r = manager_explain_begin(m, pid, &e);
-        if (r < 0)
-                return r;
-        r = manager_explain_step(m, e, SIZE_MAX);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(e);
-        return 0;
-}
-
 int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
         _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
         const PolicyPlan *pp = NULL;

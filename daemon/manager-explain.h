@@ -60,22 +60,17 @@ typedef struct ManagerExplanation {
 /*
  * Explains process pid (> 0) against the plan in force and m's tracked processes, reading
  * /proc/PID/{comm,stat,status,...}, /proc/PID/task/TID/{comm,stat,sched,schedstat,status} and
- * each thread's affinity (sched_getaffinity(2)). Threads that exit while being read are left out.
- * Returns 0 and a newly allocated *ret (free with manager_explanation_free()); -ESRCH when there
- * is no such process (pid <= 0, /proc/PID missing or unreadable, or it exited while its policy
- * was matched); -ENOMEM; other -errno of reading a thread's statistics.
- */
-int manager_explain(Manager *m, pid_t pid, ManagerExplanation **ret);
-
-/*
- * manager_explain() in steps, so that a process of thousands of threads (each costs /proc reads:
- * comm, stat, schedstat, sched, ~30 µs) is never explained in one go on the event loop: begin
- * does everything but the threads and opens /proc/PID/task; each step lists a few more thread
- * IDs from it (getdents64(2) with a small buffer: listing thousands at once costs milliseconds)
- * and explains up to max of them. The process may change between steps: a thread that exited is skipped, and
- * the tracked state is looked up again each step (by PID and start time). begin returns as
- * manager_explain(); step returns 1 when every thread is done, 0 when some are left, -ENOMEM, or
- * another -errno of the /proc reads.
+ * each thread's affinity (sched_getaffinity(2)), in steps, so that a process of thousands of
+ * threads (each costs those /proc reads, ~60 µs) is never explained in one go on the event loop.
+ * begin does everything but the threads and opens /proc/PID/task; each step lists a few more
+ * thread IDs from it (getdents64(2) with a small buffer: listing thousands at once costs
+ * milliseconds) and explains up to max of them. The process may change between steps: a thread
+ * that exited is skipped, and the tracked state is looked up again each step (by PID and start
+ * time).
+ * begin returns 0 and a newly allocated *ret (free with manager_explanation_free()); -ESRCH when
+ * there is no such process (pid <= 0, /proc/PID missing or unreadable, or it exited while its
+ * policy was matched); -ENOMEM. step returns 1 when every thread is done, 0 when some are left,
+ * -ENOMEM, or another -errno of reading a thread's statistics.
  */
 int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret);
 int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max);
