@@ -267,8 +267,12 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
         return sd_bus_reply_method_return(message, NULL);
 }
 
-/* The reply to Explain(): (comm, policy, cpus, explanation, unmatched, threads). */
-static int explain_reply(sd_bus_message *message, const ManagerExplanation *e) {
+/*
+ * The reply to Explain(): (comm, policy, cpus, explanation, unmatched, threads), built as the
+ * threads are explained: begin appends everything but the threads and opens their array;
+ * explain_reply_threads() appends e->threads[from..]; explain_reply_send() closes and sends.
+ */
+static int explain_reply_begin(sd_bus_message *message, const ManagerExplanation *e, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *b1 = NULL, *b2 = NULL;
         const char *comm_s, *policy_s;
@@ -317,7 +321,14 @@ static int explain_reply(sd_bus_message *message, const ManagerExplanation *e) {
         r = sd_bus_message_open_container(reply, 'a', "(ussssuttt)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < e->n_threads; i++) {
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+static int explain_reply_threads(sd_bus_message *reply, const ManagerExplanation *e, size_t from) {
+        int r;
+
+        for (size_t i = from; i < e->n_threads; i++) {
                 const ManagerExplainThread *t = &e->threads[i];
                 _cleanup_free_ char *c1 = NULL, *c2 = NULL;
                 const char *comm = bus_string(t->comm, &c1), *rule = bus_string(t->rule, &c2);
@@ -330,10 +341,14 @@ static int explain_reply(sd_bus_message *message, const ManagerExplanation *e) {
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
+        return 0;
+}
+
+static int explain_reply_send(sd_bus_message *reply) {
+        int r = sd_bus_message_close_container(reply);
+
         if (r < 0)
                 return r;
-
         return sd_bus_send(NULL, reply, NULL);
 }
 
@@ -609,16 +624,25 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
 
 /* ---- Explain(), answered in steps ---- */
 
-#define EXPLAIN_STEP_THREADS 8  /* ~0.3 ms of /proc reads per step */
-#define EXPLAIN_JOBS_MAX     16 /* being answered at once, all callers */
-#define EXPLAIN_JOBS_PER_UID 2  /* ... of one unprivileged uid */
+/*
+ * The threads are read on the worker's thread (worker.h), EXPLAIN_READ_THREADS at a time (~4 ms
+ * of /proc reads, at nice 19); the loop only merges them with the tracked state and appends them
+ * to the reply (a few µs each). When the worker has no room, a step reads EXPLAIN_STEP_THREADS on
+ * the loop instead. Both kinds of time count against an unprivileged caller's share.
+ */
+#define EXPLAIN_READ_THREADS MANAGER_EXPLAIN_READ_MAX
+#define EXPLAIN_STEP_THREADS 8  /* ~0.5 ms of /proc reads on the loop */
+#define EXPLAIN_JOBS_PER_UID 2U /* being answered at once, of one unprivileged uid */
 
 typedef struct ExplainJob {
         Manager *manager;
         sd_bus_message *message;
+        sd_bus_message *reply; /* explain_reply_begin()'s, e->threads[..n_sent] appended */
+        size_t n_sent;
         uid_t uid;
         ManagerExplanation *e;
-        sd_event_source *source;
+        sd_event_source *source; /* the next step, within the caller's share */
+        bool reading;            /* e is the worker's until on_explain_read() */
         struct ExplainJob *next;
 } ExplainJob;
 
@@ -632,48 +656,96 @@ static void explain_job_free(ExplainJob *j) {
                         break;
                 }
         sd_event_source_disable_unref(j->source);
+        sd_bus_message_unref(j->reply);
         sd_bus_message_unref(j->message);
         manager_explanation_free(j->e);
         free(j);
 }
 
+/* The daemon frees the worker first (manager_free()): no job is then being read. */
 void manager_bus_jobs_free(Manager *m) {
         while (m->explain_jobs)
                 explain_job_free(m->explain_jobs);
         bus_callers_free(m);
 }
 
-static int on_explain_step(sd_event_source *s, uint64_t usec, void *userdata) {
-        ExplainJob *j = userdata;
+/* On the loop, after a read (r: its result): merges, appends, and answers or schedules the next
+ * step within the caller's share. cost_usec: the read's time, counted with the merge's. */
+static void explain_job_continue(ExplainJob *j, int r, uint64_t cost_usec) {
         Manager *m = j->manager;
         uint64_t t0 = bus_now_usec(), wait = 0;
-        int r;
+        int k;
 
-        r = manager_explain_step(m, j->e, EXPLAIN_STEP_THREADS);
+        k = manager_explain_merge(m, j->e);
+        if (r >= 0)
+                r = k;
+        if (r >= 0) {
+                k = explain_reply_threads(j->reply, j->e, j->n_sent);
+                j->n_sent = j->e->n_threads;
+                if (k < 0)
+                        r = k;
+        }
         if (j->uid != 0) {
                 uint64_t t1 = bus_now_usec();
 
-                caller_budget_charge(&m->bus_budget, j->uid, t1 - t0, t1);
+                caller_budget_charge(&m->bus_budget, j->uid, cost_usec + (t1 - t0), t1);
                 wait = caller_budget_wait(&m->bus_budget, j->uid, t1);
         }
         if (r == 0) {
                 /* More threads: after whatever else is pending, and within the caller's share. */
-                r = sd_event_source_set_time(s, wait > 0 ? t0 + wait : 0);
+                r = sd_event_source_set_time(j->source, wait > 0 ? t0 + wait : 0);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                        r = sd_event_source_set_enabled(j->source, SD_EVENT_ONESHOT);
                 if (r >= 0)
-                        return 0;
+                        return;
         }
         if (r < 0)
                 (void)sd_bus_reply_method_errnof(j->message, r, "Explain failed: %m");
         else
-                (void)explain_reply(j->message, j->e);
+                (void)explain_reply_send(j->reply);
         explain_job_free(j);
+}
+
+/* On the worker's thread. */
+static void explain_read_on_worker(WorkerJob *job) {
+        ExplainJob *j = job->userdata;
+
+        job->result = manager_explain_read(j->e, EXPLAIN_READ_THREADS);
+}
+
+static void on_explain_read(const WorkerJob *job) {
+        ExplainJob *j = job->userdata;
+
+        j->reading = false;
+        explain_job_continue(j, job->result, job->cpu_usec);
+}
+
+static int on_explain_step(sd_event_source *s, uint64_t usec, void *userdata) {
+        ExplainJob *j = userdata;
+        uint64_t t0;
+        int r;
+
+        r = worker_submit(
+                j->manager->worker,
+                &(WorkerJob){
+                        .run = explain_read_on_worker,
+                        .done = on_explain_read,
+                        .userdata = j,
+                        .pid = j->e->pid});
+        if (r >= 0) {
+                j->reading = true;
+                return 0;
+        }
+        /* No room on the worker: a small step here. */
+        t0 = bus_now_usec();
+        r = manager_explain_read(j->e, EXPLAIN_STEP_THREADS);
+        explain_job_continue(j, r, bus_now_usec() - t0);
         return 0;
 }
 
 static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Caller c = {};
         Manager *m = userdata;
         ExplainJob *j;
@@ -723,14 +795,21 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
                 if (r < 0)
                         return r;
         }
+        r = explain_reply_begin(message, e, &reply);
+        if (r < 0)
+                return r;
         if (manager_explain_done(e))
-                return explain_reply(message, e);
+                return explain_reply_send(reply);
 
         j = calloc(1, sizeof(ExplainJob));
         if (!j)
                 return -ENOMEM;
         *j = (ExplainJob){
-                .manager = m, .message = sd_bus_message_ref(message), .uid = c.uid, .e = TAKE_PTR(e)};
+                .manager = m,
+                .message = sd_bus_message_ref(message),
+                .reply = TAKE_PTR(reply),
+                .uid = c.uid,
+                .e = TAKE_PTR(e)};
         j->next = m->explain_jobs;
         m->explain_jobs = j;
         m->n_explain_jobs++;

@@ -164,28 +164,51 @@ static int explain_policy(const PolicyPlan *pp, char ***l) {
         return 0;
 }
 
-/* Fills *t for thread tid of pid. Returns 0, -ESRCH (the thread exited meanwhile), -ENOMEM,
- * other -errno of threadstat_read(). */
-static int explain_thread(
-        pid_t pid, pid_t tid, TrackedProcess *p, const PolicyPlan *pp, ManagerExplainThread *t) {
+/* Reads thread tid of pid from /proc into *raw; touches nothing else (the worker's thread may run
+ * it). Returns 0, -ESRCH (the thread exited meanwhile), -ENOMEM, other -errno of
+ * threadstat_read(). */
+static int explain_thread_read(pid_t pid, pid_t tid, ManagerExplainRaw *raw) {
         _cleanup_cpuset_ CpuSet now = CPUSET_NULL;
-        _cleanup_free_ char *applied = NULL, *kernel = NULL, *rule = NULL;
-        const ThreadBaseline *base = NULL;
-        TrackedThread *tt = p ? tracked_process_thread(p, tid) : NULL;
-        ThreadStat ts = {
-                .nr_migrations = THREADSTAT_UNKNOWN,
-                .run_delay_ns = THREADSTAT_UNKNOWN,
-                .timeslices = THREADSTAT_UNKNOWN,
-                .nonvoluntary = THREADSTAT_UNKNOWN,
-        };
-        char comm[16] = "";
         int r;
 
-        r = procfs_read_comm(NULL, pid, tid, comm);
+        *raw = (ManagerExplainRaw){
+                .tid = tid,
+                .stat =
+                        {
+                                .nr_migrations = THREADSTAT_UNKNOWN,
+                                .run_delay_ns = THREADSTAT_UNKNOWN,
+                                .timeslices = THREADSTAT_UNKNOWN,
+                                .nonvoluntary = THREADSTAT_UNKNOWN,
+                        },
+        };
+        r = procfs_read_comm(NULL, pid, tid, raw->comm);
         if (r < 0)
                 return r; /* -ESRCH: the thread exited meanwhile; the caller skips it */
+        if (apply_get_thread_affinity(tid, &now) >= 0) {
+                r = cpuset_format_list(&now, &raw->kernel);
+                if (r < 0)
+                        return r;
+        }
+        r = threadstat_read(NULL, pid, tid, &raw->stat);
+        if (r < 0 && r != -ESRCH && r != -EBADMSG) {
+                raw->kernel = mfree(raw->kernel);
+                return r;
+        }
+        return 0;
+}
+
+/* Fills *t from raw (taking raw->kernel) and the tracked state: the rule, the mask applied, the
+ * counters since the baseline. Returns 0 or -ENOMEM. */
+static int explain_thread_merge(
+        ManagerExplainRaw *raw, TrackedProcess *p, const PolicyPlan *pp, ManagerExplainThread *t) {
+        _cleanup_free_ char *applied = NULL, *rule = NULL;
+        const ThreadStat *ts = &raw->stat;
+        const ThreadBaseline *base = NULL;
+        TrackedThread *tt = p ? tracked_process_thread(p, raw->tid) : NULL;
+        int r;
+
         if (pp && pp->policy->n_threads > 0) {
-                int k = match_thread(pp->policy, comm);
+                int k = match_thread(pp->policy, raw->comm);
                 if (k >= 0 && !(rule = strdup(pp->policy->threads[k].name)))
                         return -ENOMEM;
         }
@@ -194,48 +217,40 @@ static int explain_thread(
                 if (r < 0)
                         return r;
         }
-        if (apply_get_thread_affinity(tid, &now) >= 0) {
-                r = cpuset_format_list(&now, &kernel);
-                if (r < 0)
-                        return r;
-        }
-        r = threadstat_read(NULL, pid, tid, &ts);
-        if (r < 0 && r != -ESRCH && r != -EBADMSG)
-                return r;
         if (tt && tt->has_baseline)
                 base = &tt->baseline;
 
         *t = (ManagerExplainThread){
-                .tid = tid,
+                .tid = raw->tid,
                 .rule = TAKE_PTR(rule),
                 .applied = TAKE_PTR(applied),
-                .kernel = TAKE_PTR(kernel),
-                .last_cpu = (uint32_t)ts.last_cpu,
+                .kernel = TAKE_PTR(raw->kernel),
+                .last_cpu = (uint32_t)ts->last_cpu,
         };
-        memcpy(t->comm, comm, sizeof(t->comm));
+        memcpy(t->comm, raw->comm, sizeof(t->comm));
         if (!base) {
                 /* no baseline yet: totals since the thread started */
-                t->migrations = ts.nr_migrations;
-                t->run_delay_ns = ts.run_delay_ns;
-                t->nonvoluntary = ts.nonvoluntary;
+                t->migrations = ts->nr_migrations;
+                t->run_delay_ns = ts->run_delay_ns;
+                t->nonvoluntary = ts->nonvoluntary;
         } else {
-                t->migrations = ts.nr_migrations == THREADSTAT_UNKNOWN
+                t->migrations = ts->nr_migrations == THREADSTAT_UNKNOWN
                         ? THREADSTAT_UNKNOWN
-                        : (uint64_t)(uint32_t)((uint32_t)ts.nr_migrations - base->nr_migrations);
-                t->run_delay_ns = threadstat_delta(ts.run_delay_ns, base->run_delay_ns);
-                t->nonvoluntary = ts.nonvoluntary == THREADSTAT_UNKNOWN
+                        : (uint64_t)(uint32_t)((uint32_t)ts->nr_migrations - base->nr_migrations);
+                t->run_delay_ns = threadstat_delta(ts->run_delay_ns, base->run_delay_ns);
+                t->nonvoluntary = ts->nonvoluntary == THREADSTAT_UNKNOWN
                         ? THREADSTAT_UNKNOWN
-                        : (uint64_t)(uint32_t)((uint32_t)ts.nonvoluntary - base->nonvoluntary);
+                        : (uint64_t)(uint32_t)((uint32_t)ts->nonvoluntary - base->nonvoluntary);
         }
         return 0;
 }
 
 bool manager_explain_done(const ManagerExplanation *e) {
-        return e->task_fd < 0 && e->next_tid >= e->n_tids;
+        return e->task_fd < 0 && e->next_tid >= e->n_tids && e->n_raw == 0;
 }
 
 /* Lists the next few thread IDs of /proc/PID/task into e->tids; closes it at its end. */
-static int explain_list_more(ManagerExplanation *e) {
+static void explain_list_more(ManagerExplanation *e) {
         /* Every entry read must be kept: the directory's offset moves past it. An entry is at
          * least 24 bytes (struct dirent64 with a short name), so this holds at most 42. */
         char buf[1024] __attribute__((aligned(8)));
@@ -262,40 +277,66 @@ static int explain_list_more(ManagerExplanation *e) {
                         off += d->d_reclen;
                 }
         }
-        return 0;
 }
 
-int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max) {
-        TrackedProcess *p = e->managed ? manager_find_process(m, e->pid) : NULL;
-        const PolicyPlan *pp;
+int manager_explain_read(ManagerExplanation *e, size_t max) {
         int r;
 
-        if (p && p->starttime != e->starttime)
-                p = NULL; /* gone, and the PID reused meanwhile */
-        pp = p ? manager_process_plan(m, p) : NULL;
-        for (size_t done = 0; done < max && !manager_explain_done(e); done++) {
+        max = MIN(max, ELEMENTSOF(e->raw));
+        while (e->n_raw < max && (e->task_fd >= 0 || e->next_tid < e->n_tids)) {
                 if (e->next_tid >= e->n_tids) {
                         explain_list_more(e);
                         if (e->n_tids == 0)
                                 break;
                 }
-                if (e->n_threads == e->n_allocated) {
-                        size_t n = MAX(e->n_allocated * 2, (size_t)16);
-                        ManagerExplainThread *t = reallocarray(e->threads, n, sizeof(ManagerExplainThread));
-
-                        if (!t)
-                                return -ENOMEM;
-                        e->threads = t;
-                        e->n_allocated = n;
-                }
-                r = explain_thread(e->pid, e->tids[e->next_tid++], p, pp, &e->threads[e->n_threads]);
+                r = explain_thread_read(e->pid, e->tids[e->next_tid++], &e->raw[e->n_raw]);
                 if (r == -ESRCH)
                         continue; /* exited meanwhile */
                 if (r < 0)
                         return r;
-                e->n_threads++;
+                e->n_raw++;
         }
-        return manager_explain_done(e);
+        return 0;
+}
+
+int manager_explain_merge(Manager *m, ManagerExplanation *e) {
+        TrackedProcess *p = e->managed ? manager_find_process(m, e->pid) : NULL;
+        const PolicyPlan *pp;
+        size_t i;
+        int r = 0;
+
+        if (p && p->starttime != e->starttime)
+                p = NULL; /* gone, and the PID reused meanwhile */
+        pp = p ? manager_process_plan(m, p) : NULL;
+        if (e->n_threads + e->n_raw > e->n_allocated) {
+                size_t n = MAX(MAX(e->n_allocated * 2, (size_t)16), e->n_threads + e->n_raw);
+                ManagerExplainThread *t = reallocarray(e->threads, n, sizeof(ManagerExplainThread));
+
+                if (!t)
+                        r = -ENOMEM;
+                else {
+                        e->threads = t;
+                        e->n_allocated = n;
+                }
+        }
+        for (i = 0; r >= 0 && i < e->n_raw;) {
+                r = explain_thread_merge(&e->raw[i], p, pp, &e->threads[e->n_threads]);
+                if (r >= 0) {
+                        e->n_threads++;
+                        i++;
+                }
+        }
+        for (; i < e->n_raw; i++) /* not merged: ENOMEM */
+                e->raw[i].kernel = mfree(e->raw[i].kernel);
+        e->n_raw = 0;
+        return r < 0 ? r : manager_explain_done(e);
+}
+
+int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max) {
+        int r = manager_explain_read(e, max);
+        int k = manager_explain_merge(m, e);
+
+        return r < 0 ? r : k;
 }
 
 ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
@@ -307,6 +348,8 @@ ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
                 free(e->threads[i].kernel);
         }
         free(e->threads);
+        for (size_t i = 0; i < e->n_raw; i++)
+                free(e->raw[i].kernel);
         if (e->task_fd >= 0)
                 close(e->task_fd);
         strv_free(e->unmatched);

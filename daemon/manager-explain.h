@@ -15,6 +15,7 @@
 
 #include "macro.h"
 #include "manager.h"
+#include "threadstat.h"
 
 /*
  * One thread of the explained process (in ascending TID order). The counters are counted since
@@ -36,6 +37,17 @@ typedef struct ManagerExplainThread {
         uint64_t nonvoluntary; /* nonvoluntary_ctxt_switches (mod 2^32 since placement) */
 } ManagerExplainThread;
 
+/* A thread as read from /proc by manager_explain_read(), before manager_explain_merge(). */
+typedef struct ManagerExplainRaw {
+        pid_t tid;
+        char comm[16];
+        char *kernel; /* cpu-list sched_getaffinity(2) reported; NULL: it could not be read */
+        ThreadStat stat;
+} ManagerExplainRaw;
+
+/* Threads manager_explain_read() reads at most before they are merged. */
+#define MANAGER_EXPLAIN_READ_MAX 64
+
 /* What Explain reports about one process. */
 typedef struct ManagerExplanation {
         char comm[16];      /* the tracked comm, else /proc/PID/comm: bytes, not necessarily UTF-8 */
@@ -47,14 +59,16 @@ typedef struct ManagerExplanation {
                              * before the one in force; NULL when none */
         ManagerExplainThread *threads;
         size_t n_threads;
-        /* manager_explain_step()'s state: the process and the threads left to explain. */
+        /* The reading's state: the process and the threads left to explain. */
         pid_t pid;
         uint64_t starttime;
         bool managed;
         int task_fd;    /* /proc/PID/task, read a few entries per step; -1 when done */
         pid_t tids[64]; /* listed, not explained yet (a 1 KiB getdents64 holds at most 42) */
         size_t n_tids, next_tid;
-        size_t n_allocated; /* threads[] */
+        size_t n_allocated;                              /* threads[] */
+        ManagerExplainRaw raw[MANAGER_EXPLAIN_READ_MAX]; /* read, not merged yet */
+        size_t n_raw;
 } ManagerExplanation;
 
 /*
@@ -62,19 +76,30 @@ typedef struct ManagerExplanation {
  * /proc/PID/{comm,stat,status,...}, /proc/PID/task/TID/{comm,stat,sched,schedstat,status} and
  * each thread's affinity (sched_getaffinity(2)), in steps, so that a process of thousands of
  * threads (each costs those /proc reads, ~60 µs) is never explained in one go on the event loop.
- * begin does everything but the threads and opens /proc/PID/task; each step lists a few more
- * thread IDs from it (getdents64(2) with a small buffer: listing thousands at once costs
- * milliseconds) and explains up to max of them. The process may change between steps: a thread
- * that exited is skipped, and the tracked state is looked up again each step (by PID and start
- * time).
+ *
+ * begin does everything but the threads and opens /proc/PID/task. Then, until
+ * manager_explain_done():
+ * - read lists a few more thread IDs from it (getdents64(2) with a small buffer: listing
+ *   thousands at once costs milliseconds) and reads up to max (at most MANAGER_EXPLAIN_READ_MAX)
+ *   of those threads into e->raw. It touches nothing but e's reading state, so it may run on
+ *   another thread (the worker, worker.h) while the loop goes on, as long as nothing else uses e
+ *   meanwhile. A thread that exited is skipped.
+ * - merge, on the loop's thread, adds what was read to e->threads with the tracked state (the
+ *   thread rule, the mask applied, the counters since the baseline), looked up again each time by
+ *   PID and start time: the process may change between steps.
+ * - step is read and merge in one.
+ *
  * begin returns 0 and a newly allocated *ret (free with manager_explanation_free()); -ESRCH when
  * there is no such process (pid <= 0, /proc/PID missing or unreadable, or it exited while its
- * policy was matched); -ENOMEM. step returns 1 when every thread is done, 0 when some are left,
- * -ENOMEM, or another -errno of reading a thread's statistics.
+ * policy was matched); -ENOMEM. read returns 0, -ENOMEM, or another -errno of reading a thread's
+ * statistics (what was read before stays in e->raw). merge and step return 1 when every thread is
+ * done, 0 when some are left, or -ENOMEM (step: or read's error).
  */
 int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret);
+int manager_explain_read(ManagerExplanation *e, size_t max);
+int manager_explain_merge(Manager *m, ManagerExplanation *e);
 int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max);
-/* True when manager_explain_step() has nothing left to do. */
+/* True when nothing is left to read or merge. */
 bool manager_explain_done(const ManagerExplanation *e);
 
 /* Frees e and everything in it. Accepts NULL, returns NULL. */

@@ -1851,7 +1851,7 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
 
 /*
  * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided on the match
- * worker's thread (match-worker.h), at nice 19: reading and scanning a command line of up to
+ * worker's thread (worker.h), at nice 19: reading and scanning a command line of up to
  * ARG_MAX never delays the loop, which places everyone else meanwhile. Submitted as (PID, start
  * time), at most MATCH_DEFERRED_MAX at once; beyond that a process is not decided (logged,
  * rate-limited: it is placed by its next exec, comm or uid change, or a rescan). Nothing is
@@ -1860,9 +1860,11 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
 static int manager_rematch_decided(
         Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16]);
 
-/* On the worker's thread: the match, with the whole command line, under the plan lock. */
-static void decide_on_worker(void *userdata, const MatchJob *job, MatchResult *ret) {
-        Manager *m = userdata;
+/* On the worker's thread: the match, with the whole command line, under the plan lock. Fills
+ * job->result (a policy index or -errno), comm, generation. */
+static void decide_on_worker(WorkerJob *job) {
+        Manager *m = job->userdata;
+        WorkerJob *ret = job;
         ProcessFacts facts;
 
         if (!m->worker_scratch)
@@ -1870,17 +1872,31 @@ static void decide_on_worker(void *userdata, const MatchJob *job, MatchResult *r
         pthread_rwlock_rdlock(&m->plan_lock);
         ret->generation = m->plan_generation;
         if (!m->worker_scratch)
-                ret->k = -ENOMEM;
+                ret->result = -ENOMEM;
         else {
                 process_facts_init(&facts, NULL, job->pid);
                 facts.scratch = m->worker_scratch;
-                ret->k = job->pid == m->self ? match_process_explicit(m->plan, &facts)
-                                             : match_process(m->plan, &facts);
-                if (ret->k >= 0 && process_facts_load(&facts, FACT_COMM) >= 0 && (facts.loaded & FACT_COMM))
+                ret->result = job->pid == m->self ? match_process_explicit(m->plan, &facts)
+                                                  : match_process(m->plan, &facts);
+                if (ret->result >= 0 && process_facts_load(&facts, FACT_COMM) >= 0 &&
+                    (facts.loaded & FACT_COMM))
                         memcpy(ret->comm, facts.comm, sizeof(ret->comm));
                 process_facts_done(&facts);
         }
         pthread_rwlock_unlock(&m->plan_lock);
+}
+
+static void on_match_decided(const WorkerJob *res);
+
+static int manager_submit_match(Manager *m, pid_t pid, uint64_t starttime) {
+        return worker_submit(
+                m->worker,
+                &(WorkerJob){
+                        .run = decide_on_worker,
+                        .done = on_match_decided,
+                        .userdata = m,
+                        .pid = pid,
+                        .starttime = starttime});
 }
 
 static DeferredMatch *deferred_find(Manager *m, pid_t pid, uint64_t starttime) {
@@ -1891,9 +1907,9 @@ static DeferredMatch *deferred_find(Manager *m, pid_t pid, uint64_t starttime) {
 }
 
 /* On the loop: a decided match. Acted on if it is still that process and that configuration. */
-static void on_match_decided(void *userdata, const MatchResult *res) {
-        Manager *m = userdata;
-        DeferredMatch *slot = deferred_find(m, res->job.pid, res->job.starttime), d;
+static void on_match_decided(const WorkerJob *res) {
+        Manager *m = res->userdata;
+        DeferredMatch *slot = deferred_find(m, res->pid, res->starttime), d;
         char comm[16];
         uint64_t starttime;
 
@@ -1902,7 +1918,7 @@ static void on_match_decided(void *userdata, const MatchResult *res) {
         d = *slot;
         if (res->generation != m->plan_generation) {
                 /* Matched against a configuration replaced since: its indexes mean nothing now. */
-                if (match_worker_submit(m->match_worker, &res->job) >= 0)
+                if (manager_submit_match(m, res->pid, res->starttime) >= 0)
                         return;
         }
         *slot = m->deferred[--m->n_deferred];
@@ -1911,7 +1927,7 @@ static void on_match_decided(void *userdata, const MatchResult *res) {
         if (procfs_read_starttime(NULL, d.pid, &starttime) < 0 || starttime != d.starttime)
                 return; /* gone, or another process has the PID now */
         memcpy(comm, res->comm, sizeof(comm));
-        (void)manager_rematch_decided(m, d.pid, d.exec, d.timestamp_ns, res->k, comm);
+        (void)manager_rematch_decided(m, d.pid, d.exec, d.timestamp_ns, res->result, comm);
 }
 
 static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
@@ -1927,9 +1943,7 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
                 d->exec = d->exec || exec;
                 return 0;
         }
-        r = m->n_deferred >= MATCH_DEFERRED_MAX
-                ? -EBUSY
-                : match_worker_submit(m->match_worker, &(MatchJob){.pid = pid, .starttime = starttime});
+        r = m->n_deferred >= MATCH_DEFERRED_MAX ? -EBUSY : manager_submit_match(m, pid, starttime);
         if (r < 0) {
                 m->counters.matches_undecided++;
                 if (ratelimit_below(&m->failure_ratelimit, &suppressed))
@@ -3519,8 +3533,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
                 return r;
-        r = match_worker_new(
-                m->event, MATCH_DEFERRED_MAX, decide_on_worker, on_match_decided, m, &m->match_worker);
+        r = worker_new(m->event, "affinityd-work", MANAGER_WORKER_JOBS, &m->worker);
         if (r < 0)
                 return r;
         r = drift_new(m, &m->drift);
@@ -3584,7 +3597,7 @@ Manager *manager_free(Manager *m) {
         m->baseline_source = sd_event_source_disable_unref(m->baseline_source);
         m->bus_guard_source = sd_event_source_disable_unref(m->bus_guard_source);
         /* The worker first: it may be matching against the plan freed below. */
-        m->match_worker = match_worker_free(m->match_worker);
+        m->worker = worker_free(m->worker);
         m->worker_scratch = regex_scratch_free(m->worker_scratch);
         m->baseline_queue = mfree(m->baseline_queue);
         m->drift = drift_free(m->drift);

@@ -43,7 +43,7 @@
 #include "cpuset.h"
 #include "latency.h"
 #include "log.h"
-#include "match-worker.h"
+#include "worker.h"
 #include "plan.h"
 #include "policy.h"
 #include "proc-monitor.h"
@@ -181,6 +181,11 @@ typedef struct CpusetRefusal {
 
 /* At most this many processes wait for a match that needs their whole, long command line. */
 #define MATCH_DEFERRED_MAX 256U
+/* Explain calls being answered at once, all callers (manager-bus.c): each has at most one job on
+ * the worker. */
+#define EXPLAIN_JOBS_MAX 16U
+/* The worker's jobs: room for both, so that neither waits for the other's slots. */
+#define MANAGER_WORKER_JOBS (MATCH_DEFERRED_MAX + EXPLAIN_JOBS_MAX)
 
 /* A match that waits for the whole command line (manager.c, MATCH_CMDLINE_BUDGET). */
 typedef struct DeferredMatch {
@@ -242,12 +247,12 @@ typedef struct Manager {
         Plan *plan;
         bool force_placement; /* manager_rescan() writes every thread, not only changed targets */
         bool polling_pass;    /* a /proc polling pass: placed threads are not read back */
-        /* Matches that need a long command line, decided on the match worker's thread
-         * (manager.c, match-worker.h). */
+        /* Matches that need a long command line, decided on the worker's thread (manager.c,
+         * worker.h); the worker also reads /proc for Explain (manager-bus.c). */
         size_t cmdline_budget;                      /* ProcessFacts.cmdline_budget for the match at hand */
         DeferredMatch deferred[MATCH_DEFERRED_MAX]; /* submitted, not handed back yet */
         size_t n_deferred;
-        MatchWorker *match_worker;
+        Worker *worker;
         RegexScratch *worker_scratch; /* the worker thread's (regex_set_search_with()) */
         /* Held by the worker while it matches against config and plan; taken for writing by the
          * loop's thread only to install new ones (manager_install()): the loop's thread reads

@@ -1690,10 +1690,37 @@ START_TEST(test_api_explain) {
 }
 END_TEST
 
-/* Reload good and bad, and the signals ProcessPlaced, Reloaded, PropertiesChanged. */
+/* Nanoseconds thread tid of the daemon has run (/proc/PID/task/TID/schedstat, field 1). */
+static uint64_t task_run_ns(pid_t pid, pid_t tid) {
+        _cleanup_free_ char *path = xasprintf("/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+        _cleanup_free_ char *line = read_line(path);
+
+        ck_assert_msg(line, "%s: %m", path);
+        return strtoull(line, NULL, 10);
+}
+
+/* The daemon's worker thread (comm "affinityd-work"): its TID. */
+static pid_t daemon_worker_tid(pid_t daemon) {
+        _cleanup_free_ TaskInfo *tasks = NULL;
+        int n = harness_read_tasks(daemon, &tasks);
+
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *path =
+                        xasprintf("/proc/%d/task/%d/comm", (int)daemon, (int)tasks[i].tid);
+                _cleanup_free_ char *comm = read_line(path);
+
+                if (comm && streq(comm, "affinityd-work"))
+                        return tasks[i].tid;
+        }
+        ck_abort_msg("the daemon (%d) has no thread affinityd-work", (int)daemon);
+        return -1;
+}
+
 /*
- * Explain of a process with many threads is answered in steps of 8 threads (placement runs
- * between them: daemon/manager-bus.c), and the answer is still whole: one row per thread.
+ * Explain of a process with many threads is answered in steps (placement runs between them:
+ * daemon/manager-bus.c), and the answer is still whole: one row per thread. The per-thread /proc
+ * reads are done on the worker thread (SCHED_IDLE), not the loop's: the worker's CPU time grows
+ * by more than the loop's while the threads are explained.
  */
 START_TEST(test_api_explain_many_threads) {
         Harness *h = harness_new();
@@ -1701,6 +1728,8 @@ START_TEST(test_api_explain_many_threads) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         Explanation e = {};
         Child *c, *other;
+        uint64_t loop_ns, worker_ns;
+        pid_t daemon, worker;
         sd_bus *b;
 
         harness_write_policy(
@@ -1714,7 +1743,18 @@ START_TEST(test_api_explain_many_threads) {
         b = connect_bus(h);
         c = spawn(h, name, 300, "0");
         harness_wait_process_cpus(h, c->pid, "1", 301);
+        daemon = harness_daemon_pid(h);
+        worker = daemon_worker_tid(daemon);
+        ck_assert_int_eq(task_stat_field(daemon, worker, 41), SCHED_IDLE); /* policy */
+        loop_ns = task_run_ns(daemon, daemon);
+        worker_ns = task_run_ns(daemon, worker);
         ck_assert_msg(explain(b, c->pid, &e, &error) >= 0, "Explain: %s", error.message);
+        loop_ns = task_run_ns(daemon, daemon) - loop_ns;
+        worker_ns = task_run_ns(daemon, worker) - worker_ns;
+        ck_assert_msg(
+                worker_ns > loop_ns,
+                "Explain of 301 threads: %" PRIu64 " ns on the worker, %" PRIu64 " on the loop", worker_ns,
+                loop_ns);
         ck_assert_str_eq(e.policy, "many");
         assert_thread_rows(c->pid, &e);
         ck_assert_uint_eq(e.n_threads, 301);

@@ -1,30 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The match worker thread (match-worker.h). */
+/* The worker thread (worker.h). */
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "macro.h"
-#include "match-worker.h"
+#include "worker.h"
 
 /* A ring of n slots. */
 typedef struct Ring {
         size_t head, n;
 } Ring;
 
-struct MatchWorker {
+struct Worker {
         sd_event_source *source;
         int efd;
-        match_worker_decide_t decide;
-        match_worker_done_t done;
-        void *userdata;
 
         pthread_t thread;
         bool started;
@@ -32,42 +31,57 @@ struct MatchWorker {
         pthread_cond_t wake;
         bool stop;
         size_t max;
-        MatchJob *jobs; /* max slots */
+        WorkerJob *jobs; /* max slots */
         Ring queued;
-        MatchResult *results; /* max slots */
-        Ring decided;
-        bool deciding; /* the thread holds one job outside both rings */
+        WorkerJob *results; /* max slots */
+        Ring ran;           /* run, not handed back yet */
+        bool running;       /* the thread holds one job outside both rings */
 };
 
 static size_t ring_slot(const Ring *r, size_t i, size_t max) {
         return (r->head + i) % max;
 }
 
-static void *worker_main(void *userdata) {
-        MatchWorker *w = userdata;
+static uint64_t thread_cpu_usec(void) {
+        struct timespec ts;
 
-        /* Last among the daemon's threads and every normal task: the loop places first. */
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void *worker_main(void *userdata) {
+        Worker *w = userdata;
+
+        /* Last among the daemon's threads and every normal task: the loop places first.
+         * SCHED_IDLE: a normal task that wakes up always preempts it (nice 19 alone leaves that to
+         * the scheduler's deadlines), and it still progresses on a busy machine (weight 3,
+         * sched(7)). Nice 19 too, for where SCHED_IDLE is refused. */
         (void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+        (void)sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){.sched_priority = 0});
         pthread_mutex_lock(&w->lock);
         for (;;) {
-                MatchResult res = {};
+                WorkerJob job;
+                uint64_t t0;
 
                 while (!w->stop && w->queued.n == 0)
                         pthread_cond_wait(&w->wake, &w->lock);
                 if (w->stop)
                         break;
-                res.job = w->jobs[w->queued.head];
+                job = w->jobs[w->queued.head];
                 w->queued.head = (w->queued.head + 1) % w->max;
                 w->queued.n--;
-                w->deciding = true;
+                w->running = true;
                 pthread_mutex_unlock(&w->lock);
 
-                w->decide(w->userdata, &res.job, &res);
+                t0 = thread_cpu_usec();
+                job.run(&job);
+                job.cpu_usec = thread_cpu_usec() - t0;
 
                 pthread_mutex_lock(&w->lock);
-                w->deciding = false;
-                w->results[ring_slot(&w->decided, w->decided.n, w->max)] = res;
-                w->decided.n++;
+                w->running = false;
+                w->results[ring_slot(&w->ran, w->ran.n, w->max)] = job;
+                w->ran.n++;
                 (void)eventfd_write(w->efd, 1);
         }
         pthread_mutex_unlock(&w->lock);
@@ -75,85 +89,82 @@ static void *worker_main(void *userdata) {
 }
 
 static int on_results(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        MatchWorker *w = userdata;
+        Worker *w = userdata;
         eventfd_t value;
 
         (void)eventfd_read(w->efd, &value);
         /* One at a time, without the lock: done may submit again. */
         for (;;) {
-                MatchResult res;
+                WorkerJob job;
 
                 pthread_mutex_lock(&w->lock);
-                if (w->decided.n == 0) {
+                if (w->ran.n == 0) {
                         pthread_mutex_unlock(&w->lock);
                         break;
                 }
-                res = w->results[w->decided.head];
-                w->decided.head = (w->decided.head + 1) % w->max;
-                w->decided.n--;
+                job = w->results[w->ran.head];
+                w->ran.head = (w->ran.head + 1) % w->max;
+                w->ran.n--;
                 pthread_mutex_unlock(&w->lock);
-                w->done(w->userdata, &res);
+                job.done(&job);
         }
         return 0;
 }
 
-int match_worker_new(
-        sd_event *e, size_t max_jobs, match_worker_decide_t decide, match_worker_done_t done, void *userdata,
-        MatchWorker **ret) {
+int worker_new(sd_event *e, const char *name, size_t max_jobs, Worker **ret) {
         sigset_t all, old;
-        MatchWorker *w;
+        Worker *w;
         int r;
 
-        if (max_jobs == 0 || !decide || !done)
+        if (max_jobs == 0 || !name)
                 return -EINVAL;
-        w = calloc(1, sizeof(MatchWorker));
+        w = calloc(1, sizeof(Worker));
         if (!w)
                 return -ENOMEM;
         w->efd = -1;
         w->max = max_jobs;
-        w->decide = decide;
-        w->done = done;
-        w->userdata = userdata;
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->wake, NULL);
-        w->jobs = calloc(max_jobs, sizeof(MatchJob));
-        w->results = calloc(max_jobs, sizeof(MatchResult));
+        w->jobs = calloc(max_jobs, sizeof(WorkerJob));
+        w->results = calloc(max_jobs, sizeof(WorkerJob));
         if (!w->jobs || !w->results) {
-                match_worker_free(w);
+                worker_free(w);
                 return -ENOMEM;
         }
         w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (w->efd < 0) {
                 r = -errno;
-                match_worker_free(w);
+                worker_free(w);
                 return r;
         }
         r = sd_event_add_io(e, &w->source, w->efd, EPOLLIN, on_results, w);
         if (r < 0) {
-                match_worker_free(w);
+                worker_free(w);
                 return r;
         }
-        (void)sd_event_source_set_description(w->source, "match-worker");
+        (void)sd_event_source_set_description(w->source, name);
         /* Signals are the loop's (signalfd): the thread starts with every one blocked. */
         sigfillset(&all);
         pthread_sigmask(SIG_BLOCK, &all, &old);
         r = pthread_create(&w->thread, NULL, worker_main, w);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r != 0) {
-                match_worker_free(w);
+                worker_free(w);
                 return -r;
         }
         w->started = true;
-        (void)pthread_setname_np(w->thread, "affinityd-match");
+        (void)pthread_setname_np(w->thread, name);
         *ret = w;
         return 0;
 }
 
-int match_worker_submit(MatchWorker *w, const MatchJob *job) {
+int worker_submit(Worker *w, const WorkerJob *job) {
         int r = 0;
 
+        if (!job->run || !job->done)
+                return -EINVAL;
         pthread_mutex_lock(&w->lock);
-        if (w->queued.n + w->decided.n + (w->deciding ? 1 : 0) >= w->max)
+        if (w->queued.n + w->ran.n + (w->running ? 1 : 0) >= w->max)
                 r = -EBUSY;
         else {
                 w->jobs[ring_slot(&w->queued, w->queued.n, w->max)] = *job;
@@ -164,16 +175,16 @@ int match_worker_submit(MatchWorker *w, const MatchJob *job) {
         return r;
 }
 
-size_t match_worker_pending(MatchWorker *w) {
+size_t worker_pending(Worker *w) {
         size_t n;
 
         pthread_mutex_lock(&w->lock);
-        n = w->queued.n + w->decided.n + (w->deciding ? 1 : 0);
+        n = w->queued.n + w->ran.n + (w->running ? 1 : 0);
         pthread_mutex_unlock(&w->lock);
         return n;
 }
 
-MatchWorker *match_worker_free(MatchWorker *w) {
+Worker *worker_free(Worker *w) {
         if (!w)
                 return NULL;
         if (w->started) {
