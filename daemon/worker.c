@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,12 +52,10 @@ static uint64_t thread_cpu_usec(void) {
 static void *worker_main(void *userdata) {
         Worker *w = userdata;
 
-        /* Last among the daemon's threads and every normal task: the loop places first.
-         * SCHED_IDLE: a normal task that wakes up always preempts it (nice 19 alone leaves that to
-         * the scheduler's deadlines), and it still progresses on a busy machine (weight 3,
-         * sched(7)). Nice 19 too, for where SCHED_IDLE is refused. */
+        /* Last among the daemon's threads and every normal task: the loop places first. Not
+         * SCHED_IDLE: with it the benchmark's probes waited longer for their CPU under an Explain
+         * flood (docs/performance.md). */
         (void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
-        (void)sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){.sched_priority = 0});
         pthread_mutex_lock(&w->lock);
         for (;;) {
                 WorkerJob job;

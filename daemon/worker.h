@@ -12,8 +12,8 @@
  * On the loop that time would delay every other process's placement (docs/security.md,
  * docs/performance.md).
  *
- * The worker takes jobs in order, runs each job's run function on its thread (SCHED_IDLE at nice
- * 19, so the loop's thread and every normal task come first), and hands each job back on the event loop
+ * The worker takes jobs in order, runs each job's run function on its thread (at nice 19, so the
+ * loop's thread and every normal task come first), and hands each job back on the event loop
  * through an eventfd, to its done function, in the order run. It keeps at most max_jobs jobs,
  * queued or run and not yet handed back; the callers bound and deduplicate what they submit.
  */

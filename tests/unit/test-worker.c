@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * The worker (daemon/worker.h): jobs are run on a thread other than the event loop's (SCHED_IDLE),
+ * The worker (daemon/worker.h): jobs are run on a thread other than the event loop's, at nice 19,
  * and handed back on the loop in the order submitted, with the CPU time they took; at most
  * max_jobs are queued or not yet handed back (-EBUSY beyond); a done function may submit again;
  * freeing it with jobs waiting stops the thread without running them.
@@ -140,7 +140,7 @@ START_TEST(test_order_and_thread) {
                 ck_assert_int_ne(f.decide_tids[i], f.loop_tid);       /* decided elsewhere */
                 ck_assert_int_eq(f.decide_tids[i], f.decide_tids[0]); /* by one thread */
                 ck_assert_int_eq(f.decide_nice[i], 19);
-                ck_assert_int_eq(f.decide_policy[i], SCHED_IDLE);
+                ck_assert_int_eq(f.decide_policy[i], SCHED_OTHER);
         }
         ck_assert_uint_eq(worker_pending(f.worker), 0);
         fixture_done(&f);
