@@ -41,7 +41,8 @@
 #define PROC_MONITOR_ACK_TIMEOUT_USEC (1 * USEC_PER_SEC)
 #define POLL_INTERVAL_DEFAULT_USEC    (1 * USEC_PER_SEC)
 #define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
-#define BUS_GUARD_INTERVAL_USEC       (100 * USEC_PER_MSEC) /* on_bus_guard() */
+#define BUS_GUARD_EVENTS              1024U /* on_bus_guard() */
+#define BUS_GUARD_MESSAGES            8U
 /* Command lines longer than this (bytes) are read and scanned off the event path. */
 #define MATCH_CMDLINE_BUDGET (64U * 1024U)
 /* How old systemd's child before its exec can be (is_service_manager_child()): it execs within
@@ -2484,36 +2485,34 @@ static int manager_dispatch_proc_event(Manager *m, const ProcEvent *ev) {
 
 /*
  * The bus is served after the proc connector (AFFINITYD_BUS_EVENT_PRIORITY): under a storm of
- * events that never lets up it would not be served at all, and every call would time out. While
- * events keep coming, this timer, above them, processes one bus message every
- * BUS_GUARD_INTERVAL_USEC. It is armed by events only, so an idle daemon has no timer.
+ * events that never lets up it would not be served at all, and every call would time out. So
+ * every BUS_GUARD_EVENTS events a source above them runs once, as soon as the proc connector's
+ * dispatch returns (it handles 1024 datagrams at most, daemon/proc-monitor.c), and processes up to
+ * BUS_GUARD_MESSAGES bus messages (a few µs when none is waiting): while events cost ~1-100 µs
+ * each, a call waits ~1-100 ms behind them (more behind other messages: the bus's signals come
+ * first). A source of its own, rather than sd_bus_process() from the event handler, so that
+ * a method never runs in the middle of handling an event.
  */
-static int on_bus_guard(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_bus_guard(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
-        if (m->bus)
-                (void)sd_bus_process(m->bus, NULL);
+        for (unsigned i = 0; m->bus && i < BUS_GUARD_MESSAGES; i++)
+                if (sd_bus_process(m->bus, NULL) <= 0)
+                        break; /* nothing more waiting, or the bus failed (its own source tells) */
         return 0;
 }
 
-static void manager_bus_guard_arm(Manager *m) {
-        int enabled = SD_EVENT_OFF;
-
-        if (!m->bus)
+static void manager_bus_guard_count(Manager *m) {
+        if (!m->bus || ++m->events_since_bus_guard < BUS_GUARD_EVENTS)
                 return;
+        m->events_since_bus_guard = 0;
         if (!m->bus_guard_source) {
-                if (sd_event_add_time_relative(
-                            m->event, &m->bus_guard_source, CLOCK_MONOTONIC, BUS_GUARD_INTERVAL_USEC,
-                            10 * USEC_PER_MSEC, on_bus_guard, m) >= 0) {
-                        (void)sd_event_source_set_priority(
-                                m->bus_guard_source, SD_EVENT_PRIORITY_NORMAL - 1);
-                        (void)sd_event_source_set_description(m->bus_guard_source, "bus-guard");
-                }
-                return;
+                if (sd_event_add_defer(m->event, &m->bus_guard_source, on_bus_guard, m) < 0)
+                        return;
+                (void)sd_event_source_set_priority(m->bus_guard_source, SD_EVENT_PRIORITY_NORMAL - 1);
+                (void)sd_event_source_set_description(m->bus_guard_source, "bus-guard");
         }
-        if (sd_event_source_get_enabled(m->bus_guard_source, &enabled) >= 0 && enabled == SD_EVENT_OFF &&
-            sd_event_source_set_time_relative(m->bus_guard_source, BUS_GUARD_INTERVAL_USEC) >= 0)
-                (void)sd_event_source_set_enabled(m->bus_guard_source, SD_EVENT_ONESHOT);
+        (void)sd_event_source_set_enabled(m->bus_guard_source, SD_EVENT_ONESHOT);
 }
 
 static int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata) {
@@ -2522,7 +2521,7 @@ static int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userda
         int r;
 
         m->counters.events_received++;
-        manager_bus_guard_arm(m);
+        manager_bus_guard_count(m);
         if (ev->type != PROC_MONITOR_LOST && ev->type != PROC_MONITOR_ERROR && ev->tgid == m->self)
                 return 0;
 

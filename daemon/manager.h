@@ -264,7 +264,8 @@ typedef struct Manager {
         struct ExplainJob *explain_jobs;
         unsigned n_explain_jobs;
         struct BusCallers *bus_callers;    /* senders' credentials by unique name */
-        sd_event_source *bus_guard_source; /* a bus message every 100 ms during event storms */
+        sd_event_source *bus_guard_source; /* a bus message every 1024 events (manager.c) */
+        unsigned events_since_bus_guard;
         bool *narrowing_reported;          /* per policy: kernel narrowing already reported at info */
         unsigned plan_generation;          /* bumped by every plan installed (memory: migrates again; a
                                             * worker's match against an older one is done again) */

@@ -37,9 +37,11 @@
  * datagram is 76 bytes; anything longer than the buffer is reported as truncated. */
 #define RECV_BATCH         32
 #define RECV_DATAGRAM_SIZE 1024
-/* Upper bound of datagrams handled per dispatch, so a flood of events cannot starve the
- * other sources of the loop; the source is level-triggered and fires again right away. */
-#define RECV_MAX_PER_DISPATCH 4096
+/* Upper bound of datagrams handled per dispatch: the loop gets back control at least this often
+ * in a flood of events. The source is level-triggered and fires again right away, before the
+ * sources of lower priority (the bus), but not before a source that the callback enabled above
+ * it (the manager's bus guard, every 1024 events: daemon/manager.c, BUS_GUARD_EVENTS). */
+#define RECV_MAX_PER_DISPATCH 1024
 #define RCVBUF_SIZE           PROC_MONITOR_RCVBUF_SIZE
 /* Pause after a receive error, doubled while the error persists (CLOCK_MONOTONIC µs). */
 #define RETRY_MIN_USEC (UINT64_C(100) * 1000)

@@ -36,7 +36,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1768,6 +1771,94 @@ START_TEST(test_api_explain_many_threads) {
 }
 END_TEST
 
+/* ---- the bus during an event storm ---- */
+
+/* Forks children that exit at once, as fast as it can, counting them in *count; never returns. */
+static __attribute__((__noreturn__)) void storm_main(uint64_t *count) {
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;) {
+                pid_t pid = fork();
+
+                if (pid == 0)
+                        _exit(0);
+                if (pid > 0) {
+                        (void)waitpid(pid, NULL, 0);
+                        __atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
+                }
+        }
+}
+
+static int on_events_received(sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        uint64_t *ret = userdata;
+
+        ck_assert_msg(
+                !sd_bus_message_is_method_error(reply, NULL), "Get(EventsReceived) failed: %s",
+                sd_bus_message_get_error(reply)->message);
+        ck_assert_int_ge(sd_bus_message_read(reply, "v", "t", ret), 0);
+        return 0;
+}
+
+/*
+ * The bus is served after the proc connector (daemon/manager.c, AFFINITYD_BUS_EVENT_PRIORITY),
+ * but not only once the events let up: while they keep coming, a timer above them processes one
+ * bus message every 100 ms. With the daemon stopped, a storm of forks queues thousands of events
+ * on its socket; a call sent then is answered before the daemon has received them all (without
+ * the timer it would be answered only once none is left).
+ */
+START_TEST(test_api_served_during_storm) {
+        Harness *h = harness_new();
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        uint64_t *forks, backlog, answered = UINT64_MAX;
+        ManagerProps before, after;
+        pid_t storm;
+        sd_bus *b;
+
+        forks = mmap(NULL, sizeof(*forks), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ck_assert(forks != MAP_FAILED);
+        *forks = 0;
+        harness_start_daemon(h);
+        b = connect_bus(h);
+        harness_get_props(h, &before);
+        harness_pause_daemon(h);
+        storm = fork();
+        ck_assert_int_ge(storm, 0);
+        if (storm == 0)
+                storm_main(forks);
+        /* A fork and an exit event each: a backlog of 8,000 (under 8 MiB of socket buffer). */
+        while (__atomic_load_n(forks, __ATOMIC_RELAXED) < 4000)
+                usleep(1000);
+        ck_assert_int_ge(
+                sd_bus_call_method_async(
+                        b, &slot, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH,
+                        "org.freedesktop.DBus.Properties", "Get", on_events_received, &answered, "ss",
+                        AFFINITYD_INTERFACE, "EventsReceived"),
+                0);
+        ck_assert_int_ge(sd_bus_flush(b), 0);
+        backlog = 2 * __atomic_load_n(forks, __ATOMIC_RELAXED);
+        harness_resume_daemon(h);
+        for (unsigned i = 0; i < 6000 && answered == UINT64_MAX; i++) {
+                ck_assert_int_ge(sd_bus_process(b, NULL), 0);
+                if (answered == UINT64_MAX)
+                        ck_assert_int_ge(sd_bus_wait(b, 10 * 1000), 0);
+        }
+        ck_assert_msg(answered != UINT64_MAX, "Get was not answered in 60 s");
+        kill(storm, SIGKILL);
+        (void)waitpid(storm, NULL, 0);
+        harness_get_props(h, &after);
+        ck_assert_msg(
+                after.events_lost == before.events_lost, "%" PRIu64 " events were lost",
+                after.events_lost - before.events_lost);
+        ck_assert_msg(
+                answered - before.events_received < backlog,
+                "answered after %" PRIu64 " events, a backlog of at least %" PRIu64 " was queued",
+                answered - before.events_received, backlog);
+        manager_props_done(&before);
+        manager_props_done(&after);
+        munmap(forks, sizeof(*forks));
+        sd_bus_flush_close_unref(b);
+}
+END_TEST
+
 START_TEST(test_api_reload_signals) {
         Harness *h = harness_new();
         const char *name = harness_unique_name(h);
@@ -2173,6 +2264,7 @@ int main(void) {
         harness_add_test(s, test_api_lists);
         harness_add_test(s, test_api_explain);
         harness_add_test(s, test_api_explain_many_threads);
+        harness_add_test(s, test_api_served_during_storm);
         harness_add_test(s, test_api_reload_signals);
         harness_add_test(s, test_api_placement_failed);
         harness_add_test(s, test_api_drift_signal);
