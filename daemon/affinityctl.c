@@ -558,6 +558,7 @@ static const struct {
         {"Restores", "Restores"},
         {"EventsReceived", "Events received"},
         {"EventsLost", "Events lost"},
+        {"MatchesUndecided", "Matches undecided"},
         {"Rescans", "Rescans"},
         {"IrqsPlaced", "IRQs placed"},
         {"IrqRefusals", "IRQ refusals"},

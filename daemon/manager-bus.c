@@ -1004,6 +1004,7 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("ManagedProcesses", "u", NULL, offsetof(Manager, n_processes), 0),
         SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, counters.events_received), 0),
         SD_BUS_PROPERTY("EventsLost", "t", NULL, offsetof(Manager, counters.events_lost), 0),
+        SD_BUS_PROPERTY("MatchesUndecided", "t", NULL, offsetof(Manager, counters.matches_undecided), 0),
         SD_BUS_PROPERTY("Rescans", "t", NULL, offsetof(Manager, counters.rescans), 0),
         SD_BUS_PROPERTY("ProcessesMatched", "t", NULL, offsetof(Manager, counters.processes_matched), 0),
         SD_BUS_PROPERTY("ProcessesPlaced", "t", NULL, offsetof(Manager, counters.processes_placed), 0),

@@ -1854,9 +1854,13 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
  * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided on the match
  * worker's thread (worker.h), at nice 19: reading and scanning a command line of up to
  * ARG_MAX never delays the loop, which places everyone else meanwhile. Submitted as (PID, start
- * time), at most MATCH_DEFERRED_MAX at once; beyond that a process is not decided (logged,
- * rate-limited: it is placed by its next exec, comm or uid change, or a rescan). Nothing is
- * matched against less than the whole command line.
+ * time), at most MATCH_DEFERRED_MAX at once, MATCH_DEFERRED_PER_UID of one unprivileged uid.
+ * The worker's time is shared out by the process's
+ * real uid (m->match_budget, as the bus's): one user's hostile command lines can take at most
+ * their share of it, and root's processes are not counted. Beyond either bound a process is not
+ * decided (counted in MatchesUndecided, logged, rate-limited: it is placed by its next exec,
+ * comm or uid change, or a rescan). Nothing is matched against less than the whole command
+ * line.
  */
 static int manager_rematch_decided(
         Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16]);
@@ -1917,6 +1921,8 @@ static void on_match_decided(const WorkerJob *res) {
         if (!slot)
                 return;
         d = *slot;
+        if (d.uid != 0)
+                caller_budget_charge(&m->match_budget, d.uid, res->cpu_usec, now_nsec() / 1000);
         if (res->generation != m->plan_generation) {
                 /* Matched against a configuration replaced since: its indexes mean nothing now. */
                 if (manager_submit_match(m, res->pid, res->starttime) >= 0)
@@ -1933,7 +1939,9 @@ static void on_match_decided(const WorkerJob *res) {
 
 static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
         DeferredMatch *d;
-        uint64_t starttime;
+        uint64_t starttime, wait;
+        uid_t uids[4];
+        gid_t gids[4];
         unsigned suppressed = 0;
         int r;
 
@@ -1942,6 +1950,31 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
         d = deferred_find(m, pid, starttime);
         if (d) {
                 d->exec = d->exec || exec;
+                return 0;
+        }
+        if (procfs_read_ids(NULL, pid, uids, gids) < 0)
+                return 0; /* gone */
+        /* The real uid pays: a set-uid program runs for whoever started it. Its cost is known only
+         * once decided, so a uid also has at most MATCH_DEFERRED_PER_UID waiting. */
+        wait = 0;
+        if (uids[0] != 0) {
+                unsigned n = 0;
+
+                for (size_t i = 0; i < m->n_deferred; i++)
+                        n += m->deferred[i].uid == uids[0];
+                wait = n >= MATCH_DEFERRED_PER_UID
+                        ? 1
+                        : caller_budget_wait(&m->match_budget, uids[0], now_nsec() / 1000);
+        }
+        if (wait > 0) {
+                m->counters.matches_undecided++;
+                if (ratelimit_below(&m->failure_ratelimit, &suppressed))
+                        log_warning(
+                                "Process %d is not decided: the processes of uid %u used their share of "
+                                "the worker's time for command lines over %u KiB; it is matched at its "
+                                "next exec, comm or uid change or rescan%s",
+                                (int)pid, (unsigned)uids[0], (unsigned)(MATCH_CMDLINE_BUDGET / 1024),
+                                suppressed > 0 ? " (more were not logged)" : "");
                 return 0;
         }
         r = m->n_deferred >= MATCH_DEFERRED_MAX ? -EBUSY : manager_submit_match(m, pid, starttime);
@@ -1959,6 +1992,7 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
         }
         m->deferred[m->n_deferred++] = (DeferredMatch){
                 .pid = pid,
+                .uid = uids[0],
                 .starttime = starttime,
                 .exec = exec,
                 .timestamp_ns = timestamp_ns,
@@ -3465,6 +3499,30 @@ static int add_signal(
         return sd_event_source_set_description(*ret, description);
 }
 
+/*
+ * A share of the daemon's time for unprivileged users (lib/caller-budget.h): 50 ms per second per
+ * uid, 100 ms saved up, 100 ms per second for all of them (200 ms saved up); $variable sets the
+ * per-uid rate in µs and the rest in proportion (affinityd(8), ENVIRONMENT).
+ */
+static void share_budget_init(CallerBudget *b, const char *variable) {
+        const char *e = getenv(variable);
+        uint64_t rate = BUS_BUDGET_RATE_USEC;
+        char *end;
+
+        if (e) {
+                unsigned long long v = strtoull(e, &end, 10);
+
+                if (*e && !*end && v >= 1 && v <= 1000000)
+                        rate = v;
+                else
+                        log_warning("Ignoring $%s=%s: not a number of µs from 1 to 1000000", variable, e);
+        }
+        caller_budget_init(
+                b, rate, rate * BUS_BUDGET_BURST_USEC / BUS_BUDGET_RATE_USEC,
+                rate * BUS_BUDGET_ALL_RATE_USEC / BUS_BUDGET_RATE_USEC,
+                rate * BUS_BUDGET_ALL_BURST_USEC / BUS_BUDGET_RATE_USEC, now_nsec() / 1000);
+}
+
 int manager_new(const ManagerOptions *o, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         sigset_t mask;
@@ -3486,28 +3544,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->self = getpid();
         pthread_rwlock_init(&m->plan_lock, NULL);
-        {
-                /* $AFFINITYD_BUS_SHARE_USEC: the per-uid rate, the rest in proportion (affinityd(8)) */
-                const char *e = getenv("AFFINITYD_BUS_SHARE_USEC");
-                uint64_t rate = BUS_BUDGET_RATE_USEC;
-                char *end;
-
-                if (e) {
-                        unsigned long long v = strtoull(e, &end, 10);
-
-                        if (*e && !*end && v >= 1 && v <= 1000000)
-                                rate = v;
-                        else
-                                log_warning(
-                                        "Ignoring $AFFINITYD_BUS_SHARE_USEC=%s: not a number of µs from 1 "
-                                        "to 1000000",
-                                        e);
-                }
-                caller_budget_init(
-                        &m->bus_budget, rate, rate * BUS_BUDGET_BURST_USEC / BUS_BUDGET_RATE_USEC,
-                        rate * BUS_BUDGET_ALL_RATE_USEC / BUS_BUDGET_RATE_USEC,
-                        rate * BUS_BUDGET_ALL_BURST_USEC / BUS_BUDGET_RATE_USEC, now_nsec() / 1000);
-        }
+        share_budget_init(&m->bus_budget, "AFFINITYD_BUS_SHARE_USEC");
+        share_budget_init(&m->match_budget, "AFFINITYD_MATCH_SHARE_USEC");
         m->state = MANAGER_STARTING;
         m->dry_run = o->dry_run || o->topology_path;
         m->bus_kind = o->bus_kind;

@@ -181,6 +181,8 @@ typedef struct CpusetRefusal {
 
 /* At most this many processes wait for a match that needs their whole, long command line. */
 #define MATCH_DEFERRED_MAX 256U
+/* ... of them at most this many of one unprivileged uid (the real uid of the process). */
+#define MATCH_DEFERRED_PER_UID 4U
 /* Explain calls being answered at once, all callers (manager-bus.c): each has at most one job on
  * the worker. */
 #define EXPLAIN_JOBS_MAX 16U
@@ -190,6 +192,7 @@ typedef struct CpusetRefusal {
 /* A match that waits for the whole command line (manager.c, MATCH_CMDLINE_BUDGET). */
 typedef struct DeferredMatch {
         pid_t pid;
+        uid_t uid; /* real uid: whose share of the worker's time it takes */
         bool exec;
         uint64_t starttime;
         uint64_t timestamp_ns;
@@ -207,7 +210,8 @@ typedef struct ManagerCounters {
         uint64_t drift_detected;     /* managed threads found changed by someone else (daemon/drift.h) */
         uint64_t drift_corrections;  /* of those, put back (on-drift: enforce) */
         uint64_t restores;          /* processes given their originals back (policy gone, restore-on-exit) */
-        uint64_t matches_undecided; /* deferred matches dropped (queue full): see manager.c */
+        uint64_t matches_undecided; /* deferred matches dropped (queue full, or the uid's share of
+                                     * the worker spent): see manager.c */
 } ManagerCounters;
 
 typedef struct Manager {
@@ -261,14 +265,15 @@ typedef struct Manager {
         /* Unprivileged D-Bus callers' share of the loop's time, and the Explain calls being
          * answered in steps (manager-bus.c). */
         CallerBudget bus_budget;
+        CallerBudget match_budget; /* unprivileged uids' share of the worker's matching time */
         struct ExplainJob *explain_jobs;
         unsigned n_explain_jobs;
         struct BusCallers *bus_callers;    /* senders' credentials by unique name */
         sd_event_source *bus_guard_source; /* a bus message every 1024 events (manager.c) */
         unsigned events_since_bus_guard;
-        bool *narrowing_reported;          /* per policy: kernel narrowing already reported at info */
-        unsigned plan_generation;          /* bumped by every plan installed (memory: migrates again; a
-                                            * worker's match against an older one is done again) */
+        bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
+        unsigned plan_generation; /* bumped by every plan installed (memory: migrates again; a
+                                   * worker's match against an older one is done again) */
 
         /* Tracked processes. */
         void *processes; /* tsearch(3) root of TrackedProcess */

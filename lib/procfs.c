@@ -364,13 +364,43 @@ int procfs_read_cmdline_max(const char *root, pid_t pid, size_t max, char **ret)
         if (r < 0)
                 return r;
         if (max > 0 && max < PROCFS_CMDLINE_MAX) {
-                r = read_file_max(path, buf, sizeof(buf), max + 1, false, &heap, &s, &len);
-                if (r == -EFBIG)
-                        return -E2BIG;
-        } else
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                ssize_t n;
+                char last;
+
+                if (fd < 0)
+                        return gone_errno(errno);
+                /* Most command lines are whole in the first read. A longer one is tried at its
+                 * max-th byte first (the file reads at any offset, fs/proc/base.c
+                 * get_mm_cmdline()): a command line of megabytes costs a page here, not max. */
+                do
+                        n = read(fd, buf, sizeof(buf) - 1);
+                while (n < 0 && errno == EINTR);
+                if (n < 0)
+                        return gone_errno(errno);
+                if ((size_t)n < sizeof(buf) - 1) {
+                        s = buf;
+                        len = (size_t)n;
+                        r = len >= max ? -E2BIG : 0;
+                } else {
+                        do
+                                n = pread(fd, &last, 1, (off_t)max - 1);
+                        while (n < 0 && errno == EINTR);
+                        if (n < 0)
+                                return gone_errno(errno);
+                        if (n > 0)
+                                return -E2BIG;
+                        r = read_file_max(path, buf, sizeof(buf), max + 1, false, &heap, &s, &len);
+                        if (r == -EFBIG)
+                                return -E2BIG;
+                }
+                if (r < 0)
+                        return r;
+        } else {
                 r = read_file_max(path, buf, sizeof(buf), PROCFS_CMDLINE_MAX + 1, true, &heap, &s, &len);
-        if (r < 0)
-                return r;
+                if (r < 0)
+                        return r;
+        }
 
         /* Drop the terminating NULs, then join the arguments with single spaces. */
         while (len > 0 && s[len - 1] == '\0')

@@ -47,10 +47,12 @@
  *   lines of "foo" while a first policy has cmdline: "foo.*bar" (--hostile-regex=RE another, ""
  *   none: the loops' own cost to the machine; a RE given on the command line matches the
  *   benchmark itself and the shell that started it, whose children are then tracked: write it so
- *   that its own text does not match, such as foo.*ba[r]): what any user can do to the matcher;
- *   one attempt) --bus-flood=N (during rate runs, N D-Bus clients as nobody alternate Explain of
- *   a process of --flood-threads threads, default 2000, with ListProcesses: what any user can
- *   ask of the daemon; one attempt).
+ *   that its own text does not match, such as foo.*ba[r]; --hostile-cpu=N keeps the loops on
+ *   CPU N, as any user may, so that what they cost the machine and what the daemon's matching
+ *   costs can be told apart): what any user can do to the matcher; one attempt)
+ *   --bus-flood=N (during rate runs, N D-Bus clients as nobody alternate Explain of a process of
+ *   --flood-threads threads, default 2000, with ListProcesses: what any user can ask of the
+ *   daemon; one attempt).
  *
  * This is a measurement, not a test: it asserts nothing about time; it exits non-zero only when
  * it could not measure (daemon failed to start, ...).
@@ -115,6 +117,7 @@ typedef struct Options {
         bool keep;
         unsigned hostile;
         const char *hostile_regex;
+        int hostile_cpu; /* -1: any */
         unsigned bus_flood;
         unsigned flood_threads;
 } Options;
@@ -128,6 +131,7 @@ static Options arg = {
         .bound_ms = 1000,
         .match = "comm",
         .hostile_regex = "foo.*bar",
+        .hostile_cpu = -1,
         .flood_threads = 2000,
 };
 
@@ -1305,6 +1309,14 @@ static void start_hostile(pid_t *pids, unsigned n) {
                 if (pids[i] < 0)
                         die("fork: %m");
                 if (pids[i] == 0) {
+                        if (arg.hostile_cpu >= 0) {
+                                cpu_set_t one;
+
+                                CPU_ZERO(&one);
+                                CPU_SET(arg.hostile_cpu, &one);
+                                if (sched_setaffinity(0, sizeof(one), &one) < 0)
+                                        die("--hostile-cpu=%d: %m", arg.hostile_cpu);
+                        }
                         become_nobody(parent);
                         for (;;) {
                                 pid_t c = fork();
@@ -2009,7 +2021,7 @@ static void help(void) {
                "Measurements: all (default) | idle | rate:N | floor:N | rss | startup\n"
                "Options: --daemon=PATH --probe=PATH --listener=PATH --count=N --processes=N\n"
                "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N\n"
-               "         --hostile-regex=RE --bus-flood=N --flood-threads=N --perf\n"
+               "         --hostile-regex=RE --hostile-cpu=N --bus-flood=N --flood-threads=N --perf\n"
                "         --perf-record=FILE --callgrind --startup-runs=N --attempts=N --keep --quick\n"
                "See the comment at the top of tests/bench/bench-affinityd.c and docs/performance.md.\n");
 }
@@ -2033,6 +2045,7 @@ int main(int argc, char *argv[]) {
                 ARG_QUICK,
                 ARG_HOSTILE,
                 ARG_HOSTILE_REGEX,
+                ARG_HOSTILE_CPU,
                 ARG_BUS_FLOOD,
                 ARG_FLOOD_THREADS,
         };
@@ -2050,6 +2063,7 @@ int main(int argc, char *argv[]) {
                 {"match", required_argument, NULL, ARG_MATCH},
                 {"hostile", required_argument, NULL, ARG_HOSTILE},
                 {"hostile-regex", required_argument, NULL, ARG_HOSTILE_REGEX},
+                {"hostile-cpu", required_argument, NULL, ARG_HOSTILE_CPU},
                 {"bus-flood", required_argument, NULL, ARG_BUS_FLOOD},
                 {"flood-threads", required_argument, NULL, ARG_FLOOD_THREADS},
                 {"perf", no_argument, NULL, ARG_PERF},
@@ -2106,6 +2120,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_HOSTILE_REGEX:
                         arg.hostile_regex = optarg;
+                        break;
+                case ARG_HOSTILE_CPU:
+                        arg.hostile_cpu = (int)strtol(optarg, NULL, 10);
                         break;
                 case ARG_BUS_FLOOD:
                         arg.bus_flood = (unsigned)strtoul(optarg, NULL, 10);

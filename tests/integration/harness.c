@@ -1368,6 +1368,7 @@ static const PropDef prop_defs[] = {
         {"ManagedProcesses", "u", offsetof(ManagerProps, managed_processes)},
         {"EventsReceived", "t", offsetof(ManagerProps, events_received)},
         {"EventsLost", "t", offsetof(ManagerProps, events_lost)},
+        {"MatchesUndecided", "t", offsetof(ManagerProps, matches_undecided)},
         {"Rescans", "t", offsetof(ManagerProps, rescans)},
         {"ProcessesMatched", "t", offsetof(ManagerProps, processes_matched)},
         {"ProcessesPlaced", "t", offsetof(ManagerProps, processes_placed)},

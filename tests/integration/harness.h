@@ -70,6 +70,7 @@ typedef struct ManagerProps {
         uint32_t managed_processes;
         uint64_t events_received;
         uint64_t events_lost;
+        uint64_t matches_undecided;
         uint64_t rescans;
         uint64_t processes_matched;
         uint64_t processes_placed;

@@ -1001,6 +1001,7 @@ static const PropertyDef manager_property_defs[] = {
         {"ManagedProcesses", "u", EMITS_NONE},
         {"EventsReceived", "t", EMITS_NONE},
         {"EventsLost", "t", EMITS_NONE},
+        {"MatchesUndecided", "t", EMITS_NONE},
         {"Rescans", "t", EMITS_NONE},
         {"ProcessesMatched", "t", EMITS_NONE},
         {"ProcessesPlaced", "t", EMITS_NONE},

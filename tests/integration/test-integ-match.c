@@ -130,6 +130,66 @@ START_TEST(test_match_cmdline_long) {
 }
 END_TEST
 
+/*
+ * The worker's time for long command lines is shared out by the process's real uid
+ * (daemon/manager.c; here 1 ms per second with $AFFINITYD_MATCH_SHARE_USEC, 2 ms saved up, and at
+ * most 4 waiting per uid): of a dozen processes of nobody with 1.6 MiB command lines that all
+ * match, those beyond the share are not decided (counted in MatchesUndecided, logged with the PID
+ * and the uid) and stay where they are; root's process with the same command line is decided
+ * and placed all the same. One user's huge command lines can't take the worker from the others.
+ */
+START_TEST(test_match_cmdline_share) {
+        enum { N_NOBODY = 12 };
+        Harness *h = harness_new();
+        const char *tag = harness_unique_name(h);
+        _cleanup_free_ char *pad = malloc(100 * 1024 + 1), *arg_yes = NULL, *needle = NULL;
+        ManagerProps props = {};
+        Child *nobody[N_NOBODY], *mine;
+        unsigned placed = 0;
+
+        ck_assert_ptr_nonnull(pad);
+        memset(pad, 'x', 100 * 1024);
+        pad[100 * 1024] = '\0';
+        arg_yes = harness_asprintf("--tag=%s-yes", tag);
+        ck_assert_int_eq(setenv("AFFINITYD_MATCH_SHARE_USEC", "1000", 1), 0); /* this test's process only */
+        harness_write_policy(
+                h, "50-cmdline.yaml",
+                "policies:\n"
+                "  - name: by-cmdline\n"
+                "    match:\n"
+                "      cmdline: \"x --tag=%s-yes$\"\n"
+                "    cpus: \"1\"\n",
+                tag);
+        harness_start_daemon(h);
+#define PADS pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad
+        for (unsigned i = 0; i < N_NOBODY; i++)
+                nobody[i] = spawn_threads(h, harness_unique_name(h), ARGS("-n", "1", PADS, arg_yes), true);
+        for (unsigned i = 0; i < 200; i++) {
+                harness_get_props(h, &props);
+                if (props.matches_undecided > 0)
+                        break;
+                manager_props_done(&props);
+                usleep(50 * 1000);
+        }
+        ck_assert_msg(
+                props.matches_undecided > 0, "every one of nobody's %u processes was decided", N_NOBODY);
+        manager_props_done(&props);
+        needle = harness_asprintf("not decided: the processes of uid %u used their share", (unsigned)65534);
+        ck_assert_msg(harness_log_contains(h, needle), "no \"%s\" in the log", needle);
+        /* root's: decided and placed though nobody's share is spent */
+        mine = spawn_threads(h, harness_unique_name(h), ARGS("-n", "1", PADS, arg_yes), false);
+#undef PADS
+        harness_wait_process_cpus(h, mine->pid, "1", 2);
+        harness_barrier(h);
+        for (unsigned i = 0; i < N_NOBODY; i++) {
+                _cleanup_free_ char *cpus = harness_read_task_cpus(nobody[i]->pid, nobody[i]->pid);
+
+                placed += cpus && streq(cpus, "1");
+        }
+        ck_assert_msg(placed < N_NOBODY, "all %u of nobody's processes were placed", placed);
+}
+END_TEST
+
 START_TEST(test_match_user) {
         Harness *h = harness_new();
         const char *name = harness_unique_name(h);
@@ -349,6 +409,7 @@ int main(void) {
         harness_add_test(s, test_match_exe);
         harness_add_test(s, test_match_cmdline);
         harness_add_test(s, test_match_cmdline_long);
+        harness_add_test(s, test_match_cmdline_share);
         harness_add_test(s, test_match_user);
         harness_add_test(s, test_match_user_change);
         harness_add_test(s, test_match_service_child_once);

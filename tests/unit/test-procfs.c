@@ -308,6 +308,56 @@ START_TEST(test_cmdline_cap) {
 }
 END_TEST
 
+/* Fills a command line of len bytes: arguments of 99 letters, NUL-terminated. */
+static char *fake_cmdline(size_t len) {
+        char *b = malloc(len + 1);
+
+        ck_assert_ptr_nonnull(b);
+        for (size_t i = 0; i < len; i++)
+                b[i] = (i % 100 == 99 || i + 1 == len) ? '\0' : (char)('a' + i % 26);
+        return b;
+}
+
+/*
+ * procfs_read_cmdline_max(): -E2BIG when the file holds max bytes or more, whether the first
+ * read holds all of it or not (a long one is tried at its max-th byte), else the whole command
+ * line, as procfs_read_cmdline() reads it.
+ */
+START_TEST(test_cmdline_max) {
+        const size_t max = 64 * 1024;
+        const size_t lens[] = {50, 4095, 4096, 5000, max - 1, max, max + 1, 1536 * 1024};
+        char *got;
+
+        for (size_t k = 0; k < ELEMENTSOF(lens); k++) {
+                _cleanup_free_ char *b = fake_cmdline(lens[k]), *whole = NULL;
+                char path[64];
+                int r;
+
+                snprintf(path, sizeof(path), "proc/%zu/cmdline", 300 + k);
+                put(path, b, lens[k]);
+                got = NULL;
+                r = procfs_read_cmdline_max(root, (pid_t)(300 + k), max, &got);
+                if (lens[k] >= max) {
+                        ck_assert_msg(r == -E2BIG, "%zu bytes, max %zu: %d", lens[k], max, r);
+                        ck_assert_ptr_null(got);
+                        continue;
+                }
+                ck_assert_msg(r == 0, "%zu bytes, max %zu: %d", lens[k], max, r);
+                ck_assert_int_eq(procfs_read_cmdline(root, (pid_t)(300 + k), &whole), 0);
+                ck_assert_str_eq(got, whole);
+                ck_assert_uint_eq(strlen(got), lens[k] - 1);
+                free(got);
+        }
+        /* A short file over a small max, and max 0 (no limit but PROCFS_CMDLINE_MAX). */
+        put("proc/320/cmdline", "nginx\0-g\0daemon off;\0", 22);
+        ck_assert_int_eq(procfs_read_cmdline_max(root, 320, 10, &got), -E2BIG);
+        ck_assert_int_eq(procfs_read_cmdline_max(root, 320, 0, &got), 0);
+        ck_assert_str_eq(got, "nginx -g daemon off;");
+        free(got);
+        ck_assert_int_eq(procfs_read_cmdline_max(root, 321, max, &got), -ESRCH);
+}
+END_TEST
+
 static const char status_head[] = "Name:\tnginx\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t100\nNgid:\t0\n"
                                   "Pid:\t100\nPPid:\t1\nTracerPid:\t0\n";
 
@@ -1300,6 +1350,7 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_cmdline);
         tcase_add_test(fx, test_cmdline_whole);
         tcase_add_test(fx, test_cmdline_cap);
+        tcase_add_test(fx, test_cmdline_max);
         tcase_add_test(fx, test_status);
         tcase_add_test(fx, test_cgroup);
         tcase_add_test(fx, test_unit_from_cgroup);
