@@ -1851,14 +1851,15 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
 }
 
 /*
- * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided on the match
- * worker's thread (worker.h), at nice 19: reading and scanning a command line of up to
- * ARG_MAX never delays the loop, which places everyone else meanwhile. Submitted as (PID, start
- * time), at most MATCH_DEFERRED_MAX at once, MATCH_DEFERRED_PER_UID of one unprivileged uid.
- * The worker's time is shared out by the process's
- * real uid (m->match_budget, as the bus's): one user's hostile command lines can take at most
- * their share of it, and root's processes are not counted. Beyond either bound a process is not
- * decided (counted in MatchesUndecided, logged, rate-limited: it is placed by its next exec,
+ * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided on the worker's
+ * thread (worker.h), at nice 19: reading and scanning a command line of up to ARG_MAX never
+ * delays the loop, which places everyone else meanwhile. The worker's time is shared out by the
+ * process's real uid (m->match_budget, as the bus's callers): an unprivileged uid has one match
+ * on the worker at a time, the next when its share has time again, and at most
+ * MATCH_DEFERRED_PER_UID waiting; root's processes go to the worker at once and are not counted.
+ * So one user's hostile command lines take at most their share of the worker and delay only
+ * their own processes. Beyond MATCH_DEFERRED_PER_UID, or MATCH_DEFERRED_MAX in all, a process is
+ * not decided (counted in MatchesUndecided, logged, rate-limited: it is placed by its next exec,
  * comm or uid change, or a rescan). Nothing is matched against less than the whole command
  * line.
  */
@@ -1911,6 +1912,61 @@ static DeferredMatch *deferred_find(Manager *m, pid_t pid, uint64_t starttime) {
         return NULL;
 }
 
+/* Whether uid has a match on the worker now. */
+static bool deferred_uid_submitted(const Manager *m, uid_t uid) {
+        for (size_t i = 0; i < m->n_deferred; i++)
+                if (m->deferred[i].submitted && m->deferred[i].uid == uid)
+                        return true;
+        return false;
+}
+
+static void manager_deferred_kick(Manager *m);
+
+static int on_match_share(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_deferred_kick(userdata);
+        return 0;
+}
+
+/*
+ * Submits the waiting matches that may go now (in the order they came), and sets a timer for the
+ * first time one of the others may.
+ */
+static void manager_deferred_kick(Manager *m) {
+        uint64_t now = now_nsec() / 1000, next = UINT64_MAX;
+
+        for (size_t i = 0; i < m->n_deferred; i++) {
+                DeferredMatch *d = &m->deferred[i];
+                uint64_t wait = 0;
+
+                if (d->submitted)
+                        continue;
+                if (d->uid != 0) {
+                        if (deferred_uid_submitted(m, d->uid))
+                                continue; /* kicked again when that one is decided */
+                        wait = caller_budget_wait(&m->match_budget, d->uid, now);
+                }
+                if (wait > 0) {
+                        next = MIN(next, now + wait);
+                        continue;
+                }
+                if (manager_submit_match(m, d->pid, d->starttime) < 0)
+                        break; /* the worker is full: kicked again as its jobs come back */
+                d->submitted = true;
+        }
+        if (next == UINT64_MAX)
+                return;
+        if (!m->match_share_source) {
+                if (sd_event_add_time(
+                            m->event, &m->match_share_source, CLOCK_MONOTONIC, next, 1000, on_match_share,
+                            m) < 0)
+                        return;
+                (void)sd_event_source_set_description(m->match_share_source, "match-share");
+                return;
+        }
+        if (sd_event_source_set_time(m->match_share_source, next) >= 0)
+                (void)sd_event_source_set_enabled(m->match_share_source, SD_EVENT_ONESHOT);
+}
+
 /* On the loop: a decided match. Acted on if it is still that process and that configuration. */
 static void on_match_decided(const WorkerJob *res) {
         Manager *m = res->userdata;
@@ -1925,12 +1981,12 @@ static void on_match_decided(const WorkerJob *res) {
                 caller_budget_charge(&m->match_budget, d.uid, res->cpu_usec, now_nsec() / 1000);
         if (res->generation != m->plan_generation) {
                 /* Matched against a configuration replaced since: its indexes mean nothing now. */
-                if (manager_submit_match(m, res->pid, res->starttime) >= 0)
-                        return;
+                slot->submitted = false;
+                manager_deferred_kick(m);
+                return;
         }
         *slot = m->deferred[--m->n_deferred];
-        if (res->generation != m->plan_generation)
-                return; /* could not be submitted again: the rescan after a reload decides */
+        manager_deferred_kick(m);
         if (procfs_read_starttime(NULL, d.pid, &starttime) < 0 || starttime != d.starttime)
                 return; /* gone, or another process has the PID now */
         memcpy(comm, res->comm, sizeof(comm));
@@ -1939,11 +1995,10 @@ static void on_match_decided(const WorkerJob *res) {
 
 static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
         DeferredMatch *d;
-        uint64_t starttime, wait;
+        uint64_t starttime;
         uid_t uids[4];
         gid_t gids[4];
-        unsigned suppressed = 0;
-        int r;
+        unsigned suppressed = 0, n_uid = 0;
 
         if (procfs_read_starttime(NULL, pid, &starttime) < 0)
                 return 0; /* gone */
@@ -1954,40 +2009,22 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
         }
         if (procfs_read_ids(NULL, pid, uids, gids) < 0)
                 return 0; /* gone */
-        /* The real uid pays: a set-uid program runs for whoever started it. Its cost is known only
-         * once decided, so a uid also has at most MATCH_DEFERRED_PER_UID waiting. */
-        wait = 0;
-        if (uids[0] != 0) {
-                unsigned n = 0;
-
-                for (size_t i = 0; i < m->n_deferred; i++)
-                        n += m->deferred[i].uid == uids[0];
-                wait = n >= MATCH_DEFERRED_PER_UID
-                        ? 1
-                        : caller_budget_wait(&m->match_budget, uids[0], now_nsec() / 1000);
-        }
-        if (wait > 0) {
-                m->counters.matches_undecided++;
-                if (ratelimit_below(&m->failure_ratelimit, &suppressed))
-                        log_warning(
-                                "Process %d is not decided: the processes of uid %u used their share of "
-                                "the worker's time for command lines over %u KiB; it is matched at its "
-                                "next exec, comm or uid change or rescan%s",
-                                (int)pid, (unsigned)uids[0], (unsigned)(MATCH_CMDLINE_BUDGET / 1024),
-                                suppressed > 0 ? " (more were not logged)" : "");
-                return 0;
-        }
-        r = m->n_deferred >= MATCH_DEFERRED_MAX ? -EBUSY : manager_submit_match(m, pid, starttime);
-        if (r < 0) {
+        /* The real uid pays: a set-uid program runs for whoever started it. */
+        for (size_t i = 0; uids[0] != 0 && i < m->n_deferred; i++)
+                n_uid += m->deferred[i].uid == uids[0];
+        if (m->n_deferred >= MATCH_DEFERRED_MAX || n_uid >= MATCH_DEFERRED_PER_UID) {
                 m->counters.matches_undecided++;
                 if (ratelimit_below(&m->failure_ratelimit, &suppressed))
                         log_warning(
                                 "Process %d is not decided: %u matches with command lines over %u KiB are "
-                                "waiting already; it is matched at its next exec, comm or uid change or "
+                                "waiting already%s; it is matched at its next exec, comm or uid change or "
                                 "rescan%s",
-                                (int)pid, (unsigned)MATCH_DEFERRED_MAX,
+                                (int)pid, n_uid >= MATCH_DEFERRED_PER_UID ? n_uid : (unsigned)m->n_deferred,
                                 (unsigned)(MATCH_CMDLINE_BUDGET / 1024),
+                                n_uid >= MATCH_DEFERRED_PER_UID ? " for its uid" : "",
                                 suppressed > 0 ? " (more were not logged)" : "");
+                if (n_uid >= MATCH_DEFERRED_PER_UID)
+                        log_debug("Process %d: uid %u", (int)pid, (unsigned)uids[0]);
                 return 0;
         }
         m->deferred[m->n_deferred++] = (DeferredMatch){
@@ -1998,8 +2035,9 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
                 .timestamp_ns = timestamp_ns,
         };
         log_debug(
-                "Process %d has a command line over %u KiB: matched on the worker thread", (int)pid,
-                (unsigned)(MATCH_CMDLINE_BUDGET / 1024));
+                "Process %d (uid %u) has a command line over %u KiB: matched on the worker thread", (int)pid,
+                (unsigned)uids[0], (unsigned)(MATCH_CMDLINE_BUDGET / 1024));
+        manager_deferred_kick(m);
         return 0;
 }
 
@@ -3500,13 +3538,13 @@ static int add_signal(
 }
 
 /*
- * A share of the daemon's time for unprivileged users (lib/caller-budget.h): 50 ms per second per
- * uid, 100 ms saved up, 100 ms per second for all of them (200 ms saved up); $variable sets the
- * per-uid rate in µs and the rest in proportion (affinityd(8), ENVIRONMENT).
+ * A share of the daemon's time for unprivileged users (lib/caller-budget.h): rate µs per second
+ * per uid, twice that saved up, twice that per second for all of them (four times saved up), as
+ * the bus's (manager-bus.h, BUS_BUDGET_*); $variable sets the per-uid rate in µs and the rest in
+ * proportion (affinityd(8), ENVIRONMENT).
  */
-static void share_budget_init(CallerBudget *b, const char *variable) {
+static void share_budget_init(CallerBudget *b, const char *variable, uint64_t rate) {
         const char *e = getenv(variable);
-        uint64_t rate = BUS_BUDGET_RATE_USEC;
         char *end;
 
         if (e) {
@@ -3544,8 +3582,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->self = getpid();
         pthread_rwlock_init(&m->plan_lock, NULL);
-        share_budget_init(&m->bus_budget, "AFFINITYD_BUS_SHARE_USEC");
-        share_budget_init(&m->match_budget, "AFFINITYD_MATCH_SHARE_USEC");
+        share_budget_init(&m->bus_budget, "AFFINITYD_BUS_SHARE_USEC", BUS_BUDGET_RATE_USEC);
+        share_budget_init(&m->match_budget, "AFFINITYD_MATCH_SHARE_USEC", MATCH_BUDGET_RATE_USEC);
         m->state = MANAGER_STARTING;
         m->dry_run = o->dry_run || o->topology_path;
         m->bus_kind = o->bus_kind;
@@ -3633,6 +3671,7 @@ Manager *manager_free(Manager *m) {
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
         m->baseline_source = sd_event_source_disable_unref(m->baseline_source);
         m->bus_guard_source = sd_event_source_disable_unref(m->bus_guard_source);
+        m->match_share_source = sd_event_source_disable_unref(m->match_share_source);
         /* The worker first: it may be matching against the plan freed below. */
         m->worker = worker_free(m->worker);
         m->worker_scratch = regex_scratch_free(m->worker_scratch);

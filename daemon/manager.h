@@ -181,8 +181,10 @@ typedef struct CpusetRefusal {
 
 /* At most this many processes wait for a match that needs their whole, long command line. */
 #define MATCH_DEFERRED_MAX 256U
+/* The share of the worker's time for those of one unprivileged uid: µs per second (manager.c). */
+#define MATCH_BUDGET_RATE_USEC (10U * 1000U)
 /* ... of them at most this many of one unprivileged uid (the real uid of the process). */
-#define MATCH_DEFERRED_PER_UID 4U
+#define MATCH_DEFERRED_PER_UID 8U
 /* Explain calls being answered at once, all callers (manager-bus.c): each has at most one job on
  * the worker. */
 #define EXPLAIN_JOBS_MAX 16U
@@ -192,7 +194,8 @@ typedef struct CpusetRefusal {
 /* A match that waits for the whole command line (manager.c, MATCH_CMDLINE_BUDGET). */
 typedef struct DeferredMatch {
         pid_t pid;
-        uid_t uid; /* real uid: whose share of the worker's time it takes */
+        uid_t uid;      /* real uid: whose share of the worker's time it takes */
+        bool submitted; /* on the worker now (else waiting for its uid's share) */
         bool exec;
         uint64_t starttime;
         uint64_t timestamp_ns;
@@ -265,7 +268,8 @@ typedef struct Manager {
         /* Unprivileged D-Bus callers' share of the loop's time, and the Explain calls being
          * answered in steps (manager-bus.c). */
         CallerBudget bus_budget;
-        CallerBudget match_budget; /* unprivileged uids' share of the worker's matching time */
+        CallerBudget match_budget;           /* unprivileged uids' share of the worker's matching time */
+        sd_event_source *match_share_source; /* when a waiting match's uid has time again */
         struct ExplainJob *explain_jobs;
         unsigned n_explain_jobs;
         struct BusCallers *bus_callers;    /* senders' credentials by unique name */
