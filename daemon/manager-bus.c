@@ -641,8 +641,8 @@ typedef struct ExplainJob {
         size_t n_sent;
         uid_t uid;
         ManagerExplanation *e;
-        sd_event_source *source; /* the next step, within the caller's share */
-        bool reading;            /* e is the worker's until on_explain_read() */
+        sd_event_source *source; /* the next step, within the caller's share; off while the worker
+                                  * reads (e is then the worker's, until on_explain_read()) */
         struct ExplainJob *next;
 } ExplainJob;
 
@@ -716,7 +716,6 @@ static void explain_read_on_worker(WorkerJob *job) {
 static void on_explain_read(const WorkerJob *job) {
         ExplainJob *j = job->userdata;
 
-        j->reading = false;
         explain_job_continue(j, job->result, job->cpu_usec);
 }
 
@@ -732,10 +731,8 @@ static int on_explain_step(sd_event_source *s, uint64_t usec, void *userdata) {
                         .done = on_explain_read,
                         .userdata = j,
                         .pid = j->e->pid});
-        if (r >= 0) {
-                j->reading = true;
+        if (r >= 0)
                 return 0;
-        }
         /* No room on the worker: a small step here. */
         t0 = bus_now_usec();
         r = manager_explain_read(j->e, EXPLAIN_STEP_THREADS);

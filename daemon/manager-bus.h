@@ -24,14 +24,17 @@
 /*
  * The bus is served after the proc connector, CPU hotplug and every other placement source
  * (their priority is SD_EVENT_PRIORITY_NORMAL): a flood of calls waits while processes are
- * placed. Explain answers in steps at the priority after that (manager_explain_step()).
+ * placed (and, while events keep coming, once every 1024 of them: manager.c, on_bus_guard()).
+ * Explain reads threads on the worker thread and merges them in steps at the priority after that
+ * (manager-bus.c, manager_explain_read() and manager_explain_merge()).
  */
 #define AFFINITYD_BUS_EVENT_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 
 /*
- * Unprivileged callers (euid != 0) share the loop's time: per uid 50 ms per second (a burst of
+ * Unprivileged callers (euid != 0) share the daemon's time: per uid 50 ms per second (a burst of
  * 100 ms), all of them together 100 ms per second (burst 200 ms), measured on what their
- * Explain and ListProcesses calls took (lib/caller-budget.h). A call beyond its share fails with
+ * Explain and ListProcesses calls took on the loop and, for Explain's reads, the worker's CPU
+ * time (lib/caller-budget.h). A call beyond its share fails with
  * org.affinityd1.Error.Busy; an Explain under way waits for the refill between steps.
  */
 #define BUS_BUDGET_RATE_USEC      (50 * 1000)
