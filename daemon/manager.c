@@ -2013,6 +2013,10 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
         for (size_t i = 0; uids[0] != 0 && i < m->n_deferred; i++)
                 n_uid += m->deferred[i].uid == uids[0];
         if (m->n_deferred >= MATCH_DEFERRED_MAX || n_uid >= MATCH_DEFERRED_PER_UID) {
+                char whose[48] = "";
+
+                if (n_uid >= MATCH_DEFERRED_PER_UID)
+                        snprintf(whose, sizeof(whose), " for its uid %u", (unsigned)uids[0]);
                 m->counters.matches_undecided++;
                 if (ratelimit_below(&m->failure_ratelimit, &suppressed))
                         log_warning(
@@ -2020,11 +2024,8 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
                                 "waiting already%s; it is matched at its next exec, comm or uid change or "
                                 "rescan%s",
                                 (int)pid, n_uid >= MATCH_DEFERRED_PER_UID ? n_uid : (unsigned)m->n_deferred,
-                                (unsigned)(MATCH_CMDLINE_BUDGET / 1024),
-                                n_uid >= MATCH_DEFERRED_PER_UID ? " for its uid" : "",
+                                (unsigned)(MATCH_CMDLINE_BUDGET / 1024), whose,
                                 suppressed > 0 ? " (more were not logged)" : "");
-                if (n_uid >= MATCH_DEFERRED_PER_UID)
-                        log_debug("Process %d: uid %u", (int)pid, (unsigned)uids[0]);
                 return 0;
         }
         m->deferred[m->n_deferred++] = (DeferredMatch){

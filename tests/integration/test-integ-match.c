@@ -187,7 +187,7 @@ START_TEST(test_match_cmdline_share) {
         ck_assert_msg(
                 props.matches_undecided > 0, "every one of nobody's %u processes was decided", N_NOBODY);
         manager_props_done(&props);
-        ck_assert(harness_log_contains(h, "are waiting already for its uid"));
+        ck_assert(harness_log_contains(h, "are waiting already for its uid 65534"));
         /* root's: decided and placed though nobody's share is spent */
         mine = spawn_threads(h, harness_unique_name(h), ARGS("-n", "1", PADS, arg_yes), false);
 #undef PADS
