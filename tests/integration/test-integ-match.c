@@ -95,21 +95,18 @@ START_TEST(test_match_cmdline) {
 END_TEST
 
 /*
- * A command line over the event path's budget (64 KiB) is matched whole, on the worker thread:
- * the tag at its very end decides, for one process it matches and one it doesn't. Hostile
- * command lines can't be made to match less by being long.
+ * The long command lines' set-up: a 100 KiB argument of "x" (under MAX_ARG_STRLEN) into *ret_pad,
+ * "--tag=TAG-yes" into *ret_yes, and a policy whose cmdline: matches only a command line that
+ * ends in "x --tag=TAG-yes" (CPU 1).
  */
-START_TEST(test_match_cmdline_long) {
-        Harness *h = harness_new();
-        const char *tag = harness_unique_name(h);
-        _cleanup_free_ char *pad = malloc(100 * 1024 + 1), *arg_yes = NULL, *arg_no = NULL;
-        Child *cy, *cn;
+static void setup_long_cmdline(Harness *h, const char *tag, char **ret_pad, char **ret_yes) {
+        char *pad = malloc(100 * 1024 + 1);
 
         ck_assert_ptr_nonnull(pad);
         memset(pad, 'x', 100 * 1024);
         pad[100 * 1024] = '\0';
-        arg_yes = harness_asprintf("--tag=%s-yes", tag);
-        arg_no = harness_asprintf("--tag=%s-no", tag);
+        *ret_pad = pad;
+        *ret_yes = harness_asprintf("--tag=%s-yes", tag);
         harness_write_policy(
                 h, "50-cmdline.yaml",
                 "policies:\n"
@@ -118,6 +115,21 @@ START_TEST(test_match_cmdline_long) {
                 "      cmdline: \"x --tag=%s-yes$\"\n"
                 "    cpus: \"1\"\n",
                 tag);
+}
+
+/*
+ * A command line over the event path's budget (64 KiB) is matched whole, on the worker thread:
+ * the tag at its very end decides, for one process it matches and one it doesn't. Hostile
+ * command lines can't be made to match less by being long.
+ */
+START_TEST(test_match_cmdline_long) {
+        Harness *h = harness_new();
+        const char *tag = harness_unique_name(h);
+        _cleanup_free_ char *pad = NULL, *arg_yes = NULL, *arg_no = NULL;
+        Child *cy, *cn;
+
+        setup_long_cmdline(h, tag, &pad, &arg_yes);
+        arg_no = harness_asprintf("--tag=%s-no", tag);
         harness_start_daemon(h);
         cn = spawn_threads(h, harness_unique_name(h), ARGS("-n", "1", pad, arg_no), false);
         cy = spawn_threads(h, harness_unique_name(h), ARGS("-n", "2", pad, arg_yes), false);
@@ -155,24 +167,13 @@ START_TEST(test_match_cmdline_share) {
         enum { N_NOBODY = 12 };
         Harness *h = harness_new();
         const char *tag = harness_unique_name(h);
-        _cleanup_free_ char *pad = malloc(100 * 1024 + 1), *arg_yes = NULL;
+        _cleanup_free_ char *pad = NULL, *arg_yes = NULL;
         ManagerProps props = {};
         Child *nobody[N_NOBODY], *mine;
         unsigned placed = 0;
 
-        ck_assert_ptr_nonnull(pad);
-        memset(pad, 'x', 100 * 1024);
-        pad[100 * 1024] = '\0';
-        arg_yes = harness_asprintf("--tag=%s-yes", tag);
+        setup_long_cmdline(h, tag, &pad, &arg_yes);
         ck_assert_int_eq(setenv("AFFINITYD_MATCH_SHARE_USEC", "1000", 1), 0); /* this test's process only */
-        harness_write_policy(
-                h, "50-cmdline.yaml",
-                "policies:\n"
-                "  - name: by-cmdline\n"
-                "    match:\n"
-                "      cmdline: \"x --tag=%s-yes$\"\n"
-                "    cpus: \"1\"\n",
-                tag);
         harness_start_daemon(h);
 #define PADS pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad, pad
         for (unsigned i = 0; i < N_NOBODY; i++)

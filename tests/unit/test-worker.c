@@ -10,7 +10,6 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -31,7 +30,6 @@ typedef struct Fixture {
         unsigned n_decided;
         pid_t decide_tids[64];
         int decide_nice[64];
-        int decide_policy[64];
         unsigned n_done;
         pid_t done_pids[64];
         pid_t done_tids[64];
@@ -72,7 +70,6 @@ static void decide(WorkerJob *job) {
                 f->decide_tids[f->n_decided] = gettid();
                 errno = 0;
                 f->decide_nice[f->n_decided] = getpriority(PRIO_PROCESS, (id_t)gettid());
-                f->decide_policy[f->n_decided] = sched_getscheduler(0);
         }
         f->n_decided++;
         pthread_mutex_unlock(&f->lock);
@@ -140,7 +137,6 @@ START_TEST(test_order_and_thread) {
                 ck_assert_int_ne(f.decide_tids[i], f.loop_tid);       /* decided elsewhere */
                 ck_assert_int_eq(f.decide_tids[i], f.decide_tids[0]); /* by one thread */
                 ck_assert_int_eq(f.decide_nice[i], 19);
-                ck_assert_int_eq(f.decide_policy[i], SCHED_OTHER);
         }
         ck_assert_uint_eq(worker_pending(f.worker), 0);
         fixture_done(&f);
