@@ -332,13 +332,6 @@ int manager_explain_merge(Manager *m, ManagerExplanation *e) {
         return r < 0 ? r : manager_explain_done(e);
 }
 
-int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max) {
-        int r = manager_explain_read(e, max);
-        int k = manager_explain_merge(m, e);
-
-        return r < 0 ? r : k;
-}
-
 ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
         if (!e)
                 return NULL;

@@ -87,18 +87,16 @@ typedef struct ManagerExplanation {
  * - merge, on the loop's thread, adds what was read to e->threads with the tracked state (the
  *   thread rule, the mask applied, the counters since the baseline), looked up again each time by
  *   PID and start time: the process may change between steps.
- * - step is read and merge in one.
  *
  * begin returns 0 and a newly allocated *ret (free with manager_explanation_free()); -ESRCH when
  * there is no such process (pid <= 0, /proc/PID missing or unreadable, or it exited while its
  * policy was matched); -ENOMEM. read returns 0, -ENOMEM, or another -errno of reading a thread's
- * statistics (what was read before stays in e->raw). merge and step return 1 when every thread is
- * done, 0 when some are left, or -ENOMEM (step: or read's error).
+ * statistics (what was read before stays in e->raw). merge returns 1 when every thread is done, 0
+ * when some are left, or -ENOMEM.
  */
 int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret);
 int manager_explain_read(ManagerExplanation *e, size_t max);
 int manager_explain_merge(Manager *m, ManagerExplanation *e);
-int manager_explain_step(Manager *m, ManagerExplanation *e, size_t max);
 /* True when nothing is left to read or merge. */
 bool manager_explain_done(const ManagerExplanation *e);
 
