@@ -192,60 +192,130 @@ static bool parse_count(const char **s, uint64_t cap, uint64_t *ret) {
         return true;
 }
 
+typedef struct EreCost {
+        uint64_t positions; /* NFA nodes, saturating at REGEX_SET_MAX_POSITIONS + 1 */
+        uint64_t ways;      /* the most ways from a point to the end of a part that follows it
+                             * match the empty string, saturating at REGEX_SET_MAX_CLOSURE_WORK + 1 */
+        bool nullable_loop; /* some '*', '+' or "{m,}" repeats what can match the empty string */
+} EreCost;
+
+/* A group of the ERE being read (the whole ERE at the bottom of the stack). */
+typedef struct EreFrame {
+        /* Positions: */
+        uint64_t alt;  /* the branches before the last '|' */
+        uint64_t seq;  /* the current branch but its last element */
+        uint64_t last; /* the last element, what a repetition operator applies to */
+        /* Ways to match the empty string: */
+        uint64_t alt_ways;  /* W of the branches before the last '|' */
+        uint64_t alt_run;   /* their most S */
+        uint64_t seq_ways;  /* W of the current branch but its last element */
+        uint64_t seq_run;   /* its S: the most ways from a point in it to its end */
+        uint64_t last_ways; /* W of the last element */
+        uint64_t last_run;  /* S of the last element */
+} EreFrame;
+
+#define ERE_POSITIONS_CAP (REGEX_SET_MAX_POSITIONS + 1)
+#define ERE_WAYS_CAP      (REGEX_SET_MAX_CLOSURE_WORK + 1)
+
+/* S of the frame's current branch: the most ways from a point in it to its end. */
+static uint64_t ere_branch_run(const EreFrame *f) {
+        return MAX(mul_sat(f->seq_run, f->last_ways, ERE_WAYS_CAP), f->last_run);
+}
+
+/* The last element becomes part of the branch. */
+static void ere_append_last(EreFrame *f, EreCost *c) {
+        f->seq = add_sat(f->seq, f->last, ERE_POSITIONS_CAP);
+        f->seq_run = ere_branch_run(f);
+        f->seq_ways = mul_sat(f->seq_ways, f->last_ways, ERE_WAYS_CAP);
+        c->ways = MAX(c->ways, f->seq_run);
+}
+
 /*
- * An upper bound on the positions (NFA nodes) glibc's regcomp(3) builds for the ERE, in
- * *ret, saturating at max + 1. glibc expands a repetition by copying its operand: X+ becomes
- * X X*, X{m,n} n copies (m + 1 for X{m,}), so repetitions that nest or follow each other
- * multiply ("t" and 20 '+', or 20 nested "(…)+": 2^20 positions, seconds; 117 '+': more
- * memory than any machine has), and its closure computation is quadratic in the positions
- * ("x{1,4095}": 134 MB). An atom (a character, an escape, '.', a bracket expression) is one
- * position. Returns 0 or -ENOMEM.
+ * The cost of compiling the ERE with glibc's regcomp(3), in *ret. Returns 0 or -ENOMEM.
+ *
+ * Positions: an upper bound on the NFA nodes glibc builds. It expands a repetition by copying
+ * its operand: X+ becomes X X*, X{m,n} n copies (m + 1 for X{m,}), so repetitions that nest or
+ * follow each other multiply ("t" and 20 '+', or 20 nested "(…)+": 2^20 positions, seconds;
+ * 117 '+': more memory than any machine has), and its closure computation is quadratic in the
+ * positions ("x{1,4095}": 134 MB). An atom (a character, an escape, '.', a bracket expression)
+ * is one position.
+ *
+ * Ways: glibc computes each node's epsilon closure by walking every path of epsilon
+ * transitions from it. It keeps a closure for the next node that reaches it only when the
+ * walk completed, and a walk that comes round a loop to where it started is not complete: so
+ * with a loop whose operand can match the empty string, each node near it walks every path
+ * again, and their number multiplies along a sequence ("(a|)(b|)(c|)" matches the empty string
+ * 2 × 2 × 2 ways) and adds up through alternatives and nested '?'. For each element this
+ * counts W, the ways from its start to its end that match the empty string (an atom 0, an
+ * empty branch 1, X? W + 1, a sequence the product, alternatives the sum), and S, the most
+ * from any point inside it to its end; ways is the most S of any element or run of elements.
  */
-static int ere_positions(const char *ere, uint64_t max, uint64_t *ret) {
-        typedef struct Frame {
-                uint64_t alt;  /* the branches before the last '|' */
-                uint64_t seq;  /* the current branch but its last element */
-                uint64_t last; /* the last element, what a repetition operator applies to */
-        } Frame;
-        _cleanup_free_ Frame *stack = NULL;
-        const uint64_t cap = max + 1;
+static int ere_cost(const char *ere, EreCost *ret) {
+        static const EreFrame empty = {.seq_ways = 1, .seq_run = 1, .last_ways = 1, .last_run = 1};
+        _cleanup_free_ EreFrame *stack = NULL;
+        const uint64_t cap = ERE_POSITIONS_CAP, wcap = ERE_WAYS_CAP;
         size_t depth = 0, opens = 0;
-        uint64_t total = 0;
+        EreCost c = {};
 
         for (const char *p = ere; *p; p++)
                 opens += *p == '(';
-        stack = calloc(opens + 1, sizeof(Frame));
+        stack = calloc(opens + 1, sizeof(EreFrame));
         if (!stack)
                 return -ENOMEM;
+        stack[0] = empty;
 
         for (const char *p = ere; *p; p++) {
-                Frame *f = &stack[depth];
-                uint64_t m, n;
-                bool have_m;
+                EreFrame *f = &stack[depth];
+                uint64_t m, n, w;
+                bool have_m, unbounded = false;
                 const char *q;
 
                 switch (*p) {
                 case '(':
-                        f->seq = add_sat(f->seq, f->last, cap);
+                        ere_append_last(f, &c);
                         f->last = 0;
-                        stack[++depth] = (Frame){};
+                        f->last_ways = f->last_run = 1;
+                        stack[++depth] = empty;
                         continue;
                 case ')':
                         if (depth == 0)
                                 break; /* an atom, or regcomp(3)'s error */
                         m = add_sat(add_sat(add_sat(f->alt, f->seq, cap), f->last, cap), 1, cap);
-                        stack[--depth].last = m;
+                        w = add_sat(f->alt_ways, mul_sat(f->seq_ways, f->last_ways, wcap), wcap);
+                        n = MAX(MAX(w, f->alt_run), ere_branch_run(f));
+                        f = &stack[--depth];
+                        f->last = m;
+                        f->last_ways = w;
+                        f->last_run = n;
+                        c.ways = MAX(c.ways, n);
                         continue;
                 case '|':
                         f->alt = add_sat(add_sat(f->alt, f->seq, cap), add_sat(f->last, 1, cap), cap);
                         f->seq = f->last = 0;
+                        f->alt_ways = add_sat(f->alt_ways, mul_sat(f->seq_ways, f->last_ways, wcap), wcap);
+                        f->alt_run = MAX(f->alt_run, ere_branch_run(f));
+                        f->seq_ways = f->seq_run = f->last_ways = f->last_run = 1;
                         continue;
                 case '*':
                 case '?':
                         f->last = add_sat(f->last, 1, cap);
+                        w = add_sat(f->last_ways, 1, wcap);
+                        if (*p == '*') {
+                                c.nullable_loop |= f->last_ways > 0;
+                                f->last_run = mul_sat(f->last_run, w, wcap);
+                        }
+                        f->last_ways = w;
+                        f->last_run = MAX(f->last_run, w);
+                        c.ways = MAX(c.ways, f->last_run);
                         continue;
                 case '+':
+                        /* X X* */
                         f->last = add_sat(mul_sat(f->last, 2, cap), 1, cap);
+                        c.nullable_loop |= f->last_ways > 0;
+                        w = add_sat(f->last_ways, 1, wcap);
+                        f->last_run = mul_sat(f->last_run, w, wcap);
+                        f->last_ways = mul_sat(f->last_ways, w, wcap);
+                        c.ways = MAX(c.ways, f->last_run);
                         continue;
                 case '{':
                         /* An interval "{m}", "{m,}", "{m,n}", or glibc's "{,n}" (m = 0);
@@ -257,13 +327,34 @@ static int ere_positions(const char *ere, uint64_t max, uint64_t *ret) {
                         n = m;
                         if (*q == ',') {
                                 q++;
-                                if (!parse_count(&q, cap, &n))
+                                if (!parse_count(&q, cap, &n)) {
                                         n = add_sat(m, 1, cap);
+                                        unbounded = true;
+                                }
                         } else if (!have_m)
                                 break;
                         if (*q != '}')
                                 break;
                         f->last = add_sat(mul_sat(f->last, MAX(MAX(m, n), (uint64_t)1), cap), 1, cap);
+                        /* X{m,n} is m copies of X, then n - m nested optional ones
+                         * ("X(X(X)?)?"); X{m,} m copies and X*. */
+                        w = 1;
+                        for (uint64_t k = 0; k < m && w > 0 && w < wcap; k++)
+                                w = mul_sat(w, f->last_ways, wcap);
+                        if (unbounded) {
+                                c.nullable_loop |= f->last_ways > 0;
+                                w = mul_sat(w, add_sat(f->last_ways, 1, wcap), wcap);
+                        } else if (n > m) {
+                                uint64_t chain = 1;
+
+                                for (uint64_t k = m; k < n && chain < wcap; k++)
+                                        chain = add_sat(mul_sat(f->last_ways, chain, wcap), 1, wcap);
+                                w = mul_sat(w, chain, wcap);
+                        }
+                        /* From a point in the first copy, through the rest. */
+                        f->last_run = MAX(mul_sat(f->last_run, MAX(w, (uint64_t)1), wcap), w);
+                        f->last_ways = w;
+                        c.ways = MAX(c.ways, f->last_run);
                         p = q;
                         continue;
                 case '\\':
@@ -289,16 +380,19 @@ static int ere_positions(const char *ere, uint64_t max, uint64_t *ret) {
                 default:
                         break;
                 }
-                /* An atom. */
-                f->seq = add_sat(f->seq, f->last, cap);
+                /* An atom: one position, no way to match the empty string. */
+                ere_append_last(f, &c);
                 f->last = 1;
+                f->last_ways = 0;
+                f->last_run = 1;
         }
 
         /* Unclosed groups (regcomp(3) refuses those): count them anyway. */
         for (size_t d = depth + 1; d-- > 0;)
-                total = add_sat(
-                        total, add_sat(add_sat(stack[d].alt, stack[d].seq, cap), stack[d].last, cap), cap);
-        *ret = total;
+                c.positions =
+                        add_sat(c.positions,
+                                add_sat(add_sat(stack[d].alt, stack[d].seq, cap), stack[d].last, cap), cap);
+        *ret = c;
         return 0;
 }
 
@@ -328,19 +422,25 @@ int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char
         /* POSIX first: the patterns are EREs, whatever else Hyperscan would take. But not one
          * that regcomp(3) would take seconds and gigabytes to expand. */
         for (size_t i = 0; i < n; i++) {
-                uint64_t positions;
+                const char *why = NULL;
+                EreCost c;
                 int e;
 
-                r = ere_positions(patterns[i], REGEX_SET_MAX_POSITIONS, &positions);
-                if (r < 0 || positions > REGEX_SET_MAX_POSITIONS) {
+                r = ere_cost(patterns[i], &c);
+                if (r >= 0 && c.positions > REGEX_SET_MAX_POSITIONS)
+                        why = "more than 1024 positions once its repetitions are expanded (the limit; "
+                              "repetitions that nest or follow each other multiply)";
+                else if (
+                        r >= 0 && c.nullable_loop &&
+                        mul_sat(c.positions, c.ways, ERE_WAYS_CAP) > REGEX_SET_MAX_CLOSURE_WORK)
+                        why = "a loop round what matches the empty string, where the positions times the "
+                              "ways a part matches it are more than 65536 (the limit; \"(a?)?(b?)?\" "
+                              "matches "
+                              "it 4 ways, 2 for each \"(a?)?\")";
+                if (r < 0 || why) {
                         s->n = i; /* the ones compiled so far are freed */
                         regex_set_free(s);
-                        return r < 0
-                                ? r
-                                : fail(i,
-                                       "more than 1024 positions once its repetitions are expanded (the "
-                                       "limit; repetitions that nest or follow each other multiply)",
-                                       ret_index, ret_error);
+                        return r < 0 ? r : fail(i, why, ret_index, ret_error);
                 }
                 e = regcomp(&s->re[i], patterns[i], REG_EXTENDED | REG_NOSUB);
 

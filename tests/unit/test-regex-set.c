@@ -251,6 +251,97 @@ START_TEST(test_expansion) {
 }
 END_TEST
 
+/* s and n copies of what, in a new string. */
+static char *repeat(const char *s, const char *what, size_t n, const char *end) {
+        size_t ls = strlen(s), lw = strlen(what), le = strlen(end);
+        char *r = malloc(ls + lw * n + le + 1), *p = r;
+
+        ck_assert_ptr_nonnull(r);
+        p = mempcpy(p, s, ls);
+        for (size_t i = 0; i < n; i++)
+                p = mempcpy(p, what, lw);
+        memcpy(p, end, le + 1);
+        return r;
+}
+
+/*
+ * Patterns of a few hundred positions that glibc's regcomp(3) takes seconds to compile (each
+ * was measured, release build): a loop round what matches the empty string in many ways,
+ * which its closure computation walks again from every node (REGEX_SET_MAX_CLOSURE_WORK). What the fuzzer
+ * found (tests/fuzz/seeds/policy-yaml/policy-yaml-slow-regcomp-*.yaml: 2.8 s) is refused at once, with the
+ * reason; what is under the limit, or has no such loop, is taken.
+ */
+START_TEST(test_empty_ways) {
+        /* Each measured in the release build: */
+        _cleanup_free_ char *optional12 = repeat("(", "(a?)?", 12, ")+");    /* 4.7 s */
+        _cleanup_free_ char *alternatives12 = repeat("(", "(||)", 12, ")+"); /* 3.3 s */
+        _cleanup_free_ char *questions55 = repeat("a", "?", 55, "+++");      /* 3.9 s */
+        _cleanup_free_ char *nested40 = repeat("((", "(|", 40, "a");         /* 1.4 s, closed below */
+        /* 43 positions, 2^5 (2^5 + 1) ways: under the limit; 6: 51 and 4,160, over (1 ms) */
+        _cleanup_free_ char *optional5 = repeat("(", "(a?)?", 5, ")+");
+        _cleanup_free_ char *optional6 = repeat("(", "(a?)?", 6, ")+");
+        _cleanup_free_ char *sequence = repeat("(", "(a|)", 40, ")+"); /* 1 way each */
+        _cleanup_free_ char *no_loop = repeat("", "(||)", 40, "");     /* no loop: 3^40 ways */
+        _cleanup_free_ char *nested = NULL;
+
+        ck_assert_int_ge(
+                asprintf(&nested, "%s%s)+++", nested40, "))))))))))))))))))))))))))))))))))))))))"), 0);
+        const char *refused[] = {
+                optional12,
+                alternatives12,
+                questions55,
+                nested,
+                optional6,
+                "policies:++cmdline:+++++++???????????????c8res:??????????????????????????????????????"
+                "????????????+++tervtill |$)",                         /* the fuzzer's, 2.8 s */
+                "(||(((b)||)|){1,}{1,3}{2}{,2})",                      /* 4.3 s: bounded copies of a loop */
+                "(((a?)?)?((a?)?)?((a?)?)?((a?)?)?((a?)?)?((a?)?)?)+", /* 53 ms */
+                /* 383 positions, 1,008 ways: 119 ms */
+                "((b))+((((((((\\wa)b?.?))(a(|[ab]){1,3}((|a|b)|b|[ab]))(.))((((||)[ab]+)(|)a*)(.{2}*)[ab]))"
+                "?"
+                "{0,2}?{0,2}(((|)((|(|(\\w|.)??|b))+|)((|([ab]\\w{1,3})|){0,2}((|(((|a|[ab])|(b|)|a){0,2}("
+                "\\w|"
+                "a|)(bba)*{2}))([ab]|(\\w|\\w|)?{,2}|){1,}b))))(((.|){,2}b)||))||)|)*",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                _cleanup_free_ char *error = NULL;
+                RegexSet *s = NULL;
+                size_t index = 99;
+
+                ck_assert_msg(
+                        regex_set_new((char *[]){"ok", (char *)refused[i], NULL}, &s, &index, &error) ==
+                                -EINVAL,
+                        "%s", refused[i]);
+                ck_assert_ptr_null(s);
+                ck_assert_uint_eq(index, 1);
+                ck_assert_msg(error && strstr(error, "more than 65536"), "%s: %s", refused[i], strna(error));
+        }
+
+        const char *taken[] = {
+                optional5,
+                sequence,
+                no_loop,
+                "(.*)*",
+                "(a?b?c?d?e?f?g?h?)+",
+                "( -[a-z]+)*$",
+                "(([a-z]{1,8}\\.){1,16})+",
+                "((x|y)?(z|)?)+",
+                "(a?)?(b?)?(c?)?(d?)?(e?)?(f?)?(g?)?(h?)?(i?)?(j?)?(k?)?(l?)?(m?)?(n?)?(o?)?(p?)?x+",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(taken); i++) {
+                _cleanup_free_ char *error = NULL;
+                RegexSet *s = NULL;
+                int r = regex_set_new((char *[]){(char *)taken[i], NULL}, &s, NULL, &error);
+
+                ck_assert_msg(r == 0, "%s: %d %s", taken[i], r, strna(error));
+                regex_set_free(s);
+        }
+        ck_assert_int_eq(set_match(optional5, "xaay"), 1);
+        ck_assert_int_eq(set_match("((x|y)?(z|)?)+q", "zzq"), 1);
+        ck_assert_int_eq(set_match("((x|y)?(z|)?)+q", "zz"), 0);
+}
+END_TEST
+
 /* What makes regexec(3) take seconds: a long command line of what the pattern almost matches.
  * The set gives the right answers (whatever the time: see tests/bench). */
 START_TEST(test_hostile) {
@@ -348,6 +439,7 @@ int main(void) {
         tcase_add_test(tc, test_first_pattern);
         tcase_add_test(tc, test_invalid);
         tcase_add_test(tc, test_expansion);
+        tcase_add_test(tc, test_empty_ways);
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_threads);
         suite_add_tcase(s, tc);
