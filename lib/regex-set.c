@@ -244,11 +244,14 @@ static void ere_append_last(EreFrame *f, EreCost *c) {
  * transitions from it. It keeps a closure for the next node that reaches it only when the
  * walk completed, and a walk that comes round a loop to where it started is not complete: so
  * with a loop whose operand can match the empty string, each node near it walks every path
- * again, and their number multiplies along a sequence ("(a|)(b|)(c|)" matches the empty string
- * 2 × 2 × 2 ways) and adds up through alternatives and nested '?'. For each element this
- * counts W, the ways from its start to its end that match the empty string (an atom 0, an
- * empty branch 1, X? W + 1, a sequence the product, alternatives the sum), and S, the most
- * from any point inside it to its end; ways is the most S of any element or run of elements.
+ * again, and their number multiplies along a sequence ("(a?)?(b?)?(c?)?" matches the empty
+ * string 2 × 2 × 2 ways) and adds up through alternatives and nested '?'. For each element
+ * this counts W, the ways from its start to its end that match the empty string (an atom 0,
+ * an empty branch 1, X? and X* W + 1, X+ W (W + 1), a sequence the product, alternatives the
+ * sum), and S, the most from any point inside it to its end (a loop multiplies it by W + 1,
+ * the ways round); ways is the most S of any element or run of elements. Each of those walks
+ * may reach every position, so the work is bounded by positions × ways
+ * (REGEX_SET_MAX_CLOSURE_WORK).
  */
 static int ere_cost(const char *ere, EreCost *ret) {
         static const EreFrame empty = {.seq_ways = 1, .seq_run = 1, .last_ways = 1, .last_run = 1};
@@ -435,8 +438,7 @@ int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char
                         mul_sat(c.positions, c.ways, ERE_WAYS_CAP) > REGEX_SET_MAX_CLOSURE_WORK)
                         why = "a loop round what matches the empty string, where the positions times the "
                               "ways a part matches it are more than 65536 (the limit; \"(a?)?(b?)?\" "
-                              "matches "
-                              "it 4 ways, 2 for each \"(a?)?\")";
+                              "matches it 4 ways, 2 for each \"(a?)?\")";
                 if (r < 0 || why) {
                         s->n = i; /* the ones compiled so far are freed */
                         regex_set_free(s);
