@@ -68,9 +68,27 @@ static int explain_matching(
         Manager *m, pid_t pid, TrackedProcess *p, char ***explanation, char ***unmatched, int *ret_policy) {
         _cleanup_(process_facts_done) ProcessFacts f = {};
         const PolicyPlan *tracked = p ? manager_process_plan(m, p) : NULL;
+        bool explicit_only;
         int found = -1, r;
 
         process_facts_init(&f, NULL, pid);
+        /* Kernel threads and the daemon itself are placed only by a policy that names their comm
+         * (match_process()): the others are not considered, whatever their keys say. */
+        if (p)
+                explicit_only = p->explicit_only;
+        else {
+                ProcfsStat st;
+
+                r = procfs_read_stat(NULL, pid, 0, &st);
+                if (r == -ESRCH)
+                        return r;
+                explicit_only = pid == m->self || (r >= 0 && (st.flags & PROCFS_PF_KTHREAD));
+        }
+        if (explicit_only) {
+                r = process_facts_load(&f, FACT_COMM);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; m->plan && i < m->plan->n_policies && found < 0; i++) {
                 const PolicyPlan *pp = &m->plan->policies[i];
                 _cleanup_strv_free_ char **lines = NULL;
@@ -79,6 +97,21 @@ static int explain_matching(
 
                 if (!pp->policy)
                         continue;
+                if (explicit_only && pp != tracked &&
+                    !((f.loaded & FACT_COMM) && policy_names_comm(pp->policy, f.comm))) {
+                        r = strv_extendf(unmatched, "%s", pp->policy->name);
+                        if (r >= 0)
+                                r = strv_extendf(
+                                        unmatched, "%s",
+                                        pid == m->self
+                                                ? "not considered: affinityd itself is placed only by a "
+                                                  "policy whose comm: names it (no glob)"
+                                                : "not considered: a kernel thread is placed only by a "
+                                                  "policy whose comm: names it (no glob)");
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 r = matcher_explain(&pp->policy->match, pp->uids, pp->n_uids, &f, &lines, &why);
                 if (r < 0)
                         return r;

@@ -1698,49 +1698,8 @@ static bool process_is_dead(pid_t pid, const ProcfsStat *st) {
         return st->n_threads <= 1;
 }
 
-/* True if glob has no fnmatch(3) special character: it names one comm literally. */
-static bool glob_is_literal(const char *glob) {
-        return !strpbrk(glob, "*?[\\");
-}
-
 /*
- * match_process() for kernel threads and the daemon itself, which DESIGN.md says are never
- * placed "unless a rule names them explicitly": only policies whose match.comm has an entry
- * without glob characters equal to the process's comm are considered (then every key of the
- * policy must match, as usual). Returns a policy index, -ENOENT, -ESRCH, -ENOMEM.
- */
-static int match_process_explicit(const Plan *plan, ProcessFacts *f) {
-        int r;
-
-        r = process_facts_load(f, FACT_COMM);
-        if (r < 0)
-                return r;
-        if (!(f->loaded & FACT_COMM))
-                return -ENOENT;
-        for (size_t i = 0; i < plan->n_policies; i++) {
-                const PolicyPlan *pp = &plan->policies[i];
-                bool named = false;
-
-                if (pp->pending_reason || !pp->policy)
-                        continue;
-                STRV_FOREACH (g, pp->policy->match.comm)
-                        if (glob_is_literal(*g) && streq(*g, f->comm)) {
-                                named = true;
-                                break;
-                        }
-                if (!named)
-                        continue;
-                r = matcher_test(&pp->policy->match, pp->uids, pp->n_uids, f);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        return (int)i;
-        }
-        return -ENOENT;
-}
-
-/*
- * The policy pid matches (explicit_only: match_process_explicit()), reading only the facts the
+ * The policy pid matches (match_process(), explicit_only as it says), reading only the facts the
  * policies need; st, if not NULL, is its /proc/PID/stat read just before, whose comm is used
  * instead of reading /proc/PID/comm again. When it matched and ret_comm is non-NULL, its comm
  * goes there ("" if it could not be read). Returns a policy index, -ENOENT, -ESRCH (gone),
@@ -1757,7 +1716,7 @@ static int manager_match_pid_stat(
                 memcpy(facts.comm, st->comm, sizeof(facts.comm));
                 facts.loaded |= FACT_COMM;
         }
-        k = explicit_only ? match_process_explicit(m->plan, &facts) : match_process(m->plan, &facts);
+        k = match_process(m->plan, &facts, explicit_only);
         if (k >= 0 && ret_comm) {
                 if (process_facts_load(&facts, FACT_COMM) >= 0 && (facts.loaded & FACT_COMM))
                         memcpy(ret_comm, facts.comm, sizeof(facts.comm));
@@ -1882,8 +1841,7 @@ static void decide_on_worker(WorkerJob *job) {
         else {
                 process_facts_init(&facts, NULL, job->pid);
                 facts.scratch = m->worker_scratch;
-                ret->result = job->pid == m->self ? match_process_explicit(m->plan, &facts)
-                                                  : match_process(m->plan, &facts);
+                ret->result = match_process(m->plan, &facts, job->pid == m->self);
                 if (ret->result >= 0 && process_facts_load(&facts, FACT_COMM) >= 0 &&
                     (facts.loaded & FACT_COMM))
                         memcpy(ret->comm, facts.comm, sizeof(ret->comm));

@@ -175,12 +175,27 @@ int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFact
         return 1;
 }
 
-int match_process(const Plan *plan, ProcessFacts *f) {
+bool policy_names_comm(const Policy *p, const char *comm) {
+        STRV_FOREACH (g, p->match.comm)
+                if (!strpbrk(*g, "*?[\\") && streq(*g, comm))
+                        return true;
+        return false;
+}
+
+int match_process(const Plan *plan, ProcessFacts *f, bool explicit_only) {
+        int r;
+
+        if (explicit_only) {
+                r = need(f, FACT_COMM);
+                if (r <= 0)
+                        return r < 0 ? r : -ENOENT;
+        }
         for (size_t i = 0; i < plan->n_policies; i++) {
                 const PolicyPlan *pp = &plan->policies[i];
-                int r;
 
                 if (pp->pending_reason || !pp->policy)
+                        continue;
+                if (explicit_only && !policy_names_comm(pp->policy, f->comm))
                         continue;
                 r = matcher_test(&pp->policy->match, pp->uids, pp->n_uids, f);
                 if (r < 0)

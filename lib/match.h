@@ -62,13 +62,22 @@ int process_facts_load(ProcessFacts *f, unsigned mask);
 int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f);
 
 /*
- * The first active (non-pending) policy of plan that matches the process, in file order.
- * Returns its index in plan->policies (>= 0), -ENOENT if none matches, -ESRCH if the
- * process is gone, -EAGAIN if deciding needs a command line longer than f->cmdline_budget
- * (undecided: no policy is skipped for it), -ENOMEM. Policies with a pending_reason are
- * skipped.
+ * True if one of p's comm: entries has no fnmatch(3) special character ('*', '?', '[', '\\')
+ * and equals comm: the policy names that process literally.
  */
-int match_process(const Plan *plan, ProcessFacts *f);
+bool policy_names_comm(const Policy *p, const char *comm);
+
+/*
+ * The first active (non-pending) policy of plan that matches the process, in file order.
+ * With explicit_only (a kernel thread, or the daemon itself: placed only by a rule that names
+ * it, docs/policy-format.md) only the policies that name its comm literally
+ * (policy_names_comm()) are considered, and every key of such a policy must match as usual.
+ * Returns its index in plan->policies (>= 0), -ENOENT if none matches (or, explicit_only, the
+ * comm can't be read), -ESRCH if the process is gone, -EAGAIN if deciding needs a command line
+ * longer than f->cmdline_budget (undecided: no policy is skipped for it), -ENOMEM. Policies
+ * with a pending_reason are skipped.
+ */
+int match_process(const Plan *plan, ProcessFacts *f, bool explicit_only);
 
 /* The index of the first thread rule of p whose glob (fnmatch(3), flags 0) matches
  * thread_comm (/proc/PID/task/TID/comm), or -ENOENT. */

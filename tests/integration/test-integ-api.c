@@ -1694,6 +1694,63 @@ START_TEST(test_api_explain) {
 }
 END_TEST
 
+/* Why Explain says the policy named name did not match, or NULL if it does not list it. */
+static const char *unmatched_why(const Explanation *e, const char *name) {
+        for (size_t i = 0; i < e->n_unmatched; i++)
+                if (streq(e->unmatched_policy[i], name))
+                        return e->unmatched_why[i];
+        return NULL;
+}
+
+/*
+ * Explain of a kernel thread (kthreadd, PID 2) and of the daemon itself, under glob policies
+ * that match their comm: neither is placed by a glob, so Explain names no policy and says
+ * why each glob policy was not considered, as matching does (match_process(), explicit only).
+ */
+START_TEST(test_api_explain_explicit_only) {
+        Harness *h = harness_new();
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        Explanation e = {};
+        const char *why;
+        sd_bus *b;
+        char comm[64] = "";
+        _cleanup_fclose_ FILE *f = fopen("/proc/2/comm", "re");
+
+        ck_assert_msg(f && fgets(comm, sizeof(comm), f), "can't read /proc/2/comm");
+        comm[strcspn(comm, "\n")] = '\0';
+        ck_assert_str_eq(comm, "kthreadd");
+        harness_write_policy(
+                h, "50-globs.yaml",
+                "policies:\n"
+                "  - name: kthread-glob\n"
+                "    match: {comm: \"kthread*\"}\n"
+                "    cpus: \"0\"\n"
+                "  - name: self-glob\n"
+                "    match: {comm: \"affinity?\", cmdline: \"--config-dir=%s( |$)\"}\n"
+                "    cpus: \"0\"\n",
+                harness_config_dir(h));
+        harness_start_daemon(h);
+        b = connect_bus(h);
+
+        ck_assert_msg(explain(b, 2, &e, &error) >= 0, "Explain(2): %s", error.message);
+        ck_assert_str_eq(e.policy, "");
+        why = unmatched_why(&e, "kthread-glob");
+        ck_assert_msg(
+                why && strstr(why, "not considered: a kernel thread"), "why kthread-glob: \"%s\"",
+                strna(why));
+        explanation_done(&e);
+
+        ck_assert_msg(
+                explain(b, harness_daemon_pid(h), &e, &error) >= 0, "Explain(daemon): %s", error.message);
+        ck_assert_str_eq(e.policy, "");
+        why = unmatched_why(&e, "self-glob");
+        ck_assert_msg(
+                why && strstr(why, "not considered: affinityd itself"), "why self-glob: \"%s\"", strna(why));
+        explanation_done(&e);
+        sd_bus_flush_close_unref(b);
+}
+END_TEST
+
 /* The read(2)-like system calls thread tid has made ("syscr:" of /proc/PID/task/TID/io). */
 static uint64_t task_syscr(pid_t pid, pid_t tid) {
         _cleanup_free_ char *path = xasprintf("/proc/%d/task/%d/io", (int)pid, (int)tid);
@@ -2275,6 +2332,7 @@ int main(void) {
         harness_add_test(s, test_api_lists);
         harness_add_test(s, test_api_explain);
         harness_add_test(s, test_api_explain_many_threads);
+        harness_add_test(s, test_api_explain_explicit_only);
         harness_add_test(s, test_api_served_during_storm);
         harness_add_test(s, test_api_reload_signals);
         harness_add_test(s, test_api_placement_failed);

@@ -539,7 +539,7 @@ static int match_pid(const TestPlan *t, pid_t pid, unsigned *ret_loaded) {
         int r;
 
         process_facts_init(&f, root, pid);
-        r = match_process(&t->plan, &f);
+        r = match_process(&t->plan, &f, false);
         if (ret_loaded)
                 *ret_loaded = f.loaded;
         process_facts_done(&f);
@@ -640,7 +640,7 @@ START_TEST(test_real_self) {
 
         ProcessFacts f;
         process_facts_init(&f, NULL, getpid());
-        ck_assert_int_eq(match_process(&t.plan, &f), 1);
+        ck_assert_int_eq(match_process(&t.plan, &f, false), 1);
         ck_assert_str_eq(f.comm, "match-self-x");
         ck_assert_str_eq(f.exe, exe);
         ck_assert_uint_eq(f.euid, geteuid());
@@ -648,15 +648,42 @@ START_TEST(test_real_self) {
 
         t.pps[1].pending_reason = (char *)"pending";
         process_facts_init(&f, "/", getpid());
-        ck_assert_int_eq(match_process(&t.plan, &f), 2);
+        ck_assert_int_eq(match_process(&t.plan, &f, false), 2);
         process_facts_done(&f);
 
         t.pps[2].pending_reason = (char *)"pending";
         process_facts_init(&f, NULL, getpid());
-        ck_assert_int_eq(match_process(&t.plan, &f), 3);
+        ck_assert_int_eq(match_process(&t.plan, &f, false), 3);
         ck_assert(strstr(f.cmdline, saved_argv[0]) == f.cmdline);
         process_facts_done(&f);
+
+        /* Explicit only (a kernel thread, the daemon): self-cmdline's comm is a glob, so it is
+         * not considered although every key matches; self-exe names the comm and is. */
+        process_facts_init(&f, NULL, getpid());
+        ck_assert_int_eq(match_process(&t.plan, &f, true), -ENOENT);
+        process_facts_done(&f);
+        t.pps[2].pending_reason = NULL;
+        process_facts_init(&f, NULL, getpid());
+        ck_assert_int_eq(match_process(&t.plan, &f, true), 2);
+        process_facts_done(&f);
         free_cmdline(&cmd);
+}
+END_TEST
+
+/* Which comm: entries name a process literally: no glob character, the same comm. */
+START_TEST(test_names_comm) {
+        Policy p = {
+                .name = (char *)"k", .match.comm = STRV("kworker/*", "ksoftirqd/0", "rcu_[ps]*", "a\\b")};
+
+        ck_assert(policy_names_comm(&p, "ksoftirqd/0"));
+        ck_assert(!policy_names_comm(&p, "ksoftirqd/1"));
+        ck_assert(!policy_names_comm(&p, "kworker/0:1")); /* matches the glob, not named */
+        ck_assert(!policy_names_comm(&p, "kworker/*"));   /* the glob itself is no name */
+        ck_assert(!policy_names_comm(&p, "rcu_preempt"));
+        ck_assert(!policy_names_comm(&p, "a\\b"));
+        ck_assert(!policy_names_comm(&p, "ab"));
+        p.match.comm = NULL;
+        ck_assert(!policy_names_comm(&p, "ksoftirqd/0"));
 }
 END_TEST
 
@@ -700,7 +727,7 @@ static int eacces_child(pid_t target) {
         plan_add(&t, "by-exe", any_exe, NULL);
         plan_add(&t, "by-comm", comm, NULL);
         process_facts_init(&f, NULL, target);
-        if (match_process(&t.plan, &f) != 1)
+        if (match_process(&t.plan, &f, false) != 1)
                 bad |= EACCES_POLICY;
         process_facts_done(&f);
         return bad;
@@ -742,6 +769,7 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_failed_facts);
         tcase_add_test(fx, test_first_match_wins);
         tcase_add_test(fx, test_match_thread);
+        tcase_add_test(fx, test_names_comm);
         tcase_add_test(fx, test_explain);
         tcase_add_test(fx, test_explain_unreadable_and_gone);
         tcase_add_test(fx, test_explain_long_cmdline);
