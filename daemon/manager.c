@@ -510,7 +510,8 @@ static const unsigned *policy_spread_order(const PolicyPlan *pp, size_t *ret_n) 
  * pending one (a process a CPU change made pending is left as it is, spread slots included). A
  * thread that matches a spread rule takes a spread slot (or keeps the one it holds) and gets the
  * slot's CPU; any other thread gives back the slot it may hold, and gets its rule's CPUs, or the
- * policy's set without the CPUs handed to spread threads (DESIGN.md "Threads"). Returns 0 or
+ * policy's set without the CPUs handed to spread threads (docs/policy-format.md, `threads:`).
+ * Returns 0 or
  * -ENOMEM.
  */
 static int thread_target(

@@ -8,10 +8,10 @@
  * placement-latency histogram that D-Bus shows, and every event source: the proc connector
  * (or a /proc polling timer where it can't be used), signals, and the bus.
  *
- * The process lifecycle it implements is DESIGN.md's "Process lifecycle": subscribe first,
- * then scan /proc; place on exec; track children a managed process forks without exec;
- * place new threads; re-match on comm and uid changes; forget a process only when no thread
- * of it is left; rescan on lost events and on reload.
+ * The process lifecycle it implements (docs/architecture.md, "The process lifecycle"):
+ * subscribe first, then scan /proc; place on exec; track children a managed process forks
+ * without exec; place new threads; re-match on comm and uid changes; forget a process only
+ * when no thread of it is left; rescan on lost events and on reload.
  *
  * Threads matching a `cpus: spread` rule hold a spread slot of their process (lib/spread.h):
  * one CPU each, released when the thread exits or stops matching; the process's other threads
@@ -149,7 +149,7 @@ typedef struct TrackedProcess {
                              * always bounds-checked before use */
         char comm[16];
         bool explicit_only; /* a kernel thread or the daemon itself: only rules naming its comm
-                             * literally apply (DESIGN.md "Process lifecycle") */
+                             * literally apply (match_process()) */
         bool forked;        /* forked by a managed process and has not exec'd since */
         bool placed;        /* a full placement pass completed (counted in processes_placed) */
         bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */

@@ -3,7 +3,7 @@
 
 /*
  * Device events straight from the kernel: a NETLINK_KOBJECT_UEVENT socket bound to the kernel's
- * multicast group 1 (no udevd is assumed, DESIGN.md "Events from the kernel"), as an sd-event
+ * multicast group 1 (no udevd is assumed: docs/architecture.md, "The data path"), as an sd-event
  * I/O source shared by every consumer. Consumers subscribe by subsystem ("cpu" for CPU
  * hotplug; "net" and "queues" for devices and their queues): each gets the events of its
  * subsystem, and every consumer is told when events may have been lost, so that it rescans.

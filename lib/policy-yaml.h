@@ -5,7 +5,7 @@
  * Loads affinityd configuration from YAML (libyaml's event parser) into the policy model,
  * with strict schema validation and file:line:column diagnostics.
  *
- * Layout (DESIGN.md "Policy files"): settings in affinityd.yaml; rules in *.yaml files of the
+ * Layout (docs/policy-format.md, "Files"): settings in affinityd.yaml; rules in *.yaml files of the
  * policy directories /usr/lib/affinityd/policy.d, /run/affinityd/policy.d and
  * /etc/affinityd/policy.d. A file in /etc overrides a same-named file in /run, which
  * overrides /usr/lib; a symlink to /dev/null masks the name; the surviving files are read in

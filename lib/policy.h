@@ -4,7 +4,7 @@
 /*
  * The policy model: what an affinityd configuration says, after schema validation and
  * before resolution against a machine (that is plan.h). Nothing here depends on the machine
- * the daemon runs on, so every file validates anywhere. See DESIGN.md "Policy files" and
+ * the daemon runs on, so every file validates anywhere. See docs/policy-format.md and
  * docs/affinityd.yaml.5 for the semantics; policy-yaml.h builds these from YAML.
  */
 

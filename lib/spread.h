@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Spread slots: the per-process allocator behind `cpus: spread` thread rules (DESIGN.md
- * "Threads"). Every thread of a process that matches a spread rule holds a slot: the lowest
+ * Spread slots: the per-process allocator behind `cpus: spread` thread rules
+ * (docs/policy-format.md, `threads:`). Every thread of a process that matches a spread rule holds a slot: the lowest
  * one free when it asked. Slot i stands for CPU order[i % n] of the rule's
  * ThreadPlan.spread_order (n its length), an order that already lists one PU of every core
  * first, then the SMT siblings, so slots 0..n-1 are distinct CPUs, distinct cores first, and
@@ -64,7 +64,7 @@ int spread_slots_cpus(const SpreadSlots *s, const unsigned *order, size_t n_orde
 /*
  * The set for threads that match no thread rule, into *ret (replaced): set without the CPUs
  * handed to the held slots of s under order; the whole of set when that would leave nothing
- * (DESIGN.md "Threads"). Returns 0 or -ENOMEM (*ret untouched).
+ * (docs/policy-format.md, `threads:`). Returns 0 or -ENOMEM (*ret untouched).
  */
 int spread_rest_cpus(
         const CpuSet *set, const SpreadSlots *s, const unsigned *order, size_t n_order, CpuSet *ret);

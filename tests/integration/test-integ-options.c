@@ -131,8 +131,8 @@ START_TEST(test_topology_xml) {
 END_TEST
 
 /*
- * The daemon itself is placed only by a policy naming its comm literally (DESIGN.md: "never
- * placed unless a rule names them explicitly"); a glob that happens to match it does not.
+ * The daemon itself is placed only by a policy naming its comm literally; a glob that happens
+ * to match it does not.
  * The cmdline key keeps the policies to this test's daemon (another affinityd on the machine
  * has another --config-dir). The daemon's mask is not restored: it exits at the end.
  */

@@ -382,7 +382,8 @@ START_TEST(test_nodes_packages) {
 }
 END_TEST
 
-/* The reason the brief and DESIGN.md spell out, on a single-node machine like this one. */
+/* A policy asking for a NUMA node or package the machine doesn't have is pending, and its reason
+ * names it and the ones there are. */
 START_TEST(test_nonexistent_node) {
         _cleanup_(topology_freep) Topology *t = load_synthetic("pack:1 core:2 pu:1");
         _cleanup_(topology_freep) Topology *live = NULL;

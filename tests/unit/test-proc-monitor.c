@@ -902,7 +902,7 @@ static int ignore_event(ProcMonitor *m, const ProcEvent *ev, void *userdata) {
         return 0;
 }
 
-/* DESIGN.md: from a non-initial PID namespace the kernel ignores the subscription, and the
+/* From a non-initial PID namespace the kernel ignores the subscription, and the
  * daemon must notice (no acknowledgement) so it can fall back to scanning /proc. Runs the
  * monitor in a child of unshare(CLONE_NEWPID), the situation of a daemon in a container. */
 START_TEST(test_live_pid_namespace_detected) {
