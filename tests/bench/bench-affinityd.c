@@ -1888,7 +1888,7 @@ static const char *target_for(unsigned rate, const char *target) {
 static void print_summary(void) {
         char b1[32], b2[32], b3[32];
 
-        printf("\n== summary (the targets of issue 3 apply to this 2-CPU machine) ==\n");
+        printf("\n== summary (the targets of docs/performance.md, for this 2-CPU machine) ==\n");
         printf("| measurement | target | measured |\n|---|---|---|\n");
         for (size_t i = 0; i < R.n_rates; i++) {
                 const RateResult *r = &R.rates[i];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * PID and TID reuse, reproduced naturally (issue 12, items 1 and 2; docs/performance.md): with
+ * PID and TID reuse, reproduced naturally (docs/performance.md, docs/security.md): with
  * kernel.pid_max lowered to 1000, a managed process (policy: CPU 1) creates and joins threads
  * and forks children that exit at once, as fast as it can, while a spawner starts unrelated
  * processes on CPUs 0-1. The daemon is stopped for 20 ms every 200 ms (SIGSTOP), so that it

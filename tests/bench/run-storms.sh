@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The fault storms of issue 12 that held, kept so that they stay held (docs/security.md, "Fault
+# Fault storms the daemon must come through, kept as a suite so that it still does (docs/security.md, "Fault
 # suite"). Each runs the daemon of BUILDDIR (--bus=none, its own config and state directories)
 # and checks what must hold afterwards, printing one "ok"/"FAIL" line per check:
 #

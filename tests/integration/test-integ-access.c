@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * Access control of the D-Bus API (issue 7, test 2). A client running as nobody (through
+ * Access control of the D-Bus API. A client running as nobody (through
  * `setpriv --reuid=nobody --regid=nogroup --clear-groups`: the integ-busclient helper, busctl
  * and affinityctl) reads every property of the Manager and of a policy object, introspects,
  * and calls ListPolicies, ListProcesses, ListIrqs, ListNetQueues and Explain — and is refused

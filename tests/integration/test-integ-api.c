@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * D-Bus API v1 (issue 7, test 1): every method, property and signal of org.affinityd1, on a
+ * D-Bus API v1: every method, property and signal of org.affinityd1, on a
  * private bus against the real daemon and real processes, checked against what the machine
  * says (/sys, /proc) rather than against the daemon's own view:
  *  - introspection: the Manager's properties (types and const / emits-change annotations),

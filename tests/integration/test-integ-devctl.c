@@ -454,7 +454,7 @@ START_TEST(test_list_irqs) {
                         ck_assert_msg(
                                 strchr("01,-", *p), "IRQ %u: effective \"%s\"", row->irq, row->effective);
         }
-        /* The virtio block queue's IRQ is kernel-managed on this machine (see the brief). */
+        /* A kernel-managed IRQ (e.g. a virtio or NVMe queue's): its state must be checked too. */
         ck_assert_msg(n_managed >= 1, "no kernel-managed IRQ found here: nothing checked their state");
 
         ck_assert_uint_eq(get_counter(h, "IrqsPlaced"), 0);

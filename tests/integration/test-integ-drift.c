@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * Drift (issue 5, test 6), on the real daemon with drift-interval: 100ms against real
+ * Drift, on the real daemon with drift-interval: 100ms against real
  * processes: someone else re-pins a managed thread with sched_setaffinity(2) (what
  * `taskset -p` does);
  *  - on-drift: report logs it once per thread per change and counts it (DriftDetected), and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * IRQ affinity on this machine for real (issue 6, tests 4 and 5):
+ * IRQ affinity on this machine for real:
  *  - eth0's receive IRQ (found through /sys/class/net/eth0/device → its PCI function's msi_irqs/
  *    and its name in /proc/interrupts) is moved by an irqs: rule (device: + action:), shown by
  *    ListIrqs, and restored when a reload removes the rule, or at exit with restore-on-exit;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * RPS/RFS/XPS on this machine for real (issue 6, test 3), with veth pairs of 4 rx and 4 tx
+ * RPS/RFS/XPS on this machine for real, with veth pairs of 4 rx and 4 tx
  * queues (there is no dummy driver here):
  *  - a net: rule (rps: a cpu-list, xps: a cpu-list divided among the tx queues) and rfs: in
  *    affinityd.yaml: every rx-N/rps_cpus, rx-N/rps_flow_cnt (rfs / 4, rounded up to a power of
@@ -461,7 +461,7 @@ static void wait_queue_state(
         }
 }
 
-/* Issue: renaming an interface lost its originals. Renamed to a name no rule covers, the veth
+/* Renaming an interface keeps its originals. Renamed to a name no rule covers, the veth
  * gets its originals back; renamed back, the rule applies again; renamed to another name the
  * rule covers, its original stays the true one: removing the rule gives that back. */
 START_TEST(test_net_rename) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * Restore (issue 5, test 5), on real processes: the originals (affinity and nice) are persisted
+ * Restore, on real processes: the originals (affinity and nice) are persisted
  * under the state dir before the first write, and given back
  *  - when a reload removes the policy that placed a process;
  *  - after a daemon restart: the first instance stops (restore-on-exit off, placements kept),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * Topology-aware placement by the real daemon on this machine (issue 4):
+ * Topology-aware placement by the real daemon on this machine:
  *  - a spread thread pool: each "wrk-*" thread its own CPU of the policy's set, round robin past
  *    the end, slots reused as threads exit, and the threads no rule matches kept off the CPUs
  *    handed to workers;
@@ -190,7 +190,7 @@ static void restore_cpu1(void) {
 
 /* ---- tests ---- */
 
-/* Issue test 3, first half: a spread thread pool on two cores. */
+/* A spread thread pool on two cores. */
 START_TEST(test_spread_pool) {
         Harness *h = harness_new();
         const char *name = harness_unique_name(h);
@@ -274,7 +274,7 @@ START_TEST(test_spread_pool) {
 }
 END_TEST
 
-/* Issue test 3, second half: two exclusive services, on the CPUs the plan gave each; a third
+/* Two exclusive services, on the CPUs the plan gave each; a third
  * finds nothing left and is pending with the reason. */
 START_TEST(test_exclusive_services) {
         Harness *h = harness_new();
@@ -337,7 +337,7 @@ START_TEST(test_exclusive_services) {
 }
 END_TEST
 
-/* Issue test 5, runtime half: machine-dependent failures are pending, with the planner's
+/* At run time, machine-dependent failures are pending, with the planner's
  * reasons on D-Bus; the daemon runs, and the other policies are in force. */
 START_TEST(test_pending_on_bus) {
         static const struct {
@@ -407,7 +407,7 @@ START_TEST(test_pending_on_bus) {
 }
 END_TEST
 
-/* Issue test 4: CPU 1 offline and back online while the daemon runs. */
+/* CPU 1 offline and back online while the daemon runs. */
 START_TEST(test_hotplug) {
         Harness *h = harness_new();
         const char *name_wide = harness_unique_name(h), *name_pool = harness_unique_name(h),
@@ -520,7 +520,7 @@ START_TEST(test_hotplug) {
 END_TEST
 
 /*
- * Issue 12, item 5: CPU 1 offline and back, many times, while processes are on CPU 1. While a
+ * CPU 1 offline and back, many times, while processes are on CPU 1. While a
  * CPU leaves or joins the active set, sched_getaffinity(2) reads a mask of it as empty: the
  * daemon once logged "Placed … on CPUs  (policy …)" and recorded that empty set as what the
  * kernel kept. No message may carry an empty set, and every process ends on its CPUs.

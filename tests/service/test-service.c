@@ -1243,7 +1243,7 @@ START_TEST(test_journal) {
 END_TEST
 
 /*
- * via: systemd (issue 5, test 7). A service started in the container is matched by its unit;
+ * via: systemd. A service started in the container is matched by its unit;
  * the daemon, run by the shipped unit as it is, sets AllowedCPUs=1 on it through
  * SetUnitProperties on the system bus. systemctl show reads
  * the property back; EffectiveCPUs tells whether the cgroup enforces it: where it does not
@@ -1317,7 +1317,7 @@ START_TEST(test_via_systemd) {
         ck_assert_str_eq(restored, original);
         assert_no_state_file();
 
-        /* Issue 5: the unit's original properties are persisted before the first write, so a
+        /* The unit's original properties are persisted before the first write, so a
          * daemon stopped without restore-on-exit and started again without the policy sets them
          * back and removes the file. */
         free(CHECKED("printf '%%s\\n' 'policies:' '  - name: via-unit' '    match:' '      unit: " VIA_UNIT

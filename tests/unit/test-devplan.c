@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests for lib/devplan (issue 6, test 2): the device plan made from the corpus topologies
+ * Tests for lib/devplan: the device plan made from the corpus topologies
  * ($AFFINITYD_CORPUS/topologies) and inventories built from the corpus /proc/interrupts dumps
  * ($AFFINITYD_CORPUS/interrupts) — spread order, near-node choice, masks beyond 64 CPUs,
  * exclusive holdings — and device_inventory_load() on a fixture tree standing in for /proc and

@@ -25,7 +25,7 @@
 #include "policy-yaml.h"
 #include "topology.h"
 
-/* six matchers, threads, the selector, four issue-4 scenarios, two issue-5 scenarios,
+/* six matchers, threads, the selector, four topology scenarios, two memory and unit ones,
  * affinityd.yaml (the demo is a config dir) */
 #define EXAMPLES_MIN 15U
 
@@ -268,7 +268,7 @@ START_TEST(test_demo_policy) {
 }
 END_TEST
 
-/* ---- the issue-4 scenarios, planned against the corpus topologies ------------------------- */
+/* ---- the topology scenarios, planned against the corpus topologies ----------------------- */
 
 /*
  * What each scenario example needs, and each corpus topology by hand (tests/corpus/topologies/

@@ -811,7 +811,7 @@ START_TEST(test_hand_2socket_exclusive) {
                 "cpu-list 8-9,12 overlaps CPUs 8-9 held by exclusive policy \"db\"",
                 "cpu-list 8-9,12 overlaps CPU 12 held by exclusive policy \"cache\"", NULL);
 
-        /* The issue's example: db holds 5 of node 1's 8 cores, 3 are left for a gateway wanting 8. */
+        /* db holds 5 of node 1's 8 cores; 3 are left for a gateway wanting 8. */
         config_add(d, "db", SEL(.nodes = "1", .cores = 5, .exclusive = true));
         config_add(d, "gateway", SEL(.nodes = "1", .cores = 8));
         ck_assert_int_eq(plan_new(d, t, &q), 0);
@@ -1052,7 +1052,7 @@ START_TEST(test_near_sysfs) {
 END_TEST
 
 /*
- * Issue 4, test 5 (the planning half): what can't be resolved on this machine is pending
+ * What can't be resolved on this machine is pending
  * with the reason: a node it lacks (test_nonexistent_node), a device it lacks, more cores
  * than it has. The counts come from sysfs, not from lib/topology.
  */
@@ -1362,7 +1362,7 @@ static void assert_spread_order(
 }
 
 /*
- * Issue 4, test 1: for every corpus topology, a policy set exercising each selector, planned,
+ * For every corpus topology, a policy set exercising each selector, planned,
  * with the invariants checked against what the topology says (not against the plan's own
  * bookkeeping): nothing offline, disallowed or reserved unless asked; one-per-core never
  * gives two siblings; cores: N gives N whole cores; exclusive sets are disjoint and withheld;
@@ -1655,7 +1655,7 @@ static void assert_memory(const Plan *p, const char *name, const char *expect) {
 }
 
 /*
- * Issue 5, test 4 (planning): nodes: local on multi-node machines is the nodes of the CPUs
+ * nodes: local on multi-node machines is the nodes of the CPUs
  * the policy was given; a node list is taken as written if every node exists, else pending.
  */
 START_TEST(test_memory_2socket) {

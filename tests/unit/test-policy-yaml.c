@@ -2421,7 +2421,7 @@ START_TEST(test_scheduler_errors) {
 }
 END_TEST
 
-/* Issue 5, test 2: real-time is refused without the opt-in, with file:line:column. */
+/* Real-time is refused without the opt-in, with file:line:column. */
 START_TEST(test_realtime_opt_in) {
         static const char rules[] = "policies:\n"                                             /* 1 */
                                     "  - name: audio\n"                                       /* 2 */
