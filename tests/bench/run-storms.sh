@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Fault storms the daemon must come through, kept as a suite so that it still does
-# (docs/security.md, "Fault suite"). Each runs the daemon of BUILDDIR (--bus=none, its own config and state directories)
-# and checks what must hold afterwards, printing one "ok"/"FAIL" line per check:
+# (docs/security.md, "Fault suite"). Each runs the daemon of BUILDDIR (--bus=none, its own
+# config and state directories) and checks what must hold afterwards, printing one "ok"/"FAIL"
+# line per check:
 #
 #   threads   a managed process creates and joins threads for 20 s (one "ephemeral" command at
 #             a time, as fast as it answers): every live thread on the policy's CPUs after;
