@@ -37,16 +37,10 @@
 #include "macro.h"
 #include "plan.h"
 #include "policy-yaml.h"
+#include "bus-names.h"
 #include "procfs.h"
 #include "threadstat.h"
 #include "topology.h"
-
-#define BUS_NAME      "org.affinityd1"
-#define BUS_PATH      "/org/affinityd1"
-#define BUS_INTERFACE "org.affinityd1.Manager"
-
-#define BUS_ERROR_NO_SUCH_PROCESS "org.affinityd1.Error.NoSuchProcess"
-#define BUS_ERROR_NOT_SUPPORTED   "org.affinityd1.Error.NotSupported"
 
 /* Reload replies only when the reload is done (a full rescan); systemd's ExecReload= has its
  * own timeout on top of this. */
@@ -175,7 +169,8 @@ static int bus_call(
         sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, BUS_PATH, interface, member);
+        r = sd_bus_message_new_method_call(
+                bus, &m, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, interface, member);
         if (r < 0)
                 return r;
         r = sd_bus_message_set_auto_start(m, false);
@@ -220,7 +215,8 @@ static const char *access_denied_reason(const sd_bus_error *error, char *buf, si
 /* Reports a failed call on stderr; returns the exit code for it. */
 static int explain_call_error(const char *what, int r, const sd_bus_error *error) {
         if (bus_error_not_running(error)) {
-                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n", BUS_NAME);
+                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n",
+                        AFFINITYD_BUS_NAME);
                 return EXIT_NOT_RUNNING;
         }
         if (sd_bus_error_has_name(error, SD_BUS_ERROR_ACCESS_DENIED)) {
@@ -760,7 +756,9 @@ static int verb_status(void) {
         if (r < 0)
                 return -r;
 
-        r = bus_call(bus, "org.freedesktop.DBus.Properties", "GetAll", BUS_INTERFACE, 0, &error, &reply);
+        r = bus_call(
+                bus, "org.freedesktop.DBus.Properties", "GetAll", AFFINITYD_BUS_INTERFACE, 0, &error,
+                &reply);
         if (r < 0) {
                 ret = explain_call_error("read the daemon's properties", r, &error);
                 goto finish;
@@ -772,7 +770,7 @@ static int verb_status(void) {
                 goto finish;
         }
 
-        r = bus_call(bus, BUS_INTERFACE, "ListPolicies", NULL, 0, &error, &policies);
+        r = bus_call(bus, AFFINITYD_BUS_INTERFACE, "ListPolicies", NULL, 0, &error, &policies);
         if (r < 0) {
                 ret = explain_call_error("list the daemon's policies", r, &error);
                 goto finish;
@@ -825,12 +823,12 @@ static int verb_reload(void) {
         if (r < 0)
                 return -r;
 
-        r = bus_call(bus, BUS_INTERFACE, "Reload", NULL, RELOAD_TIMEOUT_USEC, &error, NULL);
+        r = bus_call(bus, AFFINITYD_BUS_INTERFACE, "Reload", NULL, RELOAD_TIMEOUT_USEC, &error, NULL);
         if (r >= 0) {
                 if (arg_json)
                         puts("{\"reloaded\":true}");
                 ret = EXIT_OK;
-        } else if (sd_bus_error_has_name(&error, "org.affinityd1.Error.InvalidPolicy")) {
+        } else if (sd_bus_error_has_name(&error, AFFINITYD_ERROR_INVALID_POLICY)) {
                 const char *msg = error.message ?: "";
                 size_t l = strlen(msg);
 
@@ -943,7 +941,7 @@ static int call_list(const char *method, const char *what, sd_bus **ret_bus, sd_
         r = connect_or_explain(&bus);
         if (r < 0)
                 return -r;
-        r = bus_call(bus, BUS_INTERFACE, method, NULL, 0, &error, ret);
+        r = bus_call(bus, AFFINITYD_BUS_INTERFACE, method, NULL, 0, &error, ret);
         if (r < 0) {
                 r = explain_call_error(what, r, &error);
                 sd_bus_error_free(&error);
@@ -1521,7 +1519,8 @@ static int verb_explain(uint32_t pid) {
         if (r < 0)
                 return -r;
 
-        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Explain");
+        r = sd_bus_message_new_method_call(
+                bus, &m, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Explain");
         if (r >= 0)
                 r = sd_bus_message_set_auto_start(m, false);
         if (r >= 0)
@@ -1529,7 +1528,7 @@ static int verb_explain(uint32_t pid) {
         if (r >= 0)
                 r = sd_bus_call(bus, m, 0, &error, &reply);
         if (r < 0) {
-                if (sd_bus_error_has_name(&error, BUS_ERROR_NO_SUCH_PROCESS)) {
+                if (sd_bus_error_has_name(&error, AFFINITYD_ERROR_NO_SUCH_PROCESS)) {
                         fprintf(stderr, "%s\n", error.message ?: "No such process.");
                         ret = EXIT_NO_SUCH_PROCESS;
                 } else
@@ -1569,10 +1568,10 @@ static int verb_rescan(void) {
         if (r < 0)
                 return -r;
 
-        r = bus_call(bus, BUS_INTERFACE, "Rescan", NULL, RELOAD_TIMEOUT_USEC, &error, NULL);
+        r = bus_call(bus, AFFINITYD_BUS_INTERFACE, "Rescan", NULL, RELOAD_TIMEOUT_USEC, &error, NULL);
         if (r >= 0)
                 ret = EXIT_OK;
-        else if (sd_bus_error_has_name(&error, BUS_ERROR_NOT_SUPPORTED)) {
+        else if (sd_bus_error_has_name(&error, AFFINITYD_ERROR_NOT_SUPPORTED)) {
                 fprintf(stderr, "Rescan is not supported by this daemon: %s\n", error.message ?: error.name);
                 ret = EXIT_FAILURE_;
         } else if (explain_needs_root("rescan", &error))
@@ -1672,7 +1671,7 @@ static int sample_take(sd_bus *bus, Sample *ret) {
         Sample s = {};
         int r, ret_code = EXIT_FAILURE_;
 
-        r = bus_call(bus, BUS_INTERFACE, "ListProcesses", NULL, 0, &error, &reply);
+        r = bus_call(bus, AFFINITYD_BUS_INTERFACE, "ListProcesses", NULL, 0, &error, &reply);
         if (r < 0) {
                 ret_code = explain_call_error("list the daemon's processes", r, &error);
                 goto finish;
@@ -2125,10 +2124,11 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
                 fprintf(stderr, "Ignoring a malformed NameOwnerChanged signal: %s\n", strerror(-r));
                 return 0;
         }
-        if (!streq(name, BUS_NAME))
+        if (!streq(name, AFFINITYD_BUS_NAME))
                 return 0;
         if (new_owner[0] == 0) {
-                fprintf(stderr, "affinityd went away (%s has no owner); waiting for it\n", BUS_NAME);
+                fprintf(stderr, "affinityd went away (%s has no owner); waiting for it\n",
+                        AFFINITYD_BUS_NAME);
                 if (arg_json)
                         puts("{\"event\":\"daemon-gone\"}");
         } else if (old_owner[0] == 0) {
@@ -2147,7 +2147,7 @@ static int daemon_running(sd_bus *bus) {
 
         r = sd_bus_call_method(
                 bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-                NULL, &reply, "s", BUS_NAME);
+                NULL, &reply, "s", AFFINITYD_BUS_NAME);
         if (r >= 0)
                 r = sd_bus_message_read(reply, "b", &has);
         sd_bus_message_unref(reply);
@@ -2170,7 +2170,8 @@ static int verb_monitor(void) {
          * current owner, so they keep coming across restarts of the daemon. */
         for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
                 r = sd_bus_match_signal(
-                        bus, NULL, BUS_NAME, BUS_PATH, BUS_INTERFACE, signals[i], on_bus_signal, NULL);
+                        bus, NULL, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE,
+                        signals[i], on_bus_signal, NULL);
                 if (r < 0) {
                         fprintf(stderr, "Failed to subscribe to %s: %s\n", signals[i], strerror(-r));
                         goto finish;
@@ -2181,7 +2182,7 @@ static int verb_monitor(void) {
         r = sd_bus_add_match(
                 bus, NULL,
                 "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" BUS_NAME "'",
+                "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" AFFINITYD_BUS_NAME "'",
                 on_name_owner_changed, NULL);
         if (r < 0) {
                 fprintf(stderr, "Failed to subscribe to NameOwnerChanged: %s\n", strerror(-r));
@@ -2190,7 +2191,8 @@ static int verb_monitor(void) {
 
         r = daemon_running(bus);
         if (r == 0) {
-                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n", BUS_NAME);
+                fprintf(stderr, "affinityd is not running (nobody owns %s on the bus).\n",
+                        AFFINITYD_BUS_NAME);
                 ret = EXIT_NOT_RUNNING;
                 goto finish;
         }
@@ -2219,7 +2221,7 @@ static int verb_monitor(void) {
         }
 
         if (!arg_no_legend)
-                fprintf(stderr, "Monitoring the signals of %s; press Ctrl-C to stop.\n", BUS_NAME);
+                fprintf(stderr, "Monitoring the signals of %s; press Ctrl-C to stop.\n", AFFINITYD_BUS_NAME);
         r = sd_event_loop(event);
         if (r < 0) {
                 fprintf(stderr, "Failed to run the event loop: %s\n", strerror(-r));

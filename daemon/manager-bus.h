@@ -11,15 +11,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-names.h"
 #include "manager.h"
-
-#define AFFINITYD_BUS_NAME              "org.affinityd1"
-#define AFFINITYD_BUS_PATH              "/org/affinityd1"
-#define AFFINITYD_BUS_INTERFACE         "org.affinityd1.Manager"
-#define AFFINITYD_ERROR_INVALID_POLICY  "org.affinityd1.Error.InvalidPolicy"
-#define AFFINITYD_ERROR_NO_SUCH_PROCESS "org.affinityd1.Error.NoSuchProcess"
-#define AFFINITYD_ERROR_NOT_SUPPORTED   "org.affinityd1.Error.NotSupported"
-#define AFFINITYD_ERROR_BUSY            "org.affinityd1.Error.Busy"
 
 /*
  * The bus is served after the proc connector, CPU hotplug and every other placement source

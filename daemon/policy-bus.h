@@ -14,10 +14,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-names.h"
 #include "manager.h"
-
-#define AFFINITYD_POLICY_PATH_PREFIX "/org/affinityd1/policy"
-#define AFFINITYD_POLICY_INTERFACE   "org.affinityd1.Policy"
 
 /* The org.affinityd1.Policy vtable. Its userdata is the Manager; each getter looks the policy
  * up by the object path it is called on. */

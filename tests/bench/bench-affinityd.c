@@ -91,6 +91,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bench-probe.h"
+#include "bus-names.h"
 #include "macro.h"
 
 #define NSEC_PER_SEC  INT64_C(1000000000)
@@ -763,8 +764,8 @@ static void get_props(Props *ret) {
         int r;
 
         r = sd_bus_call_method(
-                B.bus, "org.affinityd1", "/org/affinityd1", "org.freedesktop.DBus.Properties", "GetAll",
-                &error, &reply, "s", "org.affinityd1.Manager");
+                B.bus, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                &error, &reply, "s", AFFINITYD_BUS_INTERFACE);
         if (r < 0)
                 die("GetAll: %s", error.message ?: strerror(-r));
         if (sd_bus_message_enter_container(reply, 'a', "{sv}") < 0)
@@ -1415,16 +1416,16 @@ static void start_flood(pid_t *pids, unsigned n, pid_t target, FloodCounts *coun
                                 sd_bus_message *reply = NULL;
                                 int r = k % 2 == 0
                                         ? sd_bus_call_method(
-                                                  b, "org.affinityd1", "/org/affinityd1",
-                                                  "org.affinityd1.Manager", "Explain", &e, &reply, "u",
+                                                  b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH,
+                                                  AFFINITYD_BUS_INTERFACE, "Explain", &e, &reply, "u",
                                                   (uint32_t)target)
                                         : sd_bus_call_method(
-                                                  b, "org.affinityd1", "/org/affinityd1",
-                                                  "org.affinityd1.Manager", "ListProcesses", &e, &reply, "");
+                                                  b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH,
+                                                  AFFINITYD_BUS_INTERFACE, "ListProcesses", &e, &reply, "");
 
                                 if (r >= 0)
                                         __atomic_fetch_add(&counts[i].ok, 1, __ATOMIC_RELAXED);
-                                else if (sd_bus_error_has_name(&e, "org.affinityd1.Error.Busy")) {
+                                else if (sd_bus_error_has_name(&e, AFFINITYD_ERROR_BUSY)) {
                                         __atomic_fetch_add(&counts[i].busy, 1, __ATOMIC_RELAXED);
                                         usleep(10 * 1000); /* a client that backs off a little */
                                 } else

@@ -1400,10 +1400,10 @@ void harness_get_props(Harness *h, ManagerProps *ret) {
         ck_assert_msg(h->bus, "not connected");
         drain_notify(h);
         r = sd_bus_call_method(
-                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, "org.freedesktop.DBus.Properties",
-                "GetAll", &error, &reply, "s", AFFINITYD_INTERFACE);
+                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                &error, &reply, "s", AFFINITYD_BUS_INTERFACE);
         ck_assert_msg(
-                r >= 0, "GetAll(%s) failed: %s: %s", AFFINITYD_INTERFACE, strna(error.name),
+                r >= 0, "GetAll(%s) failed: %s: %s", AFFINITYD_BUS_INTERFACE, strna(error.name),
                 strna(error.message));
 
         ck_assert(sd_bus_message_enter_container(reply, 'a', "{sv}") > 0);
@@ -1443,7 +1443,7 @@ void harness_get_props(Harness *h, ManagerProps *ret) {
 
         for (size_t i = 0; i < ELEMENTSOF(prop_defs); i++)
                 ck_assert_msg(
-                        seen[i], "property %s missing from %s", prop_defs[i].name, AFFINITYD_INTERFACE);
+                        seen[i], "property %s missing from %s", prop_defs[i].name, AFFINITYD_BUS_INTERFACE);
         if (!p.policy_files) {
                 p.policy_files = calloc(1, sizeof(char *));
                 ck_assert(p.policy_files);
@@ -1494,7 +1494,7 @@ size_t harness_list_processes(Harness *h, ProcessEntry **ret) {
 
         drain_notify(h);
         r = sd_bus_call_method(
-                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "ListProcesses",
+                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "ListProcesses",
                 &error, &reply, NULL);
         ck_assert_msg(r >= 0, "ListProcesses failed: %s: %s", strna(error.name), strna(error.message));
         r = sd_bus_message_enter_container(reply, 'a', "(usss)");
@@ -1543,7 +1543,7 @@ size_t harness_list_policies(Harness *h, PolicyEntry **ret) {
 
         drain_notify(h);
         r = sd_bus_call_method(
-                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "ListPolicies",
+                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "ListPolicies",
                 &error, &reply, NULL);
         ck_assert_msg(r >= 0, "ListPolicies failed: %s: %s", strna(error.name), strna(error.message));
         r = sd_bus_message_enter_container(reply, 'a', "(ssuss)");
@@ -1612,7 +1612,7 @@ int harness_reload(Harness *h, sd_bus_error *error) {
 
         drain_notify(h);
         r = sd_bus_call_method(
-                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "Reload", error,
+                h->bus, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Reload", error,
                 NULL, NULL);
         drain_notify(h);
         return r;
@@ -1655,14 +1655,14 @@ int harness_call_as_nobody(Harness *h, const char *member, char **ret_value, cha
                 }
                 if (streq(member, "Reload")) {
                         r = sd_bus_call_method(
-                                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "Reload",
+                                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Reload",
                                 &error, NULL, NULL);
                         if (r >= 0)
                                 snprintf(out, sizeof out, "OK ");
                 } else {
                         char *v = NULL;
                         r = sd_bus_get_property_string(
-                                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, member,
+                                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, member,
                                 &error, &v);
                         if (r >= 0)
                                 snprintf(out, sizeof out, "OK %s", v);

@@ -32,9 +32,7 @@
 /* Failure bound of every wait. */
 #define HARNESS_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
-#define AFFINITYD_BUS_NAME    "org.affinityd1"
-#define AFFINITYD_OBJECT_PATH "/org/affinityd1"
-#define AFFINITYD_INTERFACE   "org.affinityd1.Manager"
+#include "bus-names.h" /* AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, … */
 
 #define NOBODY_UID  65534
 #define NOGROUP_GID 65534

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
-#define DEST "org.affinityd1"
+#include "bus-names.h"
 
 static void print_error(const sd_bus_error *e, int r) {
         printf("ERR %s\t%s\n", e->name ? e->name : "(errno)", e->message ? e->message : strerror(-r));
@@ -108,7 +108,8 @@ static void do_get(sd_bus *b, char **w) {
         int r;
 
         r = sd_bus_call_method(
-                b, DEST, w[0], "org.freedesktop.DBus.Properties", "Get", &e, &reply, "ss", w[1], w[2]);
+                b, AFFINITYD_BUS_NAME, w[0], "org.freedesktop.DBus.Properties", "Get", &e, &reply, "ss",
+                w[1], w[2]);
         if (r < 0) {
                 print_error(&e, r);
                 sd_bus_error_free(&e);
@@ -133,7 +134,8 @@ static void do_getall(sd_bus *b, char **w) {
         int r;
 
         r = sd_bus_call_method(
-                b, DEST, w[0], "org.freedesktop.DBus.Properties", "GetAll", &e, &reply, "s", w[1]);
+                b, AFFINITYD_BUS_NAME, w[0], "org.freedesktop.DBus.Properties", "GetAll", &e, &reply, "s",
+                w[1]);
         if (r < 0) {
                 print_error(&e, r);
                 sd_bus_error_free(&e);
@@ -172,9 +174,10 @@ static void do_call(sd_bus *b, char **w, int n_words) {
 
         if (n_words == 4)
                 r = sd_bus_call_method(
-                        b, DEST, w[0], w[1], w[2], &e, &reply, "u", (uint32_t)strtoul(w[3], NULL, 10));
+                        b, AFFINITYD_BUS_NAME, w[0], w[1], w[2], &e, &reply, "u",
+                        (uint32_t)strtoul(w[3], NULL, 10));
         else
-                r = sd_bus_call_method(b, DEST, w[0], w[1], w[2], &e, &reply, NULL);
+                r = sd_bus_call_method(b, AFFINITYD_BUS_NAME, w[0], w[1], w[2], &e, &reply, NULL);
         if (r < 0) {
                 print_error(&e, r);
                 sd_bus_error_free(&e);
@@ -211,7 +214,8 @@ static void do_introspect(sd_bus *b, char **w) {
         int r;
 
         r = sd_bus_call_method(
-                b, DEST, w[0], "org.freedesktop.DBus.Introspectable", "Introspect", &e, &reply, NULL);
+                b, AFFINITYD_BUS_NAME, w[0], "org.freedesktop.DBus.Introspectable", "Introspect", &e, &reply,
+                NULL);
         if (r < 0) {
                 print_error(&e, r);
                 sd_bus_error_free(&e);

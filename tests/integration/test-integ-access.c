@@ -23,8 +23,7 @@
 #include "harness.h"
 #include "macro.h"
 
-#define MANAGER          AFFINITYD_OBJECT_PATH " " AFFINITYD_INTERFACE
-#define POLICY_IFACE     "org.affinityd1.Policy"
+#define MANAGER          AFFINITYD_BUS_PATH " " AFFINITYD_BUS_INTERFACE
 #define ACCESS_DENIED    "org.freedesktop.DBus.Error.AccessDenied"
 #define BUS_REJECTED     "Rejected send message" /* how dbus-daemon words a refusal by its policy */
 #define BUS_OWN_REJECTED "due to security policies in the configuration file"
@@ -209,13 +208,13 @@ static void check_access(bool bus_policy) {
         _cleanup_strv_free_ char **names = NULL, **policy_names = NULL;
         const char *const reads[] = {
                 "getall " MANAGER,
-                "getall /org/affinityd1/policy/web " POLICY_IFACE,
+                "getall /org/affinityd1/policy/web " AFFINITYD_POLICY_INTERFACE,
                 "call " MANAGER " ListPolicies",
                 "call " MANAGER " ListProcesses",
                 "call " MANAGER " ListIrqs",
                 "call " MANAGER " ListNetQueues",
                 explain,
-                "introspect " AFFINITYD_OBJECT_PATH,
+                "introspect " AFFINITYD_BUS_PATH,
                 "introspect /org/affinityd1/policy",
                 NULL,
         };
@@ -266,7 +265,8 @@ static void check_access(bool bus_policy) {
                 }
                 STRV_FOREACH (x, policy_names) {
                         ck_assert(n < ELEMENTSOF(gets) - 1);
-                        owned[n] = xasprintf("get /org/affinityd1/policy/web " POLICY_IFACE " %s", *x);
+                        owned[n] = xasprintf(
+                                "get /org/affinityd1/policy/web " AFFINITYD_POLICY_INTERFACE " %s", *x);
                         gets[n] = owned[n];
                         n++;
                 }
@@ -299,16 +299,16 @@ static void check_access(bool bus_policy) {
         arg_address = xasprintf("--address=%s", harness_bus_address(h));
         r = harness_run(
                 h, true, &out, &err,
-                ARGS("busctl", arg_address, "get-property", AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH,
-                     AFFINITYD_INTERFACE, "State"));
+                ARGS("busctl", arg_address, "get-property", AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH,
+                     AFFINITYD_BUS_INTERFACE, "State"));
         ck_assert_msg(r == 0, "busctl get-property as nobody exited %d: %s", r, err);
         ck_assert_msg(strstr(out, "s \"running\""), "busctl get-property State as nobody: %s", out);
         free(out);
         free(err);
         r = harness_run(
                 h, true, &out, &err,
-                ARGS("busctl", arg_address, "call", AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH,
-                     AFFINITYD_INTERFACE, "Reload"));
+                ARGS("busctl", arg_address, "call", AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH,
+                     AFFINITYD_BUS_INTERFACE, "Reload"));
         ck_assert_msg(r != 0, "busctl call Reload as nobody succeeded: %s", out);
         /* busctl shows the error as strerror(EACCES) of its name. */
         ck_assert_msg(

@@ -47,10 +47,8 @@
 #include "harness.h"
 #include "macro.h"
 
-#define POLICY_PREFIX    "/org/affinityd1/policy"
-#define POLICY_INTERFACE "org.affinityd1.Policy"
-#define PROPS_INTERFACE  "org.freedesktop.DBus.Properties"
-#define CPUSET_ROOT      "/sys/fs/cgroup/cpuset"
+#define PROPS_INTERFACE "org.freedesktop.DBus.Properties"
+#define CPUSET_ROOT     "/sys/fs/cgroup/cpuset"
 
 /* The cpuset cgroup of this run (PlacementFailed), named in main() before the tests fork. */
 static char cgroup_name[64];
@@ -177,7 +175,7 @@ static sd_bus *connect_bus(Harness *h) {
 /* Calls a Manager method with no arguments and no reply; returns r, the error into *error. */
 static int call_void(sd_bus *b, const char *member, sd_bus_error *error) {
         return sd_bus_call_method(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, member, error, NULL,
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, member, error, NULL,
                 NULL);
 }
 
@@ -315,7 +313,7 @@ static char **props_strv(const Props *ps, const char *name) {
 }
 
 static void manager_props(sd_bus *b, Props *ret) {
-        props_read(b, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, ret);
+        props_read(b, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, ret);
 }
 
 static uint64_t manager_t(sd_bus *b, const char *name) {
@@ -330,7 +328,7 @@ static uint64_t manager_t(sd_bus *b, const char *name) {
 
 static char *policy_path(const char *name) {
         char *p = NULL;
-        ck_assert_int_ge(sd_bus_path_encode(POLICY_PREFIX, name, &p), 0);
+        ck_assert_int_ge(sd_bus_path_encode(AFFINITYD_POLICY_PATH_PREFIX, name, &p), 0);
         return p;
 }
 
@@ -472,11 +470,10 @@ static void signals_subscribe(Harness *h, Signals *s) {
 
         *s = (Signals){.bus = connect_bus(h)};
         r = sd_bus_match_signal(
-                s->bus, NULL, NULL, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, NULL, on_signal, s);
+                s->bus, NULL, NULL, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, NULL, on_signal, s);
         ck_assert_msg(r >= 0, "sd_bus_match_signal: %s", strerror(-r));
         r = sd_bus_match_signal(
-                s->bus, NULL, NULL, AFFINITYD_OBJECT_PATH, PROPS_INTERFACE, "PropertiesChanged", on_signal,
-                s);
+                s->bus, NULL, NULL, AFFINITYD_BUS_PATH, PROPS_INTERFACE, "PropertiesChanged", on_signal, s);
         ck_assert_msg(r >= 0, "sd_bus_match_signal: %s", strerror(-r));
 }
 
@@ -624,7 +621,7 @@ static bool changes_property(sd_bus_message *m, const void *userdata) {
         int r;
 
         ck_assert_int_gt(sd_bus_message_read(m, "s", &iface), 0);
-        if (!streq(iface, AFFINITYD_INTERFACE))
+        if (!streq(iface, AFFINITYD_BUS_INTERFACE))
                 return false;
         ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', "{sv}"), 0);
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
@@ -848,7 +845,7 @@ static int explain(sd_bus *b, pid_t pid, Explanation *ret, sd_bus_error *error) 
         int r;
 
         r = sd_bus_call_method(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "Explain", error, &reply,
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Explain", error, &reply,
                 "u", (uint32_t)pid);
         if (r < 0)
                 return r;
@@ -1124,17 +1121,19 @@ START_TEST(test_api_introspection) {
         harness_start_daemon(h);
         b = connect_bus(h);
 
-        xml = introspect(b, AFFINITYD_OBJECT_PATH);
-        iface = xml_interface(xml, AFFINITYD_INTERFACE);
-        ck_assert_msg(iface, "%s has no interface %s:\n%s", AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, xml);
+        xml = introspect(b, AFFINITYD_BUS_PATH);
+        iface = xml_interface(xml, AFFINITYD_BUS_INTERFACE);
+        ck_assert_msg(
+                iface, "%s has no interface %s:\n%s", AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, xml);
         assert_properties(
-                iface, AFFINITYD_INTERFACE, manager_property_defs, ELEMENTSOF(manager_property_defs));
+                iface, AFFINITYD_BUS_INTERFACE, manager_property_defs, ELEMENTSOF(manager_property_defs));
 
         for (size_t i = 0; i < ELEMENTSOF(manager_method_defs); i++) {
                 _cleanup_free_ char *m = xml_member(iface, "method", manager_method_defs[i].name);
                 char in[256], out[256];
 
-                ck_assert_msg(m, "%s has no method %s", AFFINITYD_INTERFACE, manager_method_defs[i].name);
+                ck_assert_msg(
+                        m, "%s has no method %s", AFFINITYD_BUS_INTERFACE, manager_method_defs[i].name);
                 xml_args(m, "in", in, sizeof in);
                 xml_args(m, "out", out, sizeof out);
                 ck_assert_msg(
@@ -1148,7 +1147,8 @@ START_TEST(test_api_introspection) {
                 _cleanup_free_ char *m = xml_member(iface, "signal", manager_signal_defs[i].name);
                 char sig[256];
 
-                ck_assert_msg(m, "%s has no signal %s", AFFINITYD_INTERFACE, manager_signal_defs[i].name);
+                ck_assert_msg(
+                        m, "%s has no signal %s", AFFINITYD_BUS_INTERFACE, manager_signal_defs[i].name);
                 xml_args(m, NULL, sig, sizeof sig);
                 ck_assert_msg(
                         streq(sig, manager_signal_defs[i].signature),
@@ -1160,14 +1160,14 @@ START_TEST(test_api_introspection) {
         /* The policy objects hang below /org/affinityd1/policy. */
         nodes = xml_child_nodes(xml);
         ck_assert_msg(
-                strv_has(nodes, "policy"), "%s has no child node \"policy\":\n%s", AFFINITYD_OBJECT_PATH,
-                xml);
+                strv_has(nodes, "policy"), "%s has no child node \"policy\":\n%s", AFFINITYD_BUS_PATH, xml);
 
         path = policy_path("db-primary.1");
         pxml = introspect(b, path);
-        piface = xml_interface(pxml, POLICY_INTERFACE);
-        ck_assert_msg(piface, "%s has no interface %s:\n%s", path, POLICY_INTERFACE, pxml);
-        assert_properties(piface, POLICY_INTERFACE, policy_property_defs, ELEMENTSOF(policy_property_defs));
+        piface = xml_interface(pxml, AFFINITYD_POLICY_INTERFACE);
+        ck_assert_msg(piface, "%s has no interface %s:\n%s", path, AFFINITYD_POLICY_INTERFACE, pxml);
+        assert_properties(
+                piface, AFFINITYD_POLICY_INTERFACE, policy_property_defs, ELEMENTSOF(policy_property_defs));
         ck_assert_uint_eq(count_elements(piface, "method"), 0);
         ck_assert_uint_eq(count_elements(piface, "signal"), 0);
 
@@ -1462,7 +1462,7 @@ START_TEST(test_api_lists) {
         /* ListIrqs: the numeric IRQs of /proc/interrupts, in order; no rule covers any. */
         n_irqs = proc_irq_numbers(&irqs);
         r = sd_bus_call_method(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "ListIrqs", &error,
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "ListIrqs", &error,
                 &reply, NULL);
         ck_assert_msg(r >= 0, "ListIrqs failed: %s: %s", strna(error.name), strna(error.message));
         ck_assert_int_gt(sd_bus_message_enter_container(reply, 'a', "(ussssss)"), 0);
@@ -1490,7 +1490,7 @@ START_TEST(test_api_lists) {
 
         /* ListNetQueues: eth0's rx-0 rps row holds what rx-0/rps_cpus holds. */
         r = sd_bus_call_method(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "ListNetQueues", &error,
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "ListNetQueues", &error,
                 &reply, NULL);
         ck_assert_msg(r >= 0, "ListNetQueues failed: %s: %s", strna(error.name), strna(error.message));
         ck_assert_int_gt(sd_bus_message_enter_container(reply, 'a', "(ssssuss)"), 0);
@@ -1897,9 +1897,9 @@ START_TEST(test_api_served_during_storm) {
                 usleep(1000);
         ck_assert_int_ge(
                 sd_bus_call_method_async(
-                        b, &slot, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH,
-                        "org.freedesktop.DBus.Properties", "Get", on_events_received, &answered, "ss",
-                        AFFINITYD_INTERFACE, "EventsReceived"),
+                        b, &slot, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, "org.freedesktop.DBus.Properties",
+                        "Get", on_events_received, &answered, "ss", AFFINITYD_BUS_INTERFACE,
+                        "EventsReceived"),
                 0);
         ck_assert_int_ge(sd_bus_flush(b), 0);
         backlog = 2 * __atomic_load_n(forks, __ATOMIC_RELAXED);
@@ -2185,7 +2185,7 @@ START_TEST(test_api_policy_objects) {
         Child *c;
         int r;
 
-        ck_assert_str_eq(db_path, POLICY_PREFIX "/db_2dprimary_2e1");
+        ck_assert_str_eq(db_path, AFFINITYD_POLICY_PATH_PREFIX "/db_2dprimary_2e1");
         file = xstrdup(harness_write_policy(
                 h, "10-db.yaml",
                 "policies:\n"
@@ -2202,14 +2202,14 @@ START_TEST(test_api_policy_objects) {
         harness_wait_listed(h, c->pid, "db-primary.1");
 
         /* Enumeration: the child nodes of /org/affinityd1/policy are the escaped names. */
-        xml = introspect(b, POLICY_PREFIX);
+        xml = introspect(b, AFFINITYD_POLICY_PATH_PREFIX);
         nodes = xml_child_nodes(xml);
         {
                 _cleanup_free_ char *text = strv_text(nodes);
                 ck_assert_msg(
                         strv_len(nodes) == 3 && strv_has(nodes, "db_2dprimary_2e1") &&
                                 strv_has(nodes, "ghost") && strv_has(nodes, "integ_2dmarker"),
-                        "the nodes below %s are %s", POLICY_PREFIX, text);
+                        "the nodes below %s are %s", AFFINITYD_POLICY_PATH_PREFIX, text);
         }
         /* busctl tree shows them too. */
         arg_address = xasprintf("--address=%s", harness_bus_address(h));
@@ -2221,7 +2221,7 @@ START_TEST(test_api_policy_objects) {
                 "busctl tree does not show the policies:\n%s", out);
 
         /* A resolved policy. */
-        props_read(b, db_path, POLICY_INTERFACE, &p);
+        props_read(b, db_path, AFFINITYD_POLICY_INTERFACE, &p);
         ck_assert_str_eq(props_str(&p, "Name"), "db-primary.1");
         ck_assert_str_eq(props_str(&p, "File"), file);
         ck_assert_uint_eq(props_get(&p, "Line", "u")->num, 2);
@@ -2236,7 +2236,7 @@ START_TEST(test_api_policy_objects) {
         props_done(&p);
 
         /* A pending one. */
-        props_read(b, ghost_path, POLICY_INTERFACE, &p);
+        props_read(b, ghost_path, AFFINITYD_POLICY_INTERFACE, &p);
         ck_assert_str_eq(props_str(&p, "Name"), "ghost");
         ck_assert_str_eq(props_str(&p, "File"), file);
         ck_assert_uint_eq(props_get(&p, "Line", "u")->num, 5);
@@ -2250,7 +2250,7 @@ START_TEST(test_api_policy_objects) {
         props_done(&p);
 
         /* No object for a name that isn't a policy. */
-        r = props_read_full(b, new_path, POLICY_INTERFACE, &p, &error);
+        r = props_read_full(b, new_path, AFFINITYD_POLICY_INTERFACE, &p, &error);
         ck_assert_msg(r < 0, "%s exists before its policy does", new_path);
         ck_assert_str_eq(error.name, "org.freedesktop.DBus.Error.UnknownObject");
         sd_bus_error_free(&error);
@@ -2258,7 +2258,7 @@ START_TEST(test_api_policy_objects) {
         /* The process exits: no longer among the matched PIDs. */
         child_kill(c);
         harness_barrier(h);
-        props_read(b, db_path, POLICY_INTERFACE, &p);
+        props_read(b, db_path, AFFINITYD_POLICY_INTERFACE, &p);
         ck_assert_uint_eq(props_get(&p, "MatchedPIDs", "au")->n_au, 0);
         props_done(&p);
 
@@ -2272,7 +2272,7 @@ START_TEST(test_api_policy_objects) {
                 name, node1);
         call_ok(h, b, "Reload");
         free(xml);
-        xml = introspect(b, POLICY_PREFIX);
+        xml = introspect(b, AFFINITYD_POLICY_PATH_PREFIX);
         strv_free(nodes);
         nodes = xml_child_nodes(xml);
         {
@@ -2280,12 +2280,12 @@ START_TEST(test_api_policy_objects) {
                 ck_assert_msg(
                         strv_len(nodes) == 2 && strv_has(nodes, "new_20one") &&
                                 strv_has(nodes, "integ_2dmarker"),
-                        "the nodes below %s after the reload are %s", POLICY_PREFIX, text);
+                        "the nodes below %s after the reload are %s", AFFINITYD_POLICY_PATH_PREFIX, text);
         }
-        r = props_read_full(b, db_path, POLICY_INTERFACE, &p, &error);
+        r = props_read_full(b, db_path, AFFINITYD_POLICY_INTERFACE, &p, &error);
         ck_assert_msg(r < 0, "%s still exists after a reload removed it", db_path);
         sd_bus_error_free(&error);
-        props_read(b, new_path, POLICY_INTERFACE, &p);
+        props_read(b, new_path, AFFINITYD_POLICY_INTERFACE, &p);
         ck_assert_str_eq(props_str(&p, "Name"), "new one");
         ck_assert_msg(
                 strstr(props_str(&p, "Selector"), "nodes") && props_str(&p, "Selector")[0] == '{',
@@ -2293,7 +2293,7 @@ START_TEST(test_api_policy_objects) {
         ck_assert_str_eq(props_str(&p, "PendingReason"), "");
         ck_assert_str_ne(props_str(&p, "CPUs"), "");
         props_done(&p);
-        props_read(b, marker_path, POLICY_INTERFACE, &p);
+        props_read(b, marker_path, AFFINITYD_POLICY_INTERFACE, &p);
         ck_assert_str_eq(props_str(&p, "Name"), "integ-marker");
         props_done(&p);
 

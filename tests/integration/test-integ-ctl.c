@@ -237,7 +237,7 @@ static size_t count_list(sd_bus *b, const char *method, const char *element) {
         int r;
 
         r = sd_bus_call_method(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, method, &error, &reply,
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, method, &error, &reply,
                 "");
         ck_assert_msg(r >= 0, "%s: %s", method, error.message);
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', element), 0);

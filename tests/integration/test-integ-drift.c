@@ -48,7 +48,7 @@ static uint64_t get_counter(Harness *h, const char *name) {
         ck_assert_int_ge(sd_bus_set_bus_client(b, 1), 0);
         ck_assert_int_ge(sd_bus_start(b), 0);
         r = sd_bus_get_property_trivial(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, name, &error, 't', &v);
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, name, &error, 't', &v);
         ck_assert_msg(r >= 0, "Get(%s) failed: %s: %s", name, strna(error.name), strna(error.message));
         sd_bus_error_free(&error);
         sd_bus_flush_close_unref(b);

@@ -24,9 +24,6 @@
 #include "harness.h"
 #include "macro.h"
 
-#define POLICY_PREFIX    "/org/affinityd1/policy"
-#define POLICY_INTERFACE "org.affinityd1.Policy"
-
 /* ---- helpers ---- */
 
 static char *read_all_fd(int fd) {
@@ -194,7 +191,7 @@ static char *introspect(sd_bus *bus, const char *path) {
 static char *policy_path(const char *name) {
         char *p = NULL;
 
-        ck_assert_int_ge(sd_bus_path_encode(POLICY_PREFIX, name, &p), 0);
+        ck_assert_int_ge(sd_bus_path_encode(AFFINITYD_POLICY_PATH_PREFIX, name, &p), 0);
         return p;
 }
 
@@ -204,7 +201,7 @@ static char *get_string(sd_bus *bus, const char *path, const char *property) {
         int r;
 
         r = sd_bus_get_property_string(
-                bus, AFFINITYD_BUS_NAME, path, POLICY_INTERFACE, property, &error, &v);
+                bus, AFFINITYD_BUS_NAME, path, AFFINITYD_POLICY_INTERFACE, property, &error, &v);
         ck_assert_msg(r >= 0, "%s %s: %s", path, property, error.message);
         return v;
 }
@@ -215,7 +212,7 @@ static uint32_t get_u32(sd_bus *bus, const char *path, const char *property) {
         int r;
 
         r = sd_bus_get_property_trivial(
-                bus, AFFINITYD_BUS_NAME, path, POLICY_INTERFACE, property, &error, 'u', &v);
+                bus, AFFINITYD_BUS_NAME, path, AFFINITYD_POLICY_INTERFACE, property, &error, 'u', &v);
         ck_assert_msg(r >= 0, "%s %s: %s", path, property, error.message);
         return v;
 }
@@ -229,7 +226,8 @@ static bool matched_pids_contain(sd_bus *bus, const char *path, pid_t pid) {
         int r;
 
         r = sd_bus_get_property(
-                bus, AFFINITYD_BUS_NAME, path, POLICY_INTERFACE, "MatchedPIDs", &error, &reply, "au");
+                bus, AFFINITYD_BUS_NAME, path, AFFINITYD_POLICY_INTERFACE, "MatchedPIDs", &error, &reply,
+                "au");
         ck_assert_msg(r >= 0, "%s MatchedPIDs: %s", path, error.message);
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "u"), 0);
         while ((r = sd_bus_message_read(reply, "u", &v)) > 0) {
@@ -250,7 +248,7 @@ static char *property_error(sd_bus *bus, const char *path, const char *property)
         int r;
 
         r = sd_bus_get_property_string(
-                bus, AFFINITYD_BUS_NAME, path, POLICY_INTERFACE, property, &error, &v);
+                bus, AFFINITYD_BUS_NAME, path, AFFINITYD_POLICY_INTERFACE, property, &error, &v);
         return r >= 0 ? NULL : strdup(error.name);
 }
 
@@ -346,7 +344,7 @@ START_TEST(test_policy_objects) {
         harness_wait_listed(h, c->pid, "db");
 
         /* One node per policy (and the marker policy of the harness), escaped. */
-        tree = introspect(bus, POLICY_PREFIX);
+        tree = introspect(bus, AFFINITYD_POLICY_PATH_PREFIX);
         ck_assert_msg(has_child_node(tree, strrchr(db, '/') + 1), "%s", tree);
         ck_assert_msg(has_child_node(tree, strrchr(web, '/') + 1), "%s", tree);
         ck_assert_msg(has_child_node(tree, strrchr(far, '/') + 1), "%s", tree);
@@ -403,9 +401,10 @@ START_TEST(test_policy_objects) {
         /* Paths that are no policy's object. */
         {
                 const char *bad[] = {
-                        POLICY_PREFIX "/nosuchpolicy",
-                        POLICY_PREFIX "/_64b", /* "db", but not as sd_bus_path_encode() writes it */
-                        POLICY_PREFIX "/db/x",
+                        AFFINITYD_POLICY_PATH_PREFIX "/nosuchpolicy",
+                        AFFINITYD_POLICY_PATH_PREFIX
+                        "/_64b", /* "db", but not as sd_bus_path_encode() writes it */
+                        AFFINITYD_POLICY_PATH_PREFIX "/db/x",
                 };
                 for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                         free(err), err = property_error(bus, bad[i], "Name");
@@ -420,7 +419,7 @@ START_TEST(test_policy_objects) {
         free(err), err = property_error(bus, far, "Name");
         ck_assert_msg(err, "%s still there after the reload", far);
         ck_assert_str_eq(err, "org.freedesktop.DBus.Error.UnknownObject");
-        free(tree), tree = introspect(bus, POLICY_PREFIX);
+        free(tree), tree = introspect(bus, AFFINITYD_POLICY_PATH_PREFIX);
         ck_assert_msg(!has_child_node(tree, "far"), "%s", tree);
         ck_assert_msg(has_child_node(tree, "db"), "%s", tree);
         ck_assert_msg(

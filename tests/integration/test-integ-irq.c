@@ -284,7 +284,7 @@ static uint64_t get_counter(Harness *h, const char *name) {
         int r;
 
         r = sd_bus_get_property_trivial(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, name, &error, 't', &v);
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, name, &error, 't', &v);
         ck_assert_msg(r >= 0, "Get(%s) failed: %s: %s", name, strna(error.name), strna(error.message));
         sd_bus_error_free(&error);
         sd_bus_flush_close_unref(b);
@@ -318,7 +318,7 @@ static IrqEntry list_irq(Harness *h, unsigned irq) {
         int r;
 
         r = sd_bus_call_method(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "ListIrqs", &error,
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "ListIrqs", &error,
                 &reply, "");
         ck_assert_msg(r >= 0, "ListIrqs failed: %s: %s", strna(error.name), strna(error.message));
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(ussssss)"), 0);

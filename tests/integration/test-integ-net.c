@@ -249,7 +249,7 @@ static size_t list_queues(Harness *h, QueueEntry **ret) {
         ck_assert_int_ge(sd_bus_set_bus_client(b, 1), 0);
         ck_assert_int_ge(sd_bus_start(b), 0);
         r = sd_bus_call_method(
-                b, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "ListNetQueues", &error,
+                b, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "ListNetQueues", &error,
                 &reply, "");
         ck_assert_msg(r >= 0, "ListNetQueues failed: %s: %s", strna(error.name), strna(error.message));
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(ssssuss)"), 0);
@@ -590,7 +590,7 @@ START_TEST(test_net_link_events_filtered) {
                 ck_assert_int_ge(sd_bus_start(bus), 0);
                 ck_assert_int_ge(
                         sd_bus_get_property_trivial(
-                                bus, AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE,
+                                bus, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE,
                                 "DeviceEvents", &error, 't', &events),
                         0);
                 sd_bus_error_free(&error);

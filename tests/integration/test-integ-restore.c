@@ -52,7 +52,7 @@ static uint64_t restores(Harness *h) {
         int r;
 
         r = sd_bus_get_property_trivial(
-                harness_bus(h), AFFINITYD_BUS_NAME, AFFINITYD_OBJECT_PATH, AFFINITYD_INTERFACE, "Restores",
+                harness_bus(h), AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Restores",
                 &error, 't', &v);
         ck_assert_msg(r >= 0, "Get(Restores) failed: %s", strna(error.message));
         sd_bus_error_free(&error);

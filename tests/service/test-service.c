@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus-names.h"
 #include "config.h"
 #include "macro.h"
 
@@ -64,7 +65,7 @@
  * prefix. Below /usr it would be read-only in the container (the overlay): a tmpfs is put there. */
 #define CONF_DIR    AFFINITYD_CONF_DIR
 #define POLICY_FILE CONF_DIR "/policy.d/50-probe.yaml"
-#define BUS_ARGS    "org.affinityd1 /org/affinityd1 org.affinityd1.Manager"
+#define BUS_ARGS    AFFINITYD_BUS_NAME " " AFFINITYD_BUS_PATH " " AFFINITYD_BUS_INTERFACE
 /* Runs the rest of a shell command as nobody/nogroup, without supplementary groups. */
 #define AS_NOBODY "setpriv --reuid=65534 --regid=65534 --clear-groups "
 /* The journal MESSAGE_IDs of daemon/log.h, spelled out: they are a documented, stable interface
