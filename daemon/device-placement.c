@@ -354,18 +354,6 @@ static const char *device_irq_identity(const DeviceIrq *irq) {
         return irq->identity ?: strempty(irq->actions);
 }
 
-/* The identity of line l of /proc/interrupts, as lib/devplan.c makes DeviceIrq.identity: "CHIP
- * HWIRQ", or "CHIP ACTIONS" without a hwirq column, a missing or blank part left out with its
- * blank. NULL on OOM. */
-static char *interrupt_line_identity(const InterruptLine *l) {
-        const char *chip = l->chip ?: "", *second = l->hwirq ?: (l->actions ?: "");
-        char *s = NULL;
-
-        if (asprintf(&s, "%s%s%s", chip, *chip && *second ? " " : "", second) < 0)
-                return NULL;
-        return s;
-}
-
 /* "IRQ 38 (virtio2-input.0)", "vt0 rx-1 rps_cpus", ... into buf. */
 static const char *target_describe(const Target *t, char *buf, size_t size) {
         switch (t->kind) {
@@ -1834,8 +1822,7 @@ static TargetPresence irq_presence_now(DevicePlacement *d, const Target *t, Drif
 
         if (!l)
                 return irq_dir_exists(d, t->irq) ? TARGET_UNVERIFIABLE : TARGET_GONE;
-        identity = interrupt_line_identity(l);
-        if (!identity)
+        if (device_inventory_irq_identity(l, &identity) < 0)
                 return TARGET_UNVERIFIABLE;
         return streq(identity, t->identity) ? TARGET_PRESENT : TARGET_GONE;
 }

@@ -12,16 +12,6 @@
 #include "state.h"
 #include "unit-placement.h"
 
-static int tid_compare(const void *a, const void *b) {
-        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-        return x < y ? -1 : x > y;
-}
-
-static TrackedThread *find_thread(TrackedProcess *p, pid_t tid) {
-        void **node = tfind(&tid, &p->threads, tid_compare);
-        return node ? *node : NULL;
-}
-
 typedef struct SaveContext {
         const TrackedProcess *process;
         StateProcess *state;
@@ -147,7 +137,7 @@ static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
         RestoreContext *c = userdata;
         const StateProcess *s = c->state;
         const StateThread *st = state_process_find_thread(s, tid);
-        const TrackedThread *t = c->tracked ? find_thread(c->tracked, tid) : NULL;
+        const TrackedThread *t = c->tracked ? tracked_process_thread(c->tracked, tid) : NULL;
         const CpuSet *affinity = NULL;
         const ThreadSched *sched = NULL;
         int r;
@@ -246,15 +236,10 @@ int manager_state_recover(Manager *m) {
         return 0;
 }
 
-static TrackedProcess *find_process(Manager *m, pid_t pid) {
-        void **node = tfind(&pid, &m->processes, tid_compare);
-        return node ? *node : NULL;
-}
-
 void manager_state_finish_recovery(Manager *m) {
         for (size_t i = 0; i < m->n_recovered; i++) {
                 StateProcess *s = &m->recovered[i];
-                TrackedProcess *p = find_process(m, s->pid);
+                TrackedProcess *p = manager_find_process(m, s->pid);
                 RestoreContext c = {.state = s};
                 int r;
 
