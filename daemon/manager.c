@@ -31,6 +31,7 @@
 #include "policy-bus.h"
 #include "policy-yaml.h"
 #include "procfs.h"
+#include "thread-placement.h"
 #include "threadstat.h"
 #include "unit-placement.h"
 
@@ -492,18 +493,6 @@ static void place_context_done(PlaceContext *ctx) {
         ctx->error_text = mfree(ctx->error_text);
 }
 
-/* The spread order of pp's spread rules (every spread rule of a policy spreads over the same
- * set, in the same order), or NULL with *ret_n = 0 when it has none (or pp is NULL or pending). */
-static const unsigned *policy_spread_order(const PolicyPlan *pp, size_t *ret_n) {
-        for (size_t i = 0; pp && pp->threads && i < pp->policy->n_threads; i++)
-                if (pp->threads[i].spread && pp->threads[i].n_spread_order > 0) {
-                        *ret_n = pp->threads[i].n_spread_order;
-                        return pp->threads[i].spread_order;
-                }
-        *ret_n = 0;
-        return NULL;
-}
-
 /*
  * The CPUs thread tid, named thread_comm, should get under p's policy: *ret points at them (into
  * the plan, or at buf), or is NULL when the policy sets none, or p has no policy in force or a
@@ -517,21 +506,13 @@ static const unsigned *policy_spread_order(const PolicyPlan *pp, size_t *ret_n) 
 static int thread_target(
         Manager *m, TrackedProcess *p, pid_t tid, const char *thread_comm, CpuSet *buf, const CpuSet **ret) {
         const PolicyPlan *pp = process_plan(m, p);
-        const ThreadPlan *tp = NULL;
-        const unsigned *order;
-        size_t n_order;
+        ThreadCpusChoice c = thread_cpus_choice(pp, thread_comm);
         int r;
 
         *ret = NULL;
         if (!pp || pp->pending_reason)
                 return 0;
-        if (pp->policy->n_threads > 0) {
-                int k = match_thread(pp->policy, thread_comm);
-                if (k >= 0)
-                        tp = &pp->threads[k];
-        }
-
-        if (tp && tp->spread && tp->n_spread_order > 0) {
+        if (c.kind == THREAD_CPUS_SPREAD) {
                 if (!p->spread) {
                         p->spread = calloc(1, sizeof(ProcessSpread));
                         if (!p->spread)
@@ -540,7 +521,7 @@ static int thread_target(
                 r = spread_slots_acquire(&p->spread->slots, tid);
                 if (r < 0)
                         return r;
-                r = spread_cpu_of_slot(tp->spread_order, tp->n_spread_order, (size_t)r);
+                r = spread_cpu_of_slot(c.rule->spread_order, c.rule->n_spread_order, (size_t)r);
                 cpuset_clear(buf);
                 r = cpuset_add(buf, (unsigned)r);
                 if (r < 0)
@@ -550,22 +531,15 @@ static int thread_target(
         }
 
         process_spread_release(p, tid);
-        if (tp && tp->has_cpus) {
-                *ret = &tp->cpus;
+        switch (c.kind) {
+        case THREAD_CPUS_RULE:
+                *ret = &c.rule->cpus;
+                return 0;
+        case THREAD_CPUS_POLICY:
+                return thread_policy_cpus(pp, p->spread ? &p->spread->slots : NULL, buf, ret);
+        default:
                 return 0;
         }
-        if (!pp->has_cpus)
-                return 0;
-        if (!p->spread || spread_slots_n_held(&p->spread->slots) == 0 ||
-            !(order = policy_spread_order(pp, &n_order))) {
-                *ret = &pp->cpus;
-                return 0;
-        }
-        r = spread_rest_cpus(&pp->cpus, &p->spread->slots, order, n_order, buf);
-        if (r < 0)
-                return r;
-        *ret = buf;
-        return 0;
 }
 
 /*
@@ -581,7 +555,7 @@ static int process_spread_update(Manager *m, TrackedProcess *p) {
 
         if (!p->spread)
                 return 0;
-        order = policy_spread_order(process_plan(m, p), &n_order);
+        order = thread_spread_order(process_plan(m, p), &n_order);
         r = spread_slots_cpus(&p->spread->slots, order, n_order, &handed);
         if (r < 0)
                 return r;
@@ -663,14 +637,10 @@ static void effective_search_action(const void *nodep, VISIT which, void *userda
  * narrowed it).
  */
 static bool mask_is_ours(Manager *m, const TrackedProcess *p, const CpuSet *mask) {
-        const PolicyPlan *pp = process_plan(m, p);
         MaskSearch s = {.mask = mask};
 
-        if (pp && pp->has_cpus && cpuset_equal(mask, &pp->cpus))
+        if (thread_mask_in_plan(process_plan(m, p), mask))
                 return true;
-        for (size_t i = 0; pp && i < pp->policy->n_threads; i++)
-                if (pp->threads[i].has_cpus && cpuset_equal(mask, &pp->threads[i].cpus))
-                        return true;
         twalk_r(p->threads, effective_search_action, &s);
         return s.found;
 }
@@ -727,69 +697,8 @@ static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const Cpu
 
 /* ---- scheduling class, priority, nice and I/O priority (scheduler:) ---- */
 
-/* The SchedulerSpec of thread thread_comm of p: its thread rule's keys over its policy's, key
- * by key, into *ret. Returns true if any key is given. */
-static bool thread_sched_spec(const PolicyPlan *pp, const char *thread_comm, SchedulerSpec *ret) {
-        const SchedulerSpec *rule = NULL;
-        int k;
-
-        *ret = (SchedulerSpec){};
-        if (!pp || pp->pending_reason)
-                return false;
-        *ret = pp->policy->scheduler;
-        if (pp->policy->n_threads > 0 && (k = match_thread(pp->policy, thread_comm)) >= 0)
-                rule = &pp->policy->threads[k].scheduler;
-        if (rule && rule->has_policy) {
-                ret->has_policy = true;
-                ret->policy = rule->policy;
-        }
-        if (rule && rule->has_priority) {
-                ret->has_priority = true;
-                ret->priority = rule->priority;
-        }
-        if (rule && rule->has_nice) {
-                ret->has_nice = true;
-                ret->nice = rule->nice;
-        }
-        if (rule && rule->has_reset_on_fork) {
-                ret->has_reset_on_fork = true;
-                ret->reset_on_fork = rule->reset_on_fork;
-        }
-        if (rule && rule->has_io) {
-                ret->has_io = true;
-                ret->io_class = rule->io_class;
-                ret->io_level = rule->io_level;
-        }
-        return ret->has_policy || ret->has_priority || ret->has_nice || ret->has_reset_on_fork ||
-                ret->has_io;
-}
-
 static bool sched_is_realtime(int policy) {
         return policy == SCHED_FIFO || policy == SCHED_RR;
-}
-
-/* The state a thread whose original is *original gets under spec: the original with the given
- * keys replaced (a class change drops or supplies the real-time priority). */
-static ThreadSched thread_sched_target(const ThreadSched *original, const SchedulerSpec *spec) {
-        ThreadSched t = *original;
-
-        if (spec->has_policy)
-                t.policy = spec->policy;
-        if (spec->has_priority)
-                t.priority = spec->priority;
-        if (!sched_is_realtime(t.policy))
-                t.priority = 0;
-        else if (t.priority == 0)
-                t.priority = 1;
-        if (spec->has_nice)
-                t.nice = spec->nice;
-        if (spec->has_reset_on_fork)
-                t.reset_on_fork = spec->reset_on_fork;
-        if (spec->has_io) {
-                t.io_class = spec->io_class;
-                t.io_level = spec->io_class == APPLY_IOPRIO_CLASS_IDLE ? 0 : spec->io_level;
-        }
-        return t;
 }
 
 /* "fifo 10, nice 0, io best-effort 4" for messages, into buf. */
@@ -853,39 +762,12 @@ typedef struct SchedSearch {
         bool found;
 } SchedSearch;
 
-/*
- * True if cur was inherited from a thread being set from original to set: apply_set_thread_sched()
- * writes the class (sched_setattr(2)), then the nice (setpriority(2), under SCHED_IDLE), then the
- * I/O priority (ioprio_set(2)), and a thread cloned in between copies a mix of the two. So each
- * part of cur (class, nice, I/O priority) is set's or original's.
- */
-static bool sched_inherited(const ThreadSched *cur, const ThreadSched *set, const ThreadSched *original) {
-        for (unsigned mask = 0; mask < 8; mask++) {
-                ThreadSched mix = *original;
-
-                if (mask & 1) {
-                        mix.policy = set->policy;
-                        mix.priority = set->priority;
-                        mix.reset_on_fork = set->reset_on_fork;
-                }
-                if (mask & 2)
-                        mix.nice = set->nice;
-                if (mask & 4) {
-                        mix.io_class = set->io_class;
-                        mix.io_level = set->io_level;
-                }
-                if (apply_sched_equal(cur, &mix))
-                        return true;
-        }
-        return false;
-}
-
 static void sched_search_action(const void *nodep, VISIT which, void *userdata) {
         const TrackedThread *t = *(void *const *)nodep;
         SchedSearch *s = userdata;
 
         if ((which == postorder || which == leaf) && !s->found && t->sched && t->sched->has_applied)
-                s->found = sched_inherited(s->sched, &t->sched->applied, s->original);
+                s->found = thread_sched_inherited(s->sched, &t->sched->applied, s->original);
 }
 
 /* Records t's original scheduling state on first touch, as thread_record_original() does for
@@ -920,7 +802,7 @@ static int thread_record_sched_original(
         } else {
                 /* A forked child's threads inherit what the daemon set on its parent. */
                 ThreadSched inherited = thread_sched_target(&p->sched_original, spec);
-                s.found = sched_inherited(current, &inherited, &p->sched_original);
+                s.found = thread_sched_inherited(current, &inherited, &p->sched_original);
         }
         twalk_r(p->threads, sched_search_action, &s);
         t->sched->original = s.found ? p->sched_original : *current;
