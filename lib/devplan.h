@@ -4,10 +4,10 @@
 /*
  * Device placement planning: what the irqs: and net: rules of a configuration ask of this
  * machine's IRQs and network queues. Split like the process side: device_inventory_load()
- * reads what exists (procfs/sysfs under a root, so fixture trees stand in for the machine), and
- * device_plan_new() is a pure function of (Config, Plan, Topology, DeviceInventory) — the same
- * inputs give the same plan — which is what lets spread order, near-node choice and masks
- * beyond 64 CPUs be tested on the corpus topologies.
+ * (lib/devinventory.h) reads what exists (procfs/sysfs under a root, so fixture trees stand in
+ * for the machine), and device_plan_new() is a pure function of (Config, Plan, Topology, DeviceInventory) —
+ * the same inputs give the same plan — which is what lets spread order, near-node choice and masks beyond 64
+ * CPUs be tested on the corpus topologies.
  *
  * Selectors of irqs:/net: rules resolve like a policy's (plan_resolve_selector(): online CPUs,
  * nodes/packages/near, reserve, count), and a selector mapping also loses every CPU held by an
@@ -20,99 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devinventory.h"
 #include "interrupts.h"
 #include "macro.h"
 #include "netdev.h"
 #include "plan.h"
 #include "policy.h"
 #include "topology.h"
-
-/* One IRQ of /proc/interrupts (numeric lines only). */
-typedef struct DeviceIrq {
-        unsigned irq;
-        char *actions; /* as /proc/interrupts prints them ("rtc0, i8042"), "" when blank */
-        char **names;  /* actions split at ", " (NULL-terminated, possibly empty) */
-        bool managed;  /* irq_is_managed(): its affinity belongs to the kernel */
-        /*
-         * What the IRQ is, independent of its handler's name: "CHIP HWIRQ" from /proc/interrupts
-         * ("PCI-MSIX-0000:00:03.0 1-edge"), stable while a driver frees and requests the vector
-         * again at ifdown/ifup (the name goes blank or changes, the vector stays). When the
-         * kernel prints no hwirq column, "CHIP ACTIONS" (older kernels: "IR-PCI-MSI-edge eth0-TxRx-0";
-         * a blank-named IRQ there is just "CHIP"). A missing part is left out with its blank: ""
-         * for a line with nothing after its counts. An IRQ number that passes to another device
-         * gets another identity. NULL only in hand-built inventories.
-         */
-        char *identity;
-} DeviceIrq;
-
-/* A device: value of an irqs: rule, looked up once (irq_device_irqs()). */
-typedef struct DeviceIrqLookup {
-        char *device;   /* as written in the rule */
-        int error;      /* 0, or -ENODEV (not present), -ENXIO (no PCI function), other -errno */
-        unsigned *irqs; /* ascending; NULL when none */
-        size_t n_irqs;
-} DeviceIrqLookup;
-
-/* A network interface and its queues. */
-typedef struct DeviceNet {
-        char *name;
-        NetDeviceQueues queues;
-} DeviceNet;
-
-typedef struct DeviceInventory {
-        DeviceIrq *irqs; /* ascending IRQ number */
-        size_t n_irqs;
-        DeviceIrqLookup *lookups; /* one per distinct device: value of the config's irqs: rules */
-        size_t n_lookups;
-        DeviceNet *nets; /* ascending name */
-        size_t n_nets;
-        /* netdev_mask_bits(); 0 when unreadable: passed on as nbits, netdev_write_rps() and
-         * netdev_write_xps() then write each mask as wide as its set needs
-         * (netdev_mask_bits_for(): highest CPU + 1 rounded up to 32-bit words) */
-        unsigned mask_bits;
-        /* 0, or -errno when ROOT/proc/interrupts could not be read at all: irqs is then empty
-         * (irqs: rules match nothing), while lookups and nets are loaded as usual. */
-        int irq_error;
-        /* NULL, or one line for the log naming the file: why it could not be read
-         * ("/proc/interrupts: No such file or directory"), or which lines were skipped
-         * ("/proc/interrupts: 2 unparsable lines skipped, the first: line 7: ..."); irqs then holds
-         * the lines that parsed. */
-        char *irq_warning;
-} DeviceInventory;
-
-/*
- * Reads what c's rules need from the machine under root ("/" live, or a fixture tree):
- * ROOT/proc/interrupts (interrupts_read_full() with INTERRUPTS_SKIP_BAD_LINES; every numeric
- * line, with irq_is_managed()), the IRQs of every distinct device: of c's irqs: rules (their
- * lookup errors kept, not returned), every interface of ROOT/sys/class/net with its queues
- * (netdev_queues(); an interface that vanishes while being read, or whose queues can't be read,
- * is skipped), and netdev_mask_bits().
- * An IRQ whose ROOT/proc/irq/N can't be stat(2)ed counts as not managed. Lines of
- * /proc/interrupts that can't be parsed are skipped and said in inv->irq_warning; when the file
- * can't be read at all the rest is loaded all the same, with inv->irq_error and
- * inv->irq_warning saying why (the caller logs it).
- * Returns 0 and *ret; -errno of listing the interfaces; -ENOMEM. ret_error (may be NULL) is
- * never written: it is kept for callers written when an unparsable /proc/interrupts failed the
- * whole load.
- */
-int device_inventory_load(const char *root, const Config *c, DeviceInventory **ret, char **ret_error);
-DeviceInventory *device_inventory_free(DeviceInventory *inv);
-DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceInventory *, device_inventory_free);
-
-/*
- * DeviceIrq.identity of line l of /proc/interrupts (a numeric line of an InterruptTable):
- * "CHIP HWIRQ" ("PCI-MSIX-0000:00:03.0 1-edge"), or "CHIP ACTIONS" when the kernel prints no
- * hwirq column ("IR-PCI-MSI-edge eth0-TxRx-0"); a missing or blank part is left out with its
- * blank ("IR-PCI-MSI-edge" for a blank name there, "" for a line with nothing after its counts).
- * For callers that read /proc/interrupts themselves and compare with an inventory.
- * Returns 0 and a newly allocated *ret; -EINVAL (NULL l or ret); -ENOMEM.
- */
-int device_inventory_irq_identity(const InterruptLine *l, char **ret);
-
-/* The lookup of device (as written in a rule), or NULL. */
-const DeviceIrqLookup *device_inventory_find_lookup(const DeviceInventory *inv, const char *device);
-/* The IRQ irq, or NULL. */
-const DeviceIrq *device_inventory_find_irq(const DeviceInventory *inv, unsigned irq);
 
 /* One irqs: rule resolved. */
 typedef struct IrqRulePlan {
