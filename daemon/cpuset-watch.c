@@ -12,6 +12,7 @@
 #include "cpuset-watch.h"
 #include "log.h"
 #include "macro.h"
+#include "util.h"
 
 typedef struct WatchedDir {
         int wd; /* first: the key of by_wd */
@@ -54,13 +55,6 @@ static void watched_dir_free(void *p) {
 }
 
 static void nop_free(void *p) {
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
 }
 
 /* Only writes that can change tasks' CPUs (cgroups(7), the cpuset section of cgroup-v2.rst). */
@@ -126,7 +120,7 @@ static void forget_child(CpusetWatch *w, const WatchedDir *parent, const char *n
  * CPUSET_WATCH_MAX_DELAY_USEC after its first: a cgroup written to without pause can't hold the
  * check back. */
 static void arm(CpusetWatch *w) {
-        uint64_t now = now_usec(), when;
+        uint64_t now = now_monotonic_usec(), when;
         int r;
 
         if (w->burst_start_usec == 0)

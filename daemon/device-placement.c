@@ -31,6 +31,7 @@
 #include "rtnl-monitor.h"
 #include "state.h"
 #include "uevent-monitor.h"
+#include "util.h"
 
 #define USEC_PER_MSEC UINT64_C(1000)
 /* A burst of device events costs one pass, this long after its last event ... */
@@ -177,10 +178,6 @@ struct DevicePlacement {
         size_t n_queue_status;
         char (*queue_names)[32];
 };
-
-static const char *strempty(const char *s) {
-        return s ?: "";
-}
 
 /* ---- values ---- */
 

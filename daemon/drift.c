@@ -13,6 +13,7 @@
 #include "manager-bus.h"
 #include "manager.h"
 #include "procfs.h"
+#include "util.h"
 
 /* A thread whose drift was reported: the value found, so the same one is not reported again. */
 typedef struct DriftSeen {
@@ -38,15 +39,6 @@ struct Drift {
         DriftReleased *released;
         size_t n_released;
 };
-
-static const char *strempty(const char *s) {
-        return s ?: "";
-}
-
-static int tid_compare(const void *a, const void *b) {
-        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-        return x < y ? -1 : x > y;
-}
 
 static void drift_seen_free(void *p) {
         DriftSeen *s = p;
@@ -199,20 +191,20 @@ static const char *drift_mode_to_string(DriftMode mode) {
 }
 
 static void drift_forget_seen(Drift *d, pid_t tid) {
-        void **node = tfind(&tid, &d->seen, tid_compare);
+        void **node = tfind(&tid, &d->seen, compare_pid);
         DriftSeen *s;
 
         if (!node)
                 return;
         s = *node;
-        tdelete(s, &d->seen, tid_compare);
+        tdelete(s, &d->seen, compare_pid);
         drift_seen_free(s);
 }
 
 /* Records what was found drifted for tid. Returns 1 if that is new (to be reported), 0 if it
  * was reported already, -ENOMEM. */
 static int drift_note_seen(Drift *d, pid_t pid, pid_t tid, const CpuSet *mask, const ThreadSched *sched) {
-        void **node = tfind(&tid, &d->seen, tid_compare);
+        void **node = tfind(&tid, &d->seen, compare_pid);
         DriftSeen *s;
         int r;
 
@@ -227,7 +219,7 @@ static int drift_note_seen(Drift *d, pid_t pid, pid_t tid, const CpuSet *mask, c
                 if (!s)
                         return -ENOMEM;
                 s->tid = tid;
-                node = tsearch(s, &d->seen, tid_compare);
+                node = tsearch(s, &d->seen, compare_pid);
                 if (!node) {
                         free(s);
                         return -ENOMEM;

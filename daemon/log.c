@@ -16,6 +16,7 @@
 #include <systemd/sd-journal.h>
 
 #include "log.h"
+#include "util.h"
 
 static int max_level = LOG_INFO;
 static LogTarget target = LOG_TARGET_CONSOLE;
@@ -213,15 +214,8 @@ int log_internal(
         return -abs(error);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * UINT64_C(1000000) + (uint64_t)ts.tv_nsec / 1000;
-}
-
 bool ratelimit_below(RateLimit *rl, unsigned *ret_suppressed) {
-        uint64_t now = now_usec();
+        uint64_t now = now_monotonic_usec();
 
         if (rl->begin_usec == 0 || now - rl->begin_usec >= rl->interval_usec) {
                 rl->begin_usec = now;

@@ -15,10 +15,7 @@
 #include "manager-bus.h"
 #include "manager-explain.h"
 #include "procfs.h"
-
-static inline const char *strempty(const char *s) {
-        return s ?: "";
-}
+#include "util.h"
 
 /*
  * The length of the UTF-8 sequence at s if it is one D-Bus accepts, else 0. sd-bus refuses a
@@ -441,13 +438,6 @@ static int caller_get(Manager *m, sd_bus_message *message, Caller *ret) {
         return 0;
 }
 
-static uint64_t bus_now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* hidepid= and gid= of the /proc the daemon sees (proc(5)): 0 off, 1 noaccess, 2 invisible, 4
  * ptraceable. Read at each call: an administrator may remount. */
 static int proc_hidepid(gid_t *ret_gid, bool *ret_has_gid) {
@@ -565,7 +555,7 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
         _cleanup_free_ TrackedProcess **list = NULL;
         Caller c = {};
         Manager *m = userdata;
-        uint64_t t0 = bus_now_usec(), wait;
+        uint64_t t0 = now_monotonic_usec(), wait;
         size_t n = 0;
         gid_t gid = 0;
         bool has_gid = false;
@@ -618,7 +608,7 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
                 return r;
 
         if (c.uid != 0)
-                caller_budget_charge(&m->bus_budget, c.uid, bus_now_usec() - t0, bus_now_usec());
+                caller_budget_charge(&m->bus_budget, c.uid, now_monotonic_usec() - t0, now_monotonic_usec());
         return sd_bus_send(NULL, reply, NULL);
 }
 
@@ -673,7 +663,7 @@ void manager_bus_jobs_free(Manager *m) {
  * step within the caller's share. cost_usec: the read's time, counted with the merge's. */
 static void explain_job_continue(ExplainJob *j, int r, uint64_t cost_usec) {
         Manager *m = j->manager;
-        uint64_t t0 = bus_now_usec(), wait = 0;
+        uint64_t t0 = now_monotonic_usec(), wait = 0;
         int k;
 
         k = manager_explain_merge(m, j->e);
@@ -686,7 +676,7 @@ static void explain_job_continue(ExplainJob *j, int r, uint64_t cost_usec) {
                         r = k;
         }
         if (j->uid != 0) {
-                uint64_t t1 = bus_now_usec();
+                uint64_t t1 = now_monotonic_usec();
 
                 caller_budget_charge(&m->bus_budget, j->uid, cost_usec + (t1 - t0), t1);
                 wait = caller_budget_wait(&m->bus_budget, j->uid, t1);
@@ -734,9 +724,9 @@ static int on_explain_step(sd_event_source *s, uint64_t usec, void *userdata) {
         if (r >= 0)
                 return 0;
         /* No room on the worker: a small step here. */
-        t0 = bus_now_usec();
+        t0 = now_monotonic_usec();
         r = manager_explain_read(j->e, EXPLAIN_STEP_THREADS);
-        explain_job_continue(j, r, bus_now_usec() - t0);
+        explain_job_continue(j, r, now_monotonic_usec() - t0);
         return 0;
 }
 
@@ -760,7 +750,7 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
         if (r < 0)
                 return r;
         if (c.uid != 0) {
-                wait = caller_budget_wait(&m->bus_budget, c.uid, bus_now_usec());
+                wait = caller_budget_wait(&m->bus_budget, c.uid, now_monotonic_usec());
                 if (wait > 0)
                         return reply_busy(error, c.uid, wait);
         }
@@ -777,11 +767,11 @@ static int method_explain(sd_bus_message *message, void *userdata, sd_bus_error 
                 return sd_bus_error_setf(
                         error, SD_BUS_ERROR_ACCESS_DENIED,
                         "/proc is mounted with hidepid=noaccess: process %" PRIu32 " is not yours", pid);
-        t0 = bus_now_usec();
+        t0 = now_monotonic_usec();
         if (r >= 0)
                 r = manager_explain_begin(m, (pid_t)pid, &e);
         if (c.uid != 0)
-                caller_budget_charge(&m->bus_budget, c.uid, bus_now_usec() - t0, bus_now_usec());
+                caller_budget_charge(&m->bus_budget, c.uid, now_monotonic_usec() - t0, now_monotonic_usec());
         if (r == -ESRCH)
                 return sd_bus_error_setf(error, AFFINITYD_ERROR_NO_SUCH_PROCESS, "No process %" PRIu32, pid);
         if (r < 0)

@@ -34,6 +34,7 @@
 #include "thread-placement.h"
 #include "threadstat.h"
 #include "unit-placement.h"
+#include "util.h"
 
 #define USEC_PER_SEC                  UINT64_C(1000000)
 #define USEC_PER_MSEC                 UINT64_C(1000)
@@ -99,21 +100,9 @@ static uint64_t now_realtime_usec(void) {
         return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / NSEC_PER_USEC;
 }
 
-static uint64_t now_nsec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC * NSEC_PER_USEC + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- the tsearch(3) tables: TrackedProcess by pid, TrackedThread by tid ---- */
 
 /* Both structs start with their pid_t key, so keys and stored elements compare alike. */
-static int pid_compare(const void *a, const void *b) {
-        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-        return (x > y) - (x < y);
-}
-
 typedef struct TreeCollect {
         void **items;
         size_t n, size;
@@ -212,7 +201,7 @@ static void tracked_thread_free_void(void *p) {
 }
 
 static TrackedThread *tracked_process_find_thread(TrackedProcess *p, pid_t tid) {
-        void **node = tfind(&tid, &p->threads, pid_compare);
+        void **node = tfind(&tid, &p->threads, compare_pid);
         return node ? *node : NULL;
 }
 
@@ -228,7 +217,7 @@ static int tracked_process_add_thread(TrackedProcess *p, pid_t tid, TrackedThrea
         if (!t)
                 return -ENOMEM;
         t->tid = tid;
-        node = tsearch(t, &p->threads, pid_compare);
+        node = tsearch(t, &p->threads, compare_pid);
         if (!node) {
                 free(t);
                 return -ENOMEM;
@@ -260,7 +249,7 @@ static ProcessSpread *process_spread_free(ProcessSpread *s) {
 /* Forgets thread t of p; its spread slot, if any, is free for the next spread thread. */
 static void tracked_process_remove_thread(TrackedProcess *p, TrackedThread *t) {
         process_spread_release(p, t->tid);
-        if (tdelete(t, &p->threads, pid_compare))
+        if (tdelete(t, &p->threads, compare_pid))
                 p->n_threads--;
         tracked_thread_free(t);
 }
@@ -338,7 +327,7 @@ int tracked_process_cpus(const TrackedProcess *p, CpuSet *ret) {
 }
 
 TrackedProcess *manager_find_process(Manager *m, pid_t pid) {
-        void **node = tfind(&pid, &m->processes, pid_compare);
+        void **node = tfind(&pid, &m->processes, compare_pid);
         return node ? *node : NULL;
 }
 
@@ -353,9 +342,9 @@ static int manager_add_process(
                 return -ENOMEM;
         p->pid = pid;
         p->starttime = starttime;
-        p->identity_ns = now_nsec(); /* starttime was read before this */
+        p->identity_ns = now_monotonic_nsec(); /* starttime was read before this */
         p->policy = policy;
-        node = tsearch(p, &m->processes, pid_compare);
+        node = tsearch(p, &m->processes, compare_pid);
         if (!node || *node != p) {
                 free(p);
                 return node ? -EEXIST : -ENOMEM;
@@ -368,7 +357,7 @@ static int manager_add_process(
 
 static void manager_remove_process(Manager *m, TrackedProcess *p) {
         manager_state_drop(m, p);
-        if (tdelete(p, &m->processes, pid_compare))
+        if (tdelete(p, &m->processes, compare_pid))
                 m->n_processes--;
         tracked_process_free(p);
 }
@@ -1223,7 +1212,7 @@ static void manager_queue_baseline(Manager *m, TrackedProcess *p) {
 }
 
 static void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
-        uint64_t now = now_nsec();
+        uint64_t now = now_monotonic_nsec();
 
         if (timestamp_ns > 0 && now >= timestamp_ns)
                 latency_record(&m->latency, now - timestamp_ns);
@@ -1773,7 +1762,7 @@ static int on_match_share(sd_event_source *s, uint64_t usec, void *userdata) {
  * first time one of the others may.
  */
 static void manager_deferred_kick(Manager *m) {
-        uint64_t now = now_nsec() / 1000, next = UINT64_MAX;
+        uint64_t now = now_monotonic_nsec() / 1000, next = UINT64_MAX;
 
         for (size_t i = 0; i < m->n_deferred; i++) {
                 DeferredMatch *d = &m->deferred[i];
@@ -1819,7 +1808,7 @@ static void on_match_decided(const WorkerJob *res) {
                 return;
         d = *slot;
         if (d.uid != 0)
-                caller_budget_charge(&m->match_budget, d.uid, res->cpu_usec, now_nsec() / 1000);
+                caller_budget_charge(&m->match_budget, d.uid, res->cpu_usec, now_monotonic_nsec() / 1000);
         if (res->generation != m->plan_generation) {
                 /* Matched against a configuration replaced since: its indexes mean nothing now. */
                 slot->submitted = false;
@@ -2054,7 +2043,7 @@ static bool is_service_manager_child(pid_t pid, const ProcfsStat *st) {
          * is seconds old at most; such a daemon is older. */
         if (procfs_read_stat(NULL, pid, 0, &again) >= 0 && again.comm[0] != '(')
                 return true;
-        now = now_nsec();
+        now = now_monotonic_nsec();
         return now <= SERVICE_CHILD_AGE_MAX_NSEC ||
                 !started_before(st->starttime, now - SERVICE_CHILD_AGE_MAX_NSEC);
 }
@@ -3400,7 +3389,7 @@ static void share_budget_init(CallerBudget *b, const char *variable, uint64_t ra
         caller_budget_init(
                 b, rate, rate * BUS_BUDGET_BURST_USEC / BUS_BUDGET_RATE_USEC,
                 rate * BUS_BUDGET_ALL_RATE_USEC / BUS_BUDGET_RATE_USEC,
-                rate * BUS_BUDGET_ALL_BURST_USEC / BUS_BUDGET_RATE_USEC, now_nsec() / 1000);
+                rate * BUS_BUDGET_ALL_BURST_USEC / BUS_BUDGET_RATE_USEC, now_monotonic_nsec() / 1000);
 }
 
 int manager_new(const ManagerOptions *o, Manager **ret) {
@@ -3554,7 +3543,7 @@ int manager_startup(Manager *m) {
         _cleanup_(config_freep) Config *config = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *summary = NULL;
-        uint64_t begin = now_nsec();
+        uint64_t begin = now_monotonic_nsec();
         int r;
 
         r = config_load(m->config_dir, &config, &diag);
@@ -3635,7 +3624,8 @@ int manager_startup(Manager *m) {
                 "Ready: %s %" PRIu64 " processes (%" PRIu64 " threads) in %" PRIu64 " ms; managing %" PRIu32
                 " processes with %zu policies",
                 m->dry_run ? "would place" : "placed", m->summary_processes, m->summary_threads,
-                (now_nsec() - begin) / (NSEC_PER_USEC * 1000), m->n_processes, m->config->n_policies);
+                (now_monotonic_nsec() - begin) / (NSEC_PER_USEC * 1000), m->n_processes,
+                m->config->n_policies);
         m->summary_processes = m->summary_threads = 0;
         return 0;
 }

@@ -7,10 +7,7 @@
 
 #include "manager-bus.h"
 #include "policy-bus.h"
-
-static inline const char *strempty(const char *s) {
-        return s ?: "";
-}
+#include "util.h"
 
 int policy_bus_path(const char *name, char **ret) {
         return sd_bus_path_encode(AFFINITYD_POLICY_PATH_PREFIX, name, ret);

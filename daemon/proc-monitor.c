@@ -32,6 +32,7 @@
 
 #include "macro.h"
 #include "proc-monitor.h"
+#include "util.h"
 
 /* Datagrams fetched per recvmmsg(2) call, and the size of each buffer. A proc connector
  * datagram is 76 bytes; anything longer than the buffer is reported as truncated. */
@@ -97,13 +98,6 @@ _printf_(2, 3) static void monitor_debug(const ProcMonitor *m, const char *forma
         vfprintf(stderr, format, ap);
         fputc('\n', stderr);
         va_end(ap);
-}
-
-static uint64_t now_monotonic_ns(void) {
-        struct timespec ts;
-
-        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
 static void monitor_deliver(ProcMonitor *m, const ProcEvent *ev) {
@@ -273,7 +267,7 @@ int proc_monitor_parse(ProcMonitor *m, const void *buf, size_t len) {
 static void monitor_deliver_lost(ProcMonitor *m) {
         ProcEvent ev = {
                 .type = PROC_MONITOR_LOST,
-                .timestamp_ns = now_monotonic_ns(),
+                .timestamp_ns = now_monotonic_nsec(),
         };
 
         if (m->state == MONITOR_SUBSCRIBED)
@@ -385,7 +379,7 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
 static int monitor_pause(ProcMonitor *m, int error) {
         ProcEvent ev = {
                 .type = PROC_MONITOR_ERROR,
-                .timestamp_ns = now_monotonic_ns(),
+                .timestamp_ns = now_monotonic_nsec(),
                 .error = error,
         };
         int r;
@@ -468,7 +462,7 @@ static int monitor_send_op(ProcMonitor *m, enum proc_cn_mcast_op op) {
  * after proc_monitor_new() returns, sees their outcome).
  */
 static int monitor_await_ack(ProcMonitor *m, uint64_t timeout_usec) {
-        uint64_t deadline = now_monotonic_ns() + timeout_usec * UINT64_C(1000);
+        uint64_t deadline = now_monotonic_nsec() + timeout_usec * UINT64_C(1000);
 
         for (;;) {
                 struct pollfd pfd = {.fd = m->fd, .events = POLLIN};
@@ -484,7 +478,7 @@ static int monitor_await_ack(ProcMonitor *m, uint64_t timeout_usec) {
                                 return m->ack_err == 0 ? 0 : -(int)m->ack_err;
                 } while (r > 0);
 
-                now = now_monotonic_ns();
+                now = now_monotonic_nsec();
                 if (now >= deadline)
                         return -ETIMEDOUT;
                 ts = (struct timespec){
@@ -554,7 +548,7 @@ int proc_monitor_new(
         m->portid = addr.nl_pid;
         m->ack_seq = addr.nl_pid;
         if (getrandom(&m->ack_value, sizeof(m->ack_value), GRND_NONBLOCK) != sizeof(m->ack_value))
-                m->ack_value = (uint32_t)now_monotonic_ns() ^ (addr.nl_pid << 16);
+                m->ack_value = (uint32_t)now_monotonic_nsec() ^ (addr.nl_pid << 16);
         if (m->ack_value == 0 || m->ack_value == UINT32_MAX)
                 m->ack_value = 0x5a5a5a5a;
         m->state = MONITOR_AWAIT_ACK;

@@ -13,6 +13,7 @@
 
 #include "apply-numa.h"
 #include "macro.h"
+#include "util.h"
 
 /* The node numbers of s as a libnuma bitmask of nbits bits, backed by *ret_words (caller frees). */
 static int to_bitmask(const CpuSet *s, unsigned long nbits, struct bitmask *ret, unsigned long **ret_words) {
@@ -79,22 +80,6 @@ typedef struct Acc {
 } Acc;
 
 /* Parses the decimal number in s[0..n) (no sign, no blanks). Returns 0 or -EBADMSG. */
-static int parse_u64(const char *s, size_t n, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (n == 0)
-                return -EBADMSG;
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] < '0' || s[i] > '9')
-                        return -EBADMSG;
-                if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
-                        return -EBADMSG;
-                v = v * 10 + (uint64_t)(s[i] - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
 static int acc_add(Acc *acc, uint64_t node, uint64_t pages, uint64_t kib_per_page) {
         if (node >= CPUSET_MAX_CPUS)
                 return -EBADMSG;
@@ -146,7 +131,7 @@ static int parse_line(const char *line, size_t len, Acc *acc) {
                 return 0; /* only an address: nothing resident */
         if (tl < sizeof(kps) - 1 || memcmp(t, kps, sizeof(kps) - 1) != 0)
                 return 0; /* nothing resident */
-        r = parse_u64(t + sizeof(kps) - 1, tl - (sizeof(kps) - 1), &kib);
+        r = parse_u64_digits(t + sizeof(kps) - 1, tl - (sizeof(kps) - 1), &kib);
         if (r < 0)
                 return r;
 
@@ -160,10 +145,10 @@ static int parse_line(const char *line, size_t len, Acc *acc) {
                 eq = memchr(t, '=', tl);
                 if (!eq)
                         return -EBADMSG;
-                r = parse_u64(t + 1, (size_t)(eq - t - 1), &node);
+                r = parse_u64_digits(t + 1, (size_t)(eq - t - 1), &node);
                 if (r < 0)
                         return r;
-                r = parse_u64(eq + 1, (size_t)(t + tl - eq - 1), &pages);
+                r = parse_u64_digits(eq + 1, (size_t)(t + tl - eq - 1), &pages);
                 if (r < 0)
                         return r;
                 r = acc_add(acc, node, pages, kib);

@@ -16,15 +16,10 @@
 
 #include "cgroup.h"
 #include "macro.h"
+#include "util.h"
 
 /* cgroup files are small; /proc/PID/cgroup has one line per hierarchy. */
 #define CGROUP_FILE_MAX (1024U * 1024U)
-
-static const char *root_prefix(const char *root) {
-        if (!root || streq(root, "/"))
-                return "";
-        return root;
-}
 
 /* asprintf(3) into a new string, or NULL: the target is never left undefined on failure. */
 _printf_(1, 2) static char *strprintf(const char *fmt, ...) {

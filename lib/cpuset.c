@@ -24,6 +24,7 @@
 
 #include "cpuset.h"
 #include "macro.h"
+#include "util.h"
 
 #define BITS_PER_WORD (sizeof(unsigned long) * CHAR_BIT)
 #define MAX_WORDS     (CPUSET_MAX_CPUS / BITS_PER_WORD)
@@ -368,16 +369,6 @@ static bool is_alnum(char c) {
         return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-static int hex_value(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* The text is one line: after its newline only blanks and further newlines may follow. */
 static int parse_line_end(const char *s, size_t i, ParseError *e) {
         for (; s[i]; i++)
@@ -536,11 +527,11 @@ static int parse_mask(const char *s, unsigned long *bits, ParseError *e) {
                     (s[i + 1] == 'x' || s[i + 1] == 'X')) {
                         prefix = i;
                         i++;
-                        if (hex_value(s[i + 1]) < 0)
+                        if (hex_digit_value(s[i + 1]) < 0)
                                 return parse_fail(e, i + 1, -EINVAL, "expected hex digits after \"0x\"");
                         continue;
                 }
-                if (hex_value(c) < 0)
+                if (hex_digit_value(c) < 0)
                         return parse_fail(
                                 e, i, -EINVAL,
                                 c == 'x' || c == 'X' ? "\"0x\" is only allowed at the start of the mask"
@@ -575,13 +566,13 @@ static int parse_mask(const char *s, unsigned long *bits, ParseError *e) {
                 if (p == prefix)
                         p += 2;
                 start = p;
-                while (p < end && hex_value(s[p]) >= 0)
+                while (p < end && hex_digit_value(s[p]) >= 0)
                         p++;
                 len = p - start;
                 base = n_groups == 1 ? 0 : (n_groups - 1 - g) * 32;
 
                 for (size_t j = 0; j < len; j++) {
-                        unsigned long v = (unsigned long)hex_value(s[start + j]);
+                        unsigned long v = (unsigned long)hex_digit_value(s[start + j]);
                         size_t bit = base + 4 * (len - 1 - j);
 
                         if (v == 0)

@@ -23,6 +23,7 @@
 #include "interrupts.h"
 #include "irq.h"
 #include "netdev.h"
+#include "util.h"
 
 /* ---- small helpers ---- */
 
@@ -101,11 +102,6 @@ static char *unsigned_list_str(const unsigned *v, size_t n) {
                 return NULL;
         }
         return buf;
-}
-
-static int unsigned_compare(const void *a, const void *b) {
-        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-        return x < y ? -1 : x > y;
 }
 
 /* ---- resolving selectors ---- */
@@ -323,7 +319,7 @@ static bool irq_rule_matches(const IrqRule *rule, const DeviceIrq *irq, const De
                         const DeviceIrqLookup *l = device_inventory_find_lookup(inv, *d);
 
                         if (l && l->n_irqs > 0 &&
-                            bsearch(&irq->irq, l->irqs, l->n_irqs, sizeof(unsigned), unsigned_compare)) {
+                            bsearch(&irq->irq, l->irqs, l->n_irqs, sizeof(unsigned), compare_unsigned)) {
                                 found = true;
                                 break;
                         }

@@ -17,6 +17,7 @@
 #include "fileio.h"
 #include "irq.h"
 #include "macro.h"
+#include "util.h"
 
 IrqRefusal irq_refusal_from_errno(int error) {
         if (error < 0)
@@ -216,16 +217,6 @@ int irq_read_node(const char *root, unsigned irq, int *ret) {
         return 0;
 }
 
-static int hexval(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /*
  * Whether s is a PCI address "DDDD:BB:DD.F" (domain of 4 to 8 hex digits; with allow_short also
  * "BB:DD.F" for domain 0), any case. The normalized form (lower case, domain included) goes into
@@ -239,8 +230,9 @@ static bool pci_address_parse(const char *s, bool allow_short, char *ret) {
         if (len < 7)
                 return false;
         bdf = s + len - 7;
-        if (hexval(bdf[0]) < 0 || hexval(bdf[1]) < 0 || bdf[2] != ':' || hexval(bdf[3]) < 0 ||
-            hexval(bdf[4]) < 0 || bdf[5] != '.' || bdf[6] < '0' || bdf[6] > '7')
+        if (hex_digit_value(bdf[0]) < 0 || hex_digit_value(bdf[1]) < 0 || bdf[2] != ':' ||
+            hex_digit_value(bdf[3]) < 0 || hex_digit_value(bdf[4]) < 0 || bdf[5] != '.' || bdf[6] < '0' ||
+            bdf[6] > '7')
                 return false;
         if (len == 7) {
                 if (!allow_short)
@@ -251,7 +243,7 @@ static bool pci_address_parse(const char *s, bool allow_short, char *ret) {
                 if (s[dom] != ':' || dom < 4 || dom > 8)
                         return false;
                 for (size_t i = 0; i < dom; i++)
-                        if (hexval(s[i]) < 0)
+                        if (hex_digit_value(s[i]) < 0)
                                 return false;
         }
         if (ret) {
@@ -261,12 +253,15 @@ static bool pci_address_parse(const char *s, bool allow_short, char *ret) {
                         o = 5;
                 } else {
                         for (size_t i = 0; i <= dom; i++)
-                                ret[o++] = (char)(s[i] == ':' ? ':' : "0123456789abcdef"[hexval(s[i])]);
+                                ret[o++] =
+                                        (char)(s[i] == ':' ? ':'
+                                                           : "0123456789abcdef"[hex_digit_value(s[i])]);
                 }
                 for (size_t i = 0; i < 7; i++)
                         ret[o++] =
-                                (char)(bdf[i] == ':' || bdf[i] == '.' ? bdf[i]
-                                                                      : "0123456789abcdef"[hexval(bdf[i])]);
+                                (char)(bdf[i] == ':' || bdf[i] == '.'
+                                               ? bdf[i]
+                                               : "0123456789abcdef"[hex_digit_value(bdf[i])]);
                 ret[o] = '\0';
         }
         return true;
@@ -349,11 +344,6 @@ int irq_device_pci_address(const char *root, const char *device, char **ret) {
                         return -ENXIO;
                 *slash = '\0';
         }
-}
-
-static int cmp_unsigned(const void *a, const void *b) {
-        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-        return x < y ? -1 : x > y;
 }
 
 /* A decimal unsigned number filling all of s (no sign, no blanks). */
@@ -444,7 +434,7 @@ int irq_device_irqs(const char *root, const char *device, unsigned **ret, size_t
                         }
                 }
         } else
-                qsort(irqs, n, sizeof(unsigned), cmp_unsigned);
+                qsort(irqs, n, sizeof(unsigned), compare_unsigned);
 
         *ret = TAKE_PTR(irqs);
         *ret_n = n;

@@ -13,15 +13,10 @@
 #include "fileio.h"
 #include "macro.h"
 #include "netdev.h"
+#include "util.h"
 
 /* sysfs and sysctl files are one page at most. */
 #define NETDEV_FILE_MAX 4096U
-
-static const char *root_prefix(const char *root) {
-        if (!root || streq(root, "/"))
-                return "";
-        return root;
-}
 
 /* A name that cannot leave ROOT/sys/class/net. */
 static bool dev_name_valid(const char *dev) {
@@ -100,10 +95,6 @@ static int read_decimal(const char *path, uint64_t max, uint64_t *ret) {
         return parse_decimal(text, max, ret);
 }
 
-static int string_compare(const void *a, const void *b) {
-        return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int netdev_list(const char *root, char ***ret) {
         _cleanup_strv_free_ char **names = NULL;
         _cleanup_closedir_ DIR *d = NULL;
@@ -138,7 +129,7 @@ int netdev_list(const char *root, char ***ret) {
                 names[++n] = NULL;
         }
         if (n > 0)
-                qsort(names, n, sizeof(char *), string_compare);
+                qsort(names, n, sizeof(char *), compare_string_ptr);
         *ret = TAKE_PTR(names);
         return 0;
 }

@@ -20,15 +20,10 @@
 
 #include "macro.h"
 #include "procfs.h"
+#include "util.h"
 
 /* Largest file we are prepared to hold in memory (a huge argv). */
 #define PROCFS_FILE_MAX (64U * 1024U * 1024U)
-
-static const char *root_prefix(const char *root) {
-        if (!root || streq(root, "/"))
-                return "";
-        return root;
-}
 
 /* ENOENT and ESRCH on a /proc/PID file both mean the task has gone away. */
 static int gone_errno(int e) {
@@ -153,27 +148,11 @@ static int read_file(
 }
 
 /* Parses the decimal number in [s, s + n) (digits only). Returns 0 or -EBADMSG. */
-static int parse_u64(const char *s, size_t n, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (n == 0)
-                return -EBADMSG;
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] < '0' || s[i] > '9')
-                        return -EBADMSG;
-                if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
-                        return -EBADMSG;
-                v = v * 10 + (uint64_t)(s[i] - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
 /* A PID/TID directory name: a positive decimal number that fits pid_t. */
 static int parse_pid(const char *s, pid_t *ret) {
         uint64_t v;
 
-        if (parse_u64(s, strlen(s), &v) < 0 || v == 0 || v > INT_MAX)
+        if (parse_u64_digits(s, strlen(s), &v) < 0 || v == 0 || v > INT_MAX)
                 return -EINVAL;
         *ret = (pid_t)v;
         return 0;
@@ -221,22 +200,22 @@ int procfs_parse_stat(const char *buf, size_t len, ProcfsStat *ret) {
                         st.state = tok[0];
                         break;
                 case 4:
-                        if (parse_u64(tok, n, &v) < 0 || v > INT_MAX)
+                        if (parse_u64_digits(tok, n, &v) < 0 || v > INT_MAX)
                                 return -EBADMSG;
                         st.ppid = (pid_t)v;
                         break;
                 case 9:
-                        if (parse_u64(tok, n, &v) < 0 || v > UINT_MAX)
+                        if (parse_u64_digits(tok, n, &v) < 0 || v > UINT_MAX)
                                 return -EBADMSG;
                         st.flags = (unsigned)v;
                         break;
                 case 20:
-                        if (parse_u64(tok, n, &v) < 0 || v > UINT_MAX)
+                        if (parse_u64_digits(tok, n, &v) < 0 || v > UINT_MAX)
                                 return -EBADMSG;
                         st.n_threads = (unsigned)v;
                         break;
                 case 22:
-                        if (parse_u64(tok, n, &v) < 0)
+                        if (parse_u64_digits(tok, n, &v) < 0)
                                 return -EBADMSG;
                         st.starttime = v;
                         break;
@@ -472,7 +451,7 @@ int procfs_parse_status_euid(const char *buf, size_t len, uid_t *ret) {
                 return -EBADMSG;
         k = blank_span(v, n, false); /* skip the real uid */
         k += blank_span(v + k, n - k, true);
-        if (parse_u64(v + k, blank_span(v + k, n - k, false), &uid) < 0 || uid >= (uid_t)-1)
+        if (parse_u64_digits(v + k, blank_span(v + k, n - k, false), &uid) < 0 || uid >= (uid_t)-1)
                 return -EBADMSG;
         *ret = (uid_t)uid;
         return 0;
@@ -491,7 +470,7 @@ static int parse_four_ids(const char *buf, size_t len, const char *name, uint32_
 
                 k += blank_span(v + k, n - k, true);
                 w = blank_span(v + k, n - k, false);
-                if (parse_u64(v + k, w, &id) < 0 || id >= UINT32_MAX)
+                if (parse_u64_digits(v + k, w, &id) < 0 || id >= UINT32_MAX)
                         return -EBADMSG;
                 ret[i] = (uint32_t)id;
                 k += w;
@@ -731,11 +710,6 @@ int procfs_unit_from_cgroup(const char *cgroup_path, char **ret) {
         }
 }
 
-static int pid_cmp(const void *a, const void *b) {
-        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-        return (x > y) - (x < y);
-}
-
 /*
  * A growable array of PIDs that starts in caller-provided storage (usually on the stack), so the
  * common case of a few threads allocates nothing.
@@ -847,7 +821,7 @@ int procfs_list_pids(const char *root, pid_t **ret, size_t *ret_n) {
         r = read_numeric_fd(fd, &v);
         if (r >= 0) {
                 if (v.n > 1)
-                        qsort(v.a, v.n, sizeof(pid_t), pid_cmp);
+                        qsort(v.a, v.n, sizeof(pid_t), compare_pid);
                 r = pid_array_steal(&v, ret, ret_n);
         }
         pid_array_done(&v);
@@ -879,7 +853,7 @@ int procfs_list_tids(const char *root, pid_t pid, pid_t **ret, size_t *ret_n) {
                 r = gone_errno(-r);
         else {
                 if (v.n > 1)
-                        qsort(v.a, v.n, sizeof(pid_t), pid_cmp);
+                        qsort(v.a, v.n, sizeof(pid_t), compare_pid);
                 r = pid_array_steal(&v, ret, ret_n);
         }
         pid_array_done(&v);
@@ -915,12 +889,12 @@ static int foreach_thread(
                         goto finish;
                 }
                 if (tids.n > 1)
-                        qsort(tids.a, tids.n, sizeof(pid_t), pid_cmp);
+                        qsort(tids.a, tids.n, sizeof(pid_t), compare_pid);
 
                 /* Keep only the TIDs not seen in an earlier pass (compacting in place). */
                 for (size_t i = 0; i < tids.n; i++)
                         if (visited.n == 0 ||
-                            !bsearch(&tids.a[i], visited.a, visited.n, sizeof(pid_t), pid_cmp))
+                            !bsearch(&tids.a[i], visited.a, visited.n, sizeof(pid_t), compare_pid))
                                 tids.a[n_new++] = tids.a[i];
                 if (n_new == 0)
                         break;

@@ -14,6 +14,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "state.h"
+#include "util.h"
 
 #define STATE_MAGIC      "affinityd-state 1"
 #define STATE_MAX_TOKENS 9
@@ -733,10 +734,6 @@ int state_unit_remove(const char *dir, const char *unit) {
         return 0;
 }
 
-static int string_compare(const void *a, const void *b) {
-        return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int state_unit_list(const char *dir, char ***ret) {
         _cleanup_closedir_ DIR *d = NULL;
         _cleanup_free_ char *sub = NULL;
@@ -774,7 +771,7 @@ int state_unit_list(const char *dir, char ***ret) {
         if (errno != 0)
                 return -errno;
         if (n > 0)
-                qsort(units, n, sizeof(char *), string_compare);
+                qsort(units, n, sizeof(char *), compare_string_ptr);
         *ret = TAKE_PTR(units);
         return 0;
 }

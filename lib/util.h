@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Small helpers that several modules of lib/ and daemon/ need in exactly the same form: root
+ * directory prefixes, strict decimal and hex digits, qsort(3)/bsearch(3)/tsearch(3) comparators,
+ * the monotonic clock. Nothing here allocates or logs.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* "" for s NULL, else s: for printing optional strings. */
+static inline const char *strempty(const char *s) {
+        return s ?: "";
+}
+
+/* The prefix a root directory gives to absolute paths ("/proc/…"): "" for NULL or "/", else
+ * root itself. */
+const char *root_prefix(const char *root);
+
+/* The n bytes at s as a decimal number, digits only (no sign, no blank). Returns 0, or
+ * -EBADMSG when n is 0, a byte is not a digit, or the value is over UINT64_MAX. */
+int parse_u64_digits(const char *s, size_t n, uint64_t *ret);
+
+/* The value of hex digit c (either case), or -1. */
+int hex_digit_value(char c);
+
+/* Comparators of two unsigned, two pid_t, two char * (strcmp(3)), through pointers to them. */
+int compare_unsigned(const void *a, const void *b);
+int compare_pid(const void *a, const void *b);
+int compare_string_ptr(const void *a, const void *b);
+
+/* CLOCK_MONOTONIC now, in µs and in ns. */
+uint64_t now_monotonic_usec(void);
+uint64_t now_monotonic_nsec(void);
