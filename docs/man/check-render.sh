@@ -6,9 +6,14 @@
 # Renders a built man page the way a reader's man(1) does, 80 columns wide, with groff's warnings
 # on (`man --warnings -l -E UTF-8 PAGE`), and fails on any message on standard error (a bad
 # request, a line that can't be broken, a character with no glyph) or when the page renders to
-# nothing. Exit status: 0 clean, 1 warnings or no output, 2 usage.
+# nothing. Exit status: 0 clean, 1 warnings or no output, 2 usage, 77 (a skip) without man(1).
 
 set -eu
+
+if ! command -v man >/dev/null 2>&1; then
+        echo "SKIP: no man(1) to render with (package man-db)"
+        exit 77
+fi
 
 if [ $# -ne 1 ] || [ ! -r "$1" ]; then
         echo "usage: $0 PAGE (a readable roff file)" >&2

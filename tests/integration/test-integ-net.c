@@ -636,8 +636,10 @@ int main(void) {
         }
         {
                 _cleanup_free_ char *v = read_line("/proc/sys/net/core/rps_sock_flow_entries");
-                if (!v)
+                if (!v) {
+                        printf("no net.core.rps_sock_flow_entries in this kernel (CONFIG_RFS), skipping\n");
                         return 77;
+                }
                 rfs = strtoul(v, NULL, 10);
         }
 

@@ -704,47 +704,63 @@ START_TEST(test_sched_rt_no_runtime) {
 }
 END_TEST
 
-int main(void) {
-        Suite *s = suite_create("apply-sched");
-        TCase *tc = tcase_create("threads"), *sched = tcase_create("sched"), *rt = tcase_create("rt-cgroup");
+/*
+ * Two modes, two meson tests: "threads" (the default) sets real threads' affinity and
+ * scheduling; "rt-cgroup" needs root and a v1 cpu hierarchy with cpu.rt_runtime_us
+ * (CONFIG_RT_GROUP_SCHED) and exits 77 (a skip) without them.
+ */
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "threads";
         _cleanup_free_ char *cpu_mnt = NULL;
+        Suite *s;
         SRunner *sr;
         int failed;
 
         runner_pid = getpid();
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_threads_sequence);
-        tcase_add_test(tc, test_other_process);
-        tcase_add_test(tc, test_refused_keeps_mask);
-        tcase_add_test(tc, test_narrowed);
-        tcase_add_test(tc, test_vanished_thread);
-        tcase_add_test(tc, test_restore);
-        suite_add_tcase(s, tc);
+        if (streq(mode, "threads")) {
+                TCase *tc = tcase_create("threads"), *sched = tcase_create("sched");
 
-        tcase_add_test(sched, test_sched_states);
-        tcase_add_test(sched, test_sched_ioprio_alone);
-        tcase_add_test(sched, test_sched_reset_on_fork);
-        tcase_add_test(sched, test_sched_invalid);
-        tcase_add_test(sched, test_sched_names);
-        tcase_add_test(sched, test_sched_vanished);
-        suite_add_tcase(s, sched);
+                s = suite_create("apply-sched");
+                tcase_add_checked_fixture(tc, setup, teardown);
+                tcase_add_test(tc, test_threads_sequence);
+                tcase_add_test(tc, test_other_process);
+                tcase_add_test(tc, test_refused_keeps_mask);
+                tcase_add_test(tc, test_narrowed);
+                tcase_add_test(tc, test_vanished_thread);
+                tcase_add_test(tc, test_restore);
+                suite_add_tcase(s, tc);
 
-        /* Needs a v1 cpu hierarchy with cpu.rt_runtime_us (CONFIG_RT_GROUP_SCHED), as this
-         * project's machines have; skipped with a note elsewhere. */
-        cpu_mnt = v1_mount("cpu");
-        if (geteuid() == 0 && cpu_mnt && access(cpu_mnt, F_OK) == 0) {
-                char f[PATH_MAX];
-                snprintf(f, sizeof(f), "%s/cpu.rt_runtime_us", cpu_mnt);
-                if (access(f, F_OK) == 0) {
-                        tcase_add_unchecked_fixture(rt, NULL, rt_teardown);
-                        tcase_add_test(rt, test_sched_rt_no_runtime);
-                        suite_add_tcase(s, rt);
-                } else
-                        fprintf(stderr, "test-apply-sched: skipping the RT_GROUP_SCHED test: no %s\n", f);
-        } else
-                fprintf(stderr, "test-apply-sched: skipping the RT_GROUP_SCHED test: %s\n",
-                        geteuid() != 0 ? "not root" : "no v1 cpu hierarchy");
+                tcase_add_test(sched, test_sched_states);
+                tcase_add_test(sched, test_sched_ioprio_alone);
+                tcase_add_test(sched, test_sched_reset_on_fork);
+                tcase_add_test(sched, test_sched_invalid);
+                tcase_add_test(sched, test_sched_names);
+                tcase_add_test(sched, test_sched_vanished);
+                suite_add_tcase(s, sched);
+        } else if (streq(mode, "rt-cgroup")) {
+                char f[PATH_MAX] = "";
+                TCase *rt;
+
+                cpu_mnt = v1_mount("cpu");
+                if (cpu_mnt)
+                        snprintf(f, sizeof(f), "%s/cpu.rt_runtime_us", cpu_mnt);
+                if (geteuid() != 0 || !cpu_mnt || access(f, F_OK) != 0) {
+                        printf("SKIP: %s\n",
+                               geteuid() != 0     ? "not root"
+                                       : !cpu_mnt ? "no v1 cpu hierarchy"
+                                                  : "no cpu.rt_runtime_us (no CONFIG_RT_GROUP_SCHED)");
+                        return 77;
+                }
+                s = suite_create("apply-sched");
+                rt = tcase_create("rt-cgroup");
+                tcase_add_unchecked_fixture(rt, NULL, rt_teardown);
+                tcase_add_test(rt, test_sched_rt_no_runtime);
+                suite_add_tcase(s, rt);
+        } else {
+                fprintf(stderr, "usage: %s [threads|rt-cgroup]\n", argv[0]);
+                return EXIT_FAILURE;
+        }
 
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

@@ -516,38 +516,52 @@ START_TEST(test_real_v1_cpuset) {
 }
 END_TEST
 
-int main(void) {
-        Suite *s = suite_create("cgroup");
-        TCase *tc = tcase_create("fixtures"), *real = tcase_create("real");
+/*
+ * Two modes, two meson tests: "fixtures" (the default) runs on fixture trees, anywhere; "real"
+ * writes a real v1 cpuset and exits 77 (a skip) without root or a v1 cpuset hierarchy.
+ */
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "fixtures";
         _cleanup_free_ char *cpuset_mnt = NULL;
+        Suite *s;
         SRunner *sr;
         int failed;
 
         runner_pid = getpid();
 
-        tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
-        tcase_add_test(tc, test_unified);
-        tcase_add_test(tc, test_cpuset_dirs);
-        tcase_add_test(tc, test_cpuset_dirs_v1);
-        tcase_add_test(tc, test_unified_without_cpuset);
-        tcase_add_test(tc, test_legacy_v1);
-        tcase_add_test(tc, test_v1_symlinked_controller);
-        tcase_add_test(tc, test_hybrid);
-        tcase_add_test(tc, test_hybrid_cpuset_on_unified);
-        tcase_add_test(tc, test_no_cgroups);
-        tcase_add_test(tc, test_format_conflict);
-        suite_add_tcase(s, tc);
+        if (streq(mode, "real")) {
+                TCase *real;
 
-        /* The real test needs root and a v1 cpuset hierarchy (this project's machines have
-         * the hybrid layout); on a unified-only machine it is skipped with a note. */
-        cpuset_mnt = v1_mount("cpuset");
-        if (geteuid() != 0 || !cpuset_mnt)
-                fprintf(stderr, "test-cgroup: skipping the real cpuset test: %s\n",
-                        geteuid() != 0 ? "not root" : "no v1 cpuset hierarchy mounted");
-        else {
+                /* Root and a v1 cpuset hierarchy (the hybrid layout has one). */
+                cpuset_mnt = v1_mount("cpuset");
+                if (geteuid() != 0 || !cpuset_mnt) {
+                        printf("SKIP: %s\n", geteuid() != 0 ? "not root" : "no v1 cpuset hierarchy mounted");
+                        return 77;
+                }
+                s = suite_create("cgroup");
+                real = tcase_create("real");
                 tcase_add_unchecked_fixture(real, NULL, real_teardown);
                 tcase_add_test(real, test_real_v1_cpuset);
                 suite_add_tcase(s, real);
+        } else if (streq(mode, "fixtures")) {
+                TCase *tc = tcase_create("fixtures");
+
+                s = suite_create("cgroup");
+                tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
+                tcase_add_test(tc, test_unified);
+                tcase_add_test(tc, test_cpuset_dirs);
+                tcase_add_test(tc, test_cpuset_dirs_v1);
+                tcase_add_test(tc, test_unified_without_cpuset);
+                tcase_add_test(tc, test_legacy_v1);
+                tcase_add_test(tc, test_v1_symlinked_controller);
+                tcase_add_test(tc, test_hybrid);
+                tcase_add_test(tc, test_hybrid_cpuset_on_unified);
+                tcase_add_test(tc, test_no_cgroups);
+                tcase_add_test(tc, test_format_conflict);
+                suite_add_tcase(s, tc);
+        } else {
+                fprintf(stderr, "usage: %s [fixtures|real]\n", argv[0]);
+                return EXIT_FAILURE;
         }
 
         sr = srunner_create(s);
