@@ -31,6 +31,7 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
+#include "netlink-socket.h"
 #include "proc-monitor.h"
 #include "util.h"
 
@@ -520,22 +521,12 @@ int proc_monitor_new(
         if (!m)
                 return -ENOMEM;
 
-        m->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+        /* The fallback from SO_RCVBUFFORCE is capped by rmem_max: the caller learns of it from
+         * proc_monitor_get_receive_buffer(). */
+        m->fd = netlink_socket_open(
+                SOCK_DGRAM, NETLINK_CONNECTOR, size, &m->rcvbuf_force_error, &m->rcvbuf_size);
         if (m->fd < 0)
-                return -errno;
-
-        /* SO_RCVBUFFORCE ignores net.core.rmem_max but needs CAP_NET_ADMIN. The fallback is
-         * capped by rmem_max: the caller learns of it from proc_monitor_get_receive_buffer(). */
-        if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0) {
-                m->rcvbuf_force_error = -errno;
-                if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
-                        return -errno;
-        }
-        {
-                socklen_t l = sizeof(m->rcvbuf_size);
-                if (getsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &m->rcvbuf_size, &l) < 0)
-                        return -errno;
-        }
+                return m->fd;
 
         /* Joining the CN_IDX_PROC multicast group needs CAP_NET_ADMIN before Linux 6.6. */
         if (bind(m->fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0)

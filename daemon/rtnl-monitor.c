@@ -27,6 +27,7 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
+#include "netlink-socket.h"
 #include "rtnl-monitor.h"
 
 /* The first receive buffer; grown to the size of a larger datagram (peeked first). */
@@ -41,8 +42,7 @@
 struct RtnlMonitor {
         int fd;
         sd_event_source *source;
-        sd_event_source *retry_source; /* armed while reading is paused after an error */
-        int retry_error;               /* the error that paused reading, reported on resume */
+        NetlinkPause pause; /* after a receive error other than ENOBUFS */
         rtnl_link_handler_t on_link;
         rtnl_lost_handler_t on_lost;
         void *userdata;
@@ -173,32 +173,15 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         RtnlMonitor *m = userdata;
 
         (void)sd_event_source_set_enabled(m->source, SD_EVENT_ON);
-        dispatch_lost(m, m->retry_error);
+        dispatch_lost(m, m->pause.error);
         return 0;
 }
 
 /* A receive error other than ENOBUFS: stop reading for a while rather than spin on it. */
 static void pause_reading(RtnlMonitor *m, int error) {
-        int r;
-
-        m->retry_error = error;
-        (void)sd_event_source_set_enabled(m->source, SD_EVENT_OFF);
-        if (!m->retry_source) {
-                r = sd_event_add_time_relative(
-                        sd_event_source_get_event(m->source), &m->retry_source, CLOCK_MONOTONIC,
-                        RECV_RETRY_USEC, 0, on_retry, m);
-                if (r >= 0)
-                        (void)sd_event_source_set_description(m->retry_source, "rtnetlink-link-retry");
-        } else {
-                r = sd_event_source_set_time_relative(m->retry_source, RECV_RETRY_USEC);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(m->retry_source, SD_EVENT_ONESHOT);
-        }
-        if (r < 0) {
-                /* Can't pause: keep reading, and say what happened now. */
-                (void)sd_event_source_set_enabled(m->source, SD_EVENT_ON);
-                dispatch_lost(m, error);
-        }
+        if (netlink_pause(
+                    &m->pause, m->source, error, RECV_RETRY_USEC, "rtnetlink-link-retry", on_retry, m) < 0)
+                dispatch_lost(m, error); /* can't pause: keep reading, and say what happened now */
 }
 
 /* Makes the buffer hold at least size bytes. Returns 0 or -ENOMEM. */
@@ -294,13 +277,9 @@ int rtnl_monitor_new(
         if (r < 0)
                 return r;
 
-        m->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+        m->fd = netlink_socket_open(SOCK_RAW, NETLINK_ROUTE, size, NULL, NULL);
         if (m->fd < 0)
-                return -errno;
-        /* SO_RCVBUFFORCE ignores net.core.rmem_max but needs CAP_NET_ADMIN. */
-        if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
-            setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
-                return -errno;
+                return m->fd;
         if (bind(m->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0)
                 return -errno;
 
@@ -317,7 +296,7 @@ RtnlMonitor *rtnl_monitor_free(RtnlMonitor *m) {
         if (!m)
                 return NULL;
         m->source = sd_event_source_disable_unref(m->source);
-        m->retry_source = sd_event_source_disable_unref(m->retry_source);
+        netlink_pause_done(&m->pause);
         if (m->fd >= 0)
                 close(m->fd);
         free(m->buffer);

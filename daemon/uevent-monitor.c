@@ -22,6 +22,7 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
+#include "netlink-socket.h"
 #include "uevent-monitor.h"
 
 /* The kernel's UEVENT_BUFFER_SIZE is 2048 for the environment, plus the header: anything
@@ -45,9 +46,8 @@ struct UeventSubscription {
 struct UeventMonitor {
         int fd;
         sd_event_source *source;
-        sd_event_source *retry_source; /* armed while reading is paused after an error */
-        int retry_error;               /* the error that paused reading, reported on resume */
-        bool passcred;                 /* SO_PASSCRED worked: datagrams must carry credentials */
+        NetlinkPause pause; /* after a receive error other than ENOBUFS */
+        bool passcred;      /* SO_PASSCRED worked: datagrams must carry credentials */
         int rcvbuf_size;
         int rcvbuf_force_error;
         uint64_t n_dropped;
@@ -196,33 +196,17 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* A receive error other than ENOBUFS: stop reading for a while rather than spin on it. */
 static void pause_reading(UeventMonitor *m, int error) {
-        int r;
-
-        m->retry_error = error;
-        (void)sd_event_source_set_enabled(m->source, SD_EVENT_OFF);
-        if (!m->retry_source) {
-                r = sd_event_add_time_relative(
-                        sd_event_source_get_event(m->source), &m->retry_source, CLOCK_MONOTONIC,
-                        UEVENT_MONITOR_RETRY_USEC, 0, on_retry, m);
-                if (r >= 0)
-                        (void)sd_event_source_set_description(m->retry_source, "kobject-uevent-retry");
-        } else {
-                r = sd_event_source_set_time_relative(m->retry_source, UEVENT_MONITOR_RETRY_USEC);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(m->retry_source, SD_EVENT_ONESHOT);
-        }
-        if (r < 0) {
-                /* Can't pause: keep reading, and say what happened now. */
-                (void)sd_event_source_set_enabled(m->source, SD_EVENT_ON);
-                dispatch_lost(m, error);
-        }
+        if (netlink_pause(
+                    &m->pause, m->source, error, UEVENT_MONITOR_RETRY_USEC, "kobject-uevent-retry", on_retry,
+                    m) < 0)
+                dispatch_lost(m, error); /* can't pause: keep reading, and say what happened now */
 }
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         UeventMonitor *m = userdata;
 
         (void)sd_event_source_set_enabled(m->source, SD_EVENT_ON);
-        dispatch_lost(m, m->retry_error);
+        dispatch_lost(m, m->pause.error);
         return 0;
 }
 
@@ -286,23 +270,14 @@ int uevent_monitor_new(sd_event *event, UeventMonitor **ret) {
         _cleanup_(uevent_monitor_freep) UeventMonitor *m = NULL;
         struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = KERNEL_GROUP};
         int size = UEVENT_MONITOR_RCVBUF_SIZE, one = 1, r;
-        socklen_t l = sizeof(m->rcvbuf_size);
 
         m = calloc(1, sizeof(UeventMonitor));
         if (!m)
                 return -ENOMEM;
-        m->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+        m->fd = netlink_socket_open(
+                SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, size, &m->rcvbuf_force_error, &m->rcvbuf_size);
         if (m->fd < 0)
-                return -errno;
-
-        /* SO_RCVBUFFORCE ignores net.core.rmem_max but needs CAP_NET_ADMIN. */
-        if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0) {
-                m->rcvbuf_force_error = -errno;
-                if (setsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
-                        return -errno;
-        }
-        if (getsockopt(m->fd, SOL_SOCKET, SO_RCVBUF, &m->rcvbuf_size, &l) < 0)
-                return -errno;
+                return m->fd;
         m->passcred = setsockopt(m->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) >= 0;
 
         if (bind(m->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0)
@@ -323,7 +298,7 @@ UeventMonitor *uevent_monitor_free(UeventMonitor *m) {
         while (m->subscriptions)
                 uevent_subscription_free(m->subscriptions);
         m->source = sd_event_source_disable_unref(m->source);
-        m->retry_source = sd_event_source_disable_unref(m->retry_source);
+        netlink_pause_done(&m->pause);
         if (m->fd >= 0)
                 close(m->fd);
         return mfree(m);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/netlink.h>
+
+#include "netlink-socket.h"
+
+int netlink_socket_open(int type, int protocol, int rcvbuf, int *ret_force_error, int *ret_size) {
+        int fd, force_error = 0, size = 0, r;
+        socklen_t l = sizeof(size);
+
+        fd = socket(AF_NETLINK, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+        if (fd < 0)
+                return -errno;
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0) {
+                force_error = -errno;
+                if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
+                        goto fail;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, &l) < 0)
+                goto fail;
+        if (ret_force_error)
+                *ret_force_error = force_error;
+        if (ret_size)
+                *ret_size = size;
+        return fd;
+fail:
+        r = -errno;
+        close(fd);
+        return r;
+}
+
+int netlink_pause(
+        NetlinkPause *p, sd_event_source *io, int error, uint64_t usec, const char *description,
+        sd_event_time_handler_t on_resume, void *userdata) {
+        int r;
+
+        p->error = error;
+        (void)sd_event_source_set_enabled(io, SD_EVENT_OFF);
+        if (!p->timer) {
+                r = sd_event_add_time_relative(
+                        sd_event_source_get_event(io), &p->timer, CLOCK_MONOTONIC, usec, 0, on_resume,
+                        userdata);
+                if (r >= 0)
+                        (void)sd_event_source_set_description(p->timer, description);
+        } else {
+                r = sd_event_source_set_time_relative(p->timer, usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(p->timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                (void)sd_event_source_set_enabled(io, SD_EVENT_ON);
+        return r;
+}
+
+void netlink_pause_done(NetlinkPause *p) {
+        p->timer = sd_event_source_disable_unref(p->timer);
+}
