@@ -181,6 +181,20 @@ START_TEST(test_invalid) {
 }
 END_TEST
 
+/* The set of "ok" and pattern is refused, blaming pattern (index 1) with a message holding why. */
+static void assert_refused(const char *pattern, const char *why) {
+        _cleanup_free_ char *error = NULL;
+        RegexSet *s = NULL;
+        size_t index = 99;
+
+        ck_assert_msg(
+                regex_set_new((char *[]){"ok", (char *)pattern, NULL}, &s, &index, &error) == -EINVAL, "%s",
+                pattern);
+        ck_assert_ptr_null(s);
+        ck_assert_uint_eq(index, 1);
+        ck_assert_msg(error && strstr(error, why), "%s: %s", pattern, strna(error));
+}
+
 /* Patterns whose repetitions regcomp(3) would expand for seconds into gigabytes (a fuzzer found
  * "what" and 117 '+' in a policy: fuzz-policy-yaml ran out of memory) are refused at once, by
  * counting; below the limit they compile. */
@@ -212,19 +226,8 @@ START_TEST(test_expansion) {
                 "--opt=(x*){3000}",
                 "x{1,1024}", /* 1025 positions: one over */
         };
-        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
-                _cleanup_free_ char *error = NULL;
-                RegexSet *s = NULL;
-                size_t index = 99;
-
-                ck_assert_msg(
-                        regex_set_new((char *[]){"ok", (char *)refused[i], NULL}, &s, &index, &error) ==
-                                -EINVAL,
-                        "%s", refused[i]);
-                ck_assert_ptr_null(s);
-                ck_assert_uint_eq(index, 1);
-                ck_assert_msg(error && strstr(error, "1024 positions"), "%s: %s", refused[i], strna(error));
-        }
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                assert_refused(refused[i], "1024 positions");
 
         const char *taken[] = {
                 "x{1,1023}", /* 1024 positions: the limit */
@@ -303,19 +306,8 @@ START_TEST(test_empty_ways) {
                 "\\w|"
                 "a|)(bba)*{2}))([ab]|(\\w|\\w|)?{,2}|){1,}b))))(((.|){,2}b)||))||)|)*",
         };
-        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
-                _cleanup_free_ char *error = NULL;
-                RegexSet *s = NULL;
-                size_t index = 99;
-
-                ck_assert_msg(
-                        regex_set_new((char *[]){"ok", (char *)refused[i], NULL}, &s, &index, &error) ==
-                                -EINVAL,
-                        "%s", refused[i]);
-                ck_assert_ptr_null(s);
-                ck_assert_uint_eq(index, 1);
-                ck_assert_msg(error && strstr(error, "more than 65536"), "%s: %s", refused[i], strna(error));
-        }
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                assert_refused(refused[i], "more than 65536");
 
         const char *taken[] = {
                 optional5,
