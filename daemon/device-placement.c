@@ -31,6 +31,7 @@
 #include "rtnl-monitor.h"
 #include "state.h"
 #include "uevent-monitor.h"
+#include "procfs.h"
 #include "util.h"
 
 #define USEC_PER_MSEC UINT64_C(1000)
@@ -1596,34 +1597,16 @@ static int sweep(DevicePlacement *d, const DeviceInventory *inv) {
 
 /* The PID of a running irqbalance (a process whose comm is "irqbalance") under root, or 0. */
 static pid_t find_irqbalance(const char *root) {
-        _cleanup_free_ char *proc = NULL;
-        _cleanup_closedir_ DIR *dir = NULL;
-        struct dirent *de;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n;
 
-        if (asprintf(&proc, "%s/proc", streq(root, "/") ? "" : root) < 0)
+        if (procfs_list_pids(root, &pids, &n) < 0)
                 return 0;
-        dir = opendir(proc);
-        if (!dir)
-                return 0;
-        while ((de = readdir(dir))) {
-                char path[PATH_MAX], comm[32] = "";
-                _cleanup_close_ int fd = -EBADF;
-                unsigned pid;
-                ssize_t l;
+        for (size_t i = 0; i < n; i++) {
+                char comm[16];
 
-                if (parse_unsigned(de->d_name, &pid) < 0)
-                        continue;
-                snprintf(path, sizeof(path), "%s/%s/comm", proc, de->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                l = read(fd, comm, sizeof(comm) - 1);
-                if (l <= 0)
-                        continue;
-                comm[l] = '\0';
-                comm[strcspn(comm, "\n")] = '\0';
-                if (streq(comm, "irqbalance"))
-                        return (pid_t)pid;
+                if (procfs_read_comm(root, pids[i], 0, comm) >= 0 && streq(comm, "irqbalance"))
+                        return pids[i];
         }
         return 0;
 }

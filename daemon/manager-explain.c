@@ -386,27 +386,6 @@ ManagerExplanation *manager_explanation_free(ManagerExplanation *e) {
         return NULL;
 }
 
-/*
- * The process (thread group) thread tid belongs to: Tgid of /proc/TID/status (the kernel serves
- * /proc/TID for every thread, though readdir of /proc lists only thread group leaders).
- * Returns it (> 0) or -ESRCH.
- */
-static pid_t explain_tgid(pid_t tid) {
-        _cleanup_free_ char *status = NULL;
-        char path[64];
-        const char *l;
-        long v;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-        if (read_full_file(path, 64 * 1024, 0, &status, NULL) < 0)
-                return -ESRCH;
-        l = strstr(status, "\nTgid:");
-        if (!l)
-                return -ESRCH;
-        v = strtol(l + strlen("\nTgid:"), NULL, 10);
-        return v > 0 && v <= INT32_MAX ? (pid_t)v : -ESRCH;
-}
-
 int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
         _cleanup_(manager_explanation_freep) ManagerExplanation *e = NULL;
         const PolicyPlan *pp = NULL;
@@ -425,8 +404,8 @@ int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
         e->task_fd = -1;
 
         /* A thread ID (from top -H, ps -L, perf): explain its process, and say so. */
-        tgid = explain_tgid(pid);
-        if (tgid < 0)
+        /* /proc/TID exists for every thread, though only thread group leaders are listed. */
+        if (procfs_read_tgid(NULL, pid, &tgid) < 0)
                 return -ESRCH;
         if (tgid != pid) {
                 r = strv_extendf(

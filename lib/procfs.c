@@ -545,6 +545,31 @@ int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
         return procfs_parse_status_euid(s, len, ret);
 }
 
+int procfs_parse_status_tgid(const char *buf, size_t len, pid_t *ret) {
+        const char *v;
+        uint64_t tgid;
+        size_t n;
+
+        if (!status_field(buf, len, "Tgid", &v, &n))
+                return -EBADMSG;
+        if (parse_u64_digits(v, blank_span(v, n, false), &tgid) < 0 || tgid == 0 || tgid > INT32_MAX)
+                return -EBADMSG;
+        *ret = (pid_t)tgid;
+        return 0;
+}
+
+int procfs_read_tgid(const char *root, pid_t tid, pid_t *ret) {
+        char buf[4096], *s;
+        _cleanup_free_ char *heap = NULL;
+        size_t len;
+        int r;
+
+        r = read_status(root, tid, 0, buf, sizeof(buf), &heap, &s, &len);
+        if (r < 0)
+                return r;
+        return procfs_parse_status_tgid(s, len, ret);
+}
+
 int procfs_read_ids(const char *root, pid_t pid, uid_t uids[4], gid_t gids[4]) {
         char buf[4096], *s;
         _cleanup_free_ char *heap = NULL;

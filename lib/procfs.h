@@ -103,6 +103,13 @@ int procfs_parse_status_ids(const char *buf, size_t len, uid_t uids[4], gid_t gi
  * -errno. */
 int procfs_read_euid(const char *root, pid_t pid, uid_t *ret);
 
+/* procfs_parse_status_tgid(): the thread group (process) of "Tgid:", a positive decimal that
+ * fits pid_t. Returns 0 or -EBADMSG. procfs_read_tgid(): of /proc/TID/status, which the kernel
+ * serves for every thread although readdir(3) of /proc lists only thread group leaders: the
+ * process a thread ID belongs to. Returns 0, -ESRCH, -EBADMSG, -errno. */
+int procfs_parse_status_tgid(const char *buf, size_t len, pid_t *ret);
+int procfs_read_tgid(const char *root, pid_t tid, pid_t *ret);
+
 /* The cgroup path of pid: the cgroup v2 line "0::/path" if present and not "/", else the v1
  * "name=systemd" hierarchy's path (hybrid layout); newly allocated. Returns 0, -ESRCH,
  * -ENODATA (neither present), -errno. */

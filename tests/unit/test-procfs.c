@@ -364,6 +364,7 @@ static const char status_head[] = "Name:\tnginx\nUmask:\t0022\nState:\tS (sleepi
 START_TEST(test_status) {
         _cleanup_cpuset_ CpuSet s = CPUSET_NULL, t = CPUSET_NULL, big = CPUSET_NULL;
         static char buf[65536];
+        pid_t tgid = 0;
         uid_t uid;
         int n;
 
@@ -391,6 +392,17 @@ START_TEST(test_status) {
 
         ck_assert_int_eq(procfs_read_euid(root, 100, &uid), 0);
         ck_assert_uint_eq(uid, 33);
+        ck_assert_int_eq(procfs_read_tgid(root, 100, &tgid), 0);
+        ck_assert_int_eq(tgid, 100);
+        ck_assert_int_eq(procfs_read_tgid(root, 102, &tgid), -EBADMSG); /* no Tgid: line */
+        ck_assert_int_eq(procfs_read_tgid(root, 99, &tgid), -ESRCH);
+        ck_assert_int_eq(tgid, 100); /* untouched */
+        ck_assert_int_eq(procfs_parse_status_tgid("Tgid:\t4194304\n", 14, &tgid), 0);
+        ck_assert_int_eq(tgid, 4194304);
+        ck_assert_int_eq(procfs_parse_status_tgid("Tgid:\t0\n", 8, &tgid), -EBADMSG);
+        ck_assert_int_eq(procfs_parse_status_tgid("Tgid:\t-1\n", 9, &tgid), -EBADMSG);
+        ck_assert_int_eq(procfs_parse_status_tgid("XTgid:\t7\n", 9, &tgid), -EBADMSG);
+        ck_assert_int_eq(procfs_parse_status_tgid("Tgid:\t2147483648\n", 17, &tgid), -EBADMSG);
         ck_assert_int_eq(procfs_read_cpus_allowed(root, 100, 0, &s), 0);
         ck_assert_uint_eq(cpuset_count(&s), 5);
         for (unsigned c = 0; c < 4; c++)
