@@ -978,16 +978,6 @@ static int target_bring(DevicePlacement *d, Target *t, const TargetValue *want) 
 
 /* ---- rule-level logging, once per plan generation ---- */
 
-static const char *location_format(const Location *l, char *buf, size_t size) {
-        if (!l || !l->file)
-                snprintf(buf, size, "%s", "");
-        else if (l->column > 0)
-                snprintf(buf, size, "%s:%u:%u: ", l->file, l->line, l->column);
-        else
-                snprintf(buf, size, "%s:%u: ", l->file, l->line);
-        return buf;
-}
-
 /* True the first time line is seen in this plan generation. */
 static bool logged_first_time(DevicePlacement *d, const char *line) {
         char **l;
@@ -1053,7 +1043,7 @@ static void log_device_plan(DevicePlacement *d, const DevicePlan *dp) {
                 if (rp->pending_reason)
                         log_rule_line(
                                 d, LOG_WARNING, rule->name, "%sirqs: rule %s is pending: %s",
-                                location_format(
+                                location_prefix(
                                         rp->pending_location ?: &rule->location, where, sizeof(where)),
                                 rule->name, rp->pending_reason);
                 else {
@@ -1066,7 +1056,7 @@ static void log_device_plan(DevicePlacement *d, const DevicePlan *dp) {
                 STRV_FOREACH (w, rp->warnings)
                         log_rule_line(
                                 d, LOG_WARNING, rule->name, "%swarning: irqs: rule %s: %s",
-                                location_format(&rule->location, where, sizeof(where)), rule->name, *w);
+                                location_prefix(&rule->location, where, sizeof(where)), rule->name, *w);
         }
 
         for (size_t i = 0; dp->net_rules && i < c->n_net_rules; i++) {
@@ -1078,7 +1068,7 @@ static void log_device_plan(DevicePlacement *d, const DevicePlan *dp) {
                 if (np->pending_reason)
                         log_rule_line(
                                 d, LOG_WARNING, rule->name, "%snet: rule %s is pending: %s",
-                                location_format(
+                                location_prefix(
                                         np->pending_location ?: &rule->location, where, sizeof(where)),
                                 rule->name, np->pending_reason);
                 else {
@@ -1093,7 +1083,7 @@ static void log_device_plan(DevicePlacement *d, const DevicePlan *dp) {
                 STRV_FOREACH (w, np->warnings)
                         log_rule_line(
                                 d, LOG_WARNING, rule->name, "%swarning: net: rule %s: %s",
-                                location_format(&rule->location, where, sizeof(where)), rule->name, *w);
+                                location_prefix(&rule->location, where, sizeof(where)), rule->name, *w);
         }
         if (dp->has_rfs)
                 log_rule_line(

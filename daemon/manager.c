@@ -2714,17 +2714,6 @@ static void log_diagnostics(const Diagnostics *d, int error_level) {
         }
 }
 
-/* "FILE:LINE:COLUMN" of l into buf (or "FILE:LINE", or "" without a location). */
-static const char *location_format(const Location *l, char *buf, size_t size) {
-        if (!l || !l->file)
-                snprintf(buf, size, "%s", "");
-        else if (l->column > 0)
-                snprintf(buf, size, "%s:%u:%u", l->file, l->line, l->column);
-        else
-                snprintf(buf, size, "%s:%u", l->file, l->line);
-        return buf;
-}
-
 /* Logs what a plan resolved to: each policy's CPUs, pending policies and every warning,
  * each at the place in the files it is about (as affinityctl validate prints them). */
 static void log_plan(Manager *m, const Plan *plan) {
@@ -2732,8 +2721,8 @@ static void log_plan(Manager *m, const Plan *plan) {
 
         STRV_FOREACH (w, plan->warnings)
                 log_warning(
-                        "%s: warning: %s",
-                        location_format(
+                        "%swarning: %s",
+                        location_prefix(
                                 plan->config->has_reserve ? &plan->config->reserve_location : NULL, where,
                                 sizeof(where)),
                         *w);
@@ -2744,8 +2733,8 @@ static void log_plan(Manager *m, const Plan *plan) {
 
                 if (pp->pending_reason)
                         log_struct(
-                                LOG_WARNING, 0, name, 0, NULL, NULL, "%s: policy %s is pending: %s",
-                                location_format(
+                                LOG_WARNING, 0, name, 0, NULL, NULL, "%spolicy %s is pending: %s",
+                                location_prefix(
                                         pp->pending_location ?: &pp->policy->location, where, sizeof(where)),
                                 name, pp->pending_reason);
                 else if (log_level_enabled(LOG_INFO)) {
@@ -2756,8 +2745,8 @@ static void log_plan(Manager *m, const Plan *plan) {
                 }
                 for (size_t k = 0; pp->warnings && pp->warnings[k]; k++)
                         log_struct(
-                                LOG_WARNING, 0, name, 0, NULL, NULL, "%s: warning: policy %s: %s",
-                                location_format(
+                                LOG_WARNING, 0, name, 0, NULL, NULL, "%swarning: policy %s: %s",
+                                location_prefix(
                                         pp->warning_locations ? pp->warning_locations[k]
                                                               : &pp->policy->location,
                                         where, sizeof(where)),

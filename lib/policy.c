@@ -282,3 +282,13 @@ int cpu_selector_format(const CpuSelector *s, char **ret) {
         *ret = TAKE_PTR(buf);
         return 0;
 }
+
+const char *location_prefix(const Location *l, char *buf, size_t size) {
+        if (!l || !l->file)
+                snprintf(buf, size, "%s", "");
+        else if (l->column > 0)
+                snprintf(buf, size, "%s:%u:%u: ", l->file, l->line, l->column);
+        else
+                snprintf(buf, size, "%s:%u: ", l->file, l->line);
+        return buf;
+}

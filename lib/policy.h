@@ -311,3 +311,10 @@ int cpu_selector_format(const CpuSelector *s, char **ret);
  * NULL on OOM.
  */
 const char *config_add_file(Config *c, const char *path);
+
+/*
+ * Where a message is about, as the prefix that goes before it: "FILE:LINE:COLUMN: ",
+ * "FILE:LINE: " without a column, "" for l NULL or without a file. Into buf (size bytes,
+ * truncated to fit); returns buf.
+ */
+const char *location_prefix(const Location *l, char *buf, size_t size);

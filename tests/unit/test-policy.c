@@ -175,6 +175,25 @@ START_TEST(test_find_policy) {
 }
 END_TEST
 
+/* The prefix a message about a place gets: file, line and column, and nothing without a file. */
+START_TEST(test_location_prefix) {
+        char buf[64], small[8];
+
+        ck_assert_str_eq(
+                location_prefix(
+                        &(Location){.file = "/etc/affinityd/policy.d/10-a.yaml", .line = 3, .column = 7},
+                        buf, sizeof(buf)),
+                "/etc/affinityd/policy.d/10-a.yaml:3:7: ");
+        ck_assert_str_eq(
+                location_prefix(&(Location){.file = "a.yaml", .line = 3}, buf, sizeof(buf)), "a.yaml:3: ");
+        ck_assert_str_eq(location_prefix(&(Location){.line = 3, .column = 1}, buf, sizeof(buf)), "");
+        ck_assert_str_eq(location_prefix(NULL, buf, sizeof(buf)), "");
+        ck_assert_str_eq(
+                location_prefix(&(Location){.file = "long.yaml", .line = 12}, small, sizeof(small)),
+                "long.ya");
+}
+END_TEST
+
 START_TEST(test_selector_done_resets) {
         _cleanup_(config_freep) Config *c = parse_cpus("{ near: eth0, nodes: 0 }");
         CpuSelector s = c->policies[0].cpus;
@@ -201,6 +220,7 @@ static Suite *policy_suite(void) {
         tc = tcase_create("model");
         tcase_add_test(tc, test_find_policy);
         tcase_add_test(tc, test_selector_done_resets);
+        tcase_add_test(tc, test_location_prefix);
         suite_add_tcase(s, tc);
         return s;
 }
