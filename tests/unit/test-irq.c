@@ -358,36 +358,37 @@ START_TEST(test_fixture_refusal_classify) {
         }
         /* the plain mapping does not look */
         ck_assert(irq_refusal_from_errno(-EIO) == IRQ_REFUSAL_MANAGED);
+}
+END_TEST
 
-        /* the same on the real /proc/irq: the virtio block queue's IRQ is managed here, eth0's
-         * rx IRQ is not (found by mode, not by number) */
-        {
-                _cleanup_closedir_ DIR *d = opendir("/proc/irq");
-                struct dirent *de;
-                unsigned seen_managed = 0, seen_plain = 0;
+/* The refusal of each IRQ of the real /proc/irq, by its mode: managed when smp_affinity has no
+ * write bit, else not movable. The live-managed mode runs it, so both kinds are there. */
+START_TEST(test_live_refusal_classify) {
+        _cleanup_closedir_ DIR *d = opendir("/proc/irq");
+        struct dirent *de;
+        unsigned seen_managed = 0, seen_plain = 0;
 
-                ck_assert_ptr_nonnull(d);
-                while ((de = readdir(d))) {
-                        char *end;
-                        unsigned long irq = strtoul(de->d_name, &end, 10);
-                        int m;
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d))) {
+                char *end;
+                unsigned long irq = strtoul(de->d_name, &end, 10);
+                int m;
 
-                        if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end)
-                                continue;
-                        m = irq_is_managed("/", (unsigned)irq);
-                        if (m < 0)
-                                continue;
-                        ck_assert(
-                                irq_refusal_classify("/", (unsigned)irq, -EIO) ==
-                                (m ? IRQ_REFUSAL_MANAGED : IRQ_REFUSAL_NOT_MOVABLE));
-                        if (m)
-                                seen_managed++;
-                        else
-                                seen_plain++;
-                }
-                ck_assert_uint_gt(seen_managed, 0);
-                ck_assert_uint_gt(seen_plain, 0);
+                if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end)
+                        continue;
+                m = irq_is_managed("/", (unsigned)irq);
+                if (m < 0)
+                        continue;
+                ck_assert(
+                        irq_refusal_classify("/", (unsigned)irq, -EIO) ==
+                        (m ? IRQ_REFUSAL_MANAGED : IRQ_REFUSAL_NOT_MOVABLE));
+                if (m)
+                        seen_managed++;
+                else
+                        seen_plain++;
         }
+        ck_assert_uint_gt(seen_managed, 0);
+        ck_assert_uint_gt(seen_plain, 0);
 }
 END_TEST
 
@@ -481,7 +482,8 @@ static char *live_pci_interface(void) {
         char path[PATH_MAX];
         char *found = NULL;
 
-        ck_assert_ptr_nonnull(d);
+        if (!d)
+                return NULL; /* also called from main(), outside a test: no ck_assert here */
         snprintf(path, sizeof(path), "/sys/class/net/eth0/device");
         if (access(path, F_OK) == 0)
                 return strdup("eth0");
@@ -559,11 +561,7 @@ START_TEST(test_live_device_irqs) {
         unsigned want[256];
         size_t n_want, n;
 
-        if (!ifname) {
-                fprintf(stderr,
-                        "no network interface with a PCI function here, skipping the live device test\n");
-                return;
-        }
+        ck_assert_msg(ifname, "no network interface with a PCI function (main() checked there was one)");
         fn = live_pci_function_of(ifname);
         ck_assert_msg(fn, "no PCI function found for %s", ifname);
 
@@ -745,11 +743,6 @@ START_TEST(test_live_write) {
         _cleanup_cpuset_ CpuSet one = CPUSET_NULL, back = CPUSET_NULL, orig = CPUSET_NULL;
         _cleanup_free_ char *now = NULL;
 
-        if (geteuid() != 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
-            access("/sys/devices/system/cpu/cpu1", F_OK) < 0) {
-                fprintf(stderr, "not root or no CPU 1: the live write test does not run\n");
-                return;
-        }
         ck_assert_msg(
                 live_rx_irq > 0 && live_rx_original, "no movable rx IRQ of a PCI network interface found");
 
@@ -766,60 +759,113 @@ START_TEST(test_live_write) {
         now = mfree(now);
         now = read_list(live_rx_irq);
         ck_assert_str_eq(now, live_rx_original);
-
-        if (live_managed_irq > 0) {
-                _cleanup_cpuset_ CpuSet cur = CPUSET_NULL, other = CPUSET_NULL;
-                char path[PATH_MAX];
-                int fd;
-
-                ck_assert_int_eq(irq_is_managed("/", live_managed_irq), 1);
-                ck_assert_int_eq(irq_read_affinity("/", live_managed_irq, &cur), 0);
-                ck_assert_int_eq(cpuset_add(&other, cpuset_contains(&cur, 0) ? 1 : 0), 0);
-                ck_assert_int_eq(irq_write_affinity("/", live_managed_irq, &other), -EPERM);
-                ck_assert(irq_refusal_from_errno(-EPERM) == IRQ_REFUSAL_MANAGED);
-                now = mfree(now);
-                now = read_list(live_managed_irq);
-                ck_assert_str_eq(now, live_managed_original);
-
-                /* The kernel itself refuses too (root passes the 0444 check): writing the current
-                 * list, which changes nothing even if it were accepted, fails EPERM (EIO on older
-                 * kernels) — the refusal irq_refusal_from_errno() calls managed. */
-                snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", live_managed_irq);
-                fd = open(path, O_WRONLY | O_CLOEXEC);
-                ck_assert_int_ge(fd, 0);
-                ck_assert_int_lt(write(fd, live_managed_original, strlen(live_managed_original)), 0);
-                ck_assert(irq_refusal_from_errno(-errno) == IRQ_REFUSAL_MANAGED);
-                close(fd);
-        } else
-                fprintf(stderr, "no kernel-managed IRQ here\n");
 }
 END_TEST
 
-int main(void) {
-        Suite *s = suite_create("irq");
-        TCase *fx = tcase_create("fixture"), *live = tcase_create("live"),
-              *write = tcase_create("live-write");
+/* A kernel-managed IRQ's affinity is refused (EPERM) by irq_write_affinity() and by the kernel
+ * itself, and stays as it was. */
+START_TEST(test_live_write_managed) {
+        _cleanup_cpuset_ CpuSet cur = CPUSET_NULL, other = CPUSET_NULL;
+        _cleanup_free_ char *now = NULL;
+        char path[PATH_MAX];
+        int fd;
+
+        ck_assert_msg(live_managed_irq > 0 && live_managed_original, "no kernel-managed IRQ found");
+        ck_assert_int_eq(irq_is_managed("/", live_managed_irq), 1);
+        ck_assert_int_eq(irq_read_affinity("/", live_managed_irq, &cur), 0);
+        ck_assert_int_eq(cpuset_add(&other, cpuset_contains(&cur, 0) ? 1 : 0), 0);
+        ck_assert_int_eq(irq_write_affinity("/", live_managed_irq, &other), -EPERM);
+        ck_assert(irq_refusal_from_errno(-EPERM) == IRQ_REFUSAL_MANAGED);
+        now = read_list(live_managed_irq);
+        ck_assert_str_eq(now, live_managed_original);
+
+        /* The kernel itself refuses too (root passes the 0444 check): writing the current
+         * list, which changes nothing even if it were accepted, fails EPERM (EIO on older
+         * kernels) — the refusal irq_refusal_from_errno() calls managed. */
+        snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", live_managed_irq);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_lt(write(fd, live_managed_original, strlen(live_managed_original)), 0);
+        ck_assert(irq_refusal_from_errno(-errno) == IRQ_REFUSAL_MANAGED);
+        close(fd);
+}
+END_TEST
+
+/* True when the write tests can run here: root, CPU 1, and an rx IRQ of a PCI network interface
+ * that can be moved (why not, into *ret_why). */
+static bool live_write_possible(const char **ret_why) {
+        _cleanup_free_ char *ifname = NULL;
+
+        if (geteuid() != 0)
+                *ret_why = "not root";
+        else if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || access("/sys/devices/system/cpu/cpu1", F_OK) < 0)
+                *ret_why = "no CPU 1 to move an IRQ to";
+        else if (!(ifname = live_pci_interface()))
+                *ret_why = "no network interface with a PCI function";
+        else if (find_rx_irq(ifname) == 0)
+                *ret_why = "no movable rx IRQ of a PCI network interface";
+        else
+                return true;
+        return false;
+}
+
+/*
+ * Four modes, four meson tests: "fixture" (the default) runs on fixture trees, anywhere; "live"
+ * reads the real /proc/irq and a PCI network interface's IRQs; "live-write" moves that
+ * interface's rx IRQ to CPU 1 and back; "live-managed" tries to move a kernel-managed IRQ. Each
+ * live mode exits 77 (a skip, with the reason) where what it needs is absent.
+ */
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "fixture", *why = NULL;
+        _cleanup_free_ char *ifname = NULL;
+        Suite *s;
+        TCase *tc;
         SRunner *sr;
         int failed;
 
-        tcase_add_test(fx, test_refusal_mapping);
-        tcase_add_checked_fixture(fx, fixture_setup, fixture_teardown);
-        tcase_add_test(fx, test_fixture_read);
-        tcase_add_test(fx, test_fixture_write);
-        tcase_add_test(fx, test_fixture_refusal_classify);
-        tcase_add_test(fx, test_fixture_pci_address);
-        tcase_add_test(fx, test_fixture_device_irqs);
-        suite_add_tcase(s, fx);
+        if (streq(mode, "fixture")) {
+                tc = tcase_create("fixture");
+                tcase_add_test(tc, test_refusal_mapping);
+                tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
+                tcase_add_test(tc, test_fixture_read);
+                tcase_add_test(tc, test_fixture_write);
+                tcase_add_test(tc, test_fixture_refusal_classify);
+                tcase_add_test(tc, test_fixture_pci_address);
+                tcase_add_test(tc, test_fixture_device_irqs);
+        } else if (streq(mode, "live")) {
+                if (!(ifname = live_pci_interface())) {
+                        printf("SKIP: no network interface with a PCI function\n");
+                        return 77;
+                }
+                tc = tcase_create("live");
+                tcase_add_test(tc, test_live_device_irqs);
+                tcase_add_test(tc, test_live_proc_irq);
+        } else if (streq(mode, "live-write")) {
+                if (!live_write_possible(&why)) {
+                        printf("SKIP: %s\n", why);
+                        return 77;
+                }
+                tc = tcase_create("live-write");
+                tcase_add_unchecked_fixture(tc, live_save, live_unchecked_teardown);
+                tcase_add_checked_fixture(tc, NULL, live_restore);
+                tcase_add_test(tc, test_live_write);
+        } else if (streq(mode, "live-managed")) {
+                if (geteuid() != 0 || find_managed_irq() == 0) {
+                        printf("SKIP: %s\n", geteuid() != 0 ? "not root" : "no kernel-managed IRQ here");
+                        return 77;
+                }
+                tc = tcase_create("live-managed");
+                tcase_add_unchecked_fixture(tc, live_save, live_unchecked_teardown);
+                tcase_add_checked_fixture(tc, NULL, live_restore);
+                tcase_add_test(tc, test_live_write_managed);
+                tcase_add_test(tc, test_live_refusal_classify);
+        } else {
+                fprintf(stderr, "usage: %s [fixture|live|live-write|live-managed]\n", argv[0]);
+                return EXIT_FAILURE;
+        }
 
-        tcase_add_test(live, test_live_device_irqs);
-        tcase_add_test(live, test_live_proc_irq);
-        suite_add_tcase(s, live);
-
-        tcase_add_unchecked_fixture(write, live_save, live_unchecked_teardown);
-        tcase_add_checked_fixture(write, NULL, live_restore);
-        tcase_add_test(write, test_live_write);
-        suite_add_tcase(s, write);
-
+        s = suite_create("irq");
+        suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
         failed = srunner_ntests_failed(sr);
