@@ -102,7 +102,8 @@ static uint64_t now_realtime_usec(void) {
 
 /* ---- the tsearch(3) tables: TrackedProcess by pid, TrackedThread by tid ---- */
 
-/* Both structs start with their pid_t key, so keys and stored elements compare alike. */
+/* Both structs start with their pid_t key, so keys and stored elements compare alike
+ * (compare_pid()). */
 typedef struct TreeCollect {
         void **items;
         size_t n, size;
@@ -488,9 +489,8 @@ static void place_context_done(PlaceContext *ctx) {
  * pending one (a process a CPU change made pending is left as it is, spread slots included). A
  * thread that matches a spread rule takes a spread slot (or keeps the one it holds) and gets the
  * slot's CPU; any other thread gives back the slot it may hold, and gets its rule's CPUs, or the
- * policy's set without the CPUs handed to spread threads (docs/policy-format.md, `threads:`).
- * Returns 0 or
- * -ENOMEM.
+ * policy's set without the CPUs handed to spread threads (docs/policy-format.md, `threads:`;
+ * the choice is thread_cpus_choice()'s). Returns 0 or -ENOMEM.
  */
 static int thread_target(
         Manager *m, TrackedProcess *p, pid_t tid, const char *thread_comm, CpuSet *buf, const CpuSet **ret) {
