@@ -3,13 +3,13 @@
 
 /*
  * Spread slots: the per-process allocator behind `cpus: spread` thread rules
- * (docs/policy-format.md, `threads:`). Every thread of a process that matches a spread rule holds a slot: the lowest
- * one free when it asked. Slot i stands for CPU order[i % n] of the rule's
- * ThreadPlan.spread_order (n its length), an order that already lists one PU of every core
- * first, then the SMT siblings, so slots 0..n-1 are distinct CPUs, distinct cores first, and
- * further slots go round robin. A slot is released when its thread exits or stops matching the
- * rule, and the next thread that asks reuses it. Threads that match no rule get the policy's set
- * without the CPUs handed to slots (spread_rest_cpus()).
+ * (docs/policy-format.md, `threads:`). Every thread of a process that matches a spread rule
+ * holds a slot: the lowest one free when it asked. Slot i stands for CPU order[i % n] of the
+ * rule's ThreadPlan.spread_order (n its length), an order that already lists one PU of every
+ * core first, then the SMT siblings, so slots 0..n-1 are distinct CPUs, distinct cores first,
+ * and further slots go round robin. A slot is released when its thread exits or stops matching
+ * the rule, and the next thread that asks reuses it. Threads that match no rule get the
+ * policy's set without the CPUs handed to slots (spread_rest_cpus()).
  *
  * Every spread rule of one policy spreads over the same set (the policy's), so one allocator per
  * process serves all of its spread rules: threads of two rules don't share a CPU while there
