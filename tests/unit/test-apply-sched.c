@@ -31,6 +31,7 @@
 #include "cgroup.h"
 #include "cpuset.h"
 #include "macro.h"
+#include "thread-join.h"
 
 static cpu_set_t original;    /* the test process's mask when the test started */
 static unsigned cpu_a, cpu_b; /* the first two CPUs the test may use */
@@ -110,9 +111,10 @@ static void sleeper_start(Sleeper *s) {
         sem_wait(&s->started);
 }
 
+/* Stops the thread and waits until its TID is gone from the kernel too (thread-join.h). */
 static void sleeper_stop(Sleeper *s) {
         sem_post(&s->quit);
-        ck_assert_int_eq(pthread_join(s->thread, NULL), 0);
+        ck_assert_int_eq(thread_join_gone(s->thread, s->tid), 0);
 }
 
 /* Sets tid to exactly cpus and checks the result three ways: the effective set returned,

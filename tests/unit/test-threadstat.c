@@ -21,6 +21,7 @@
 
 #include "macro.h"
 #include "threadstat.h"
+#include "thread-join.h"
 
 static char *root;
 
@@ -273,7 +274,7 @@ START_TEST(test_live_pinned_thread) {
         }
 
         atomic_store(&s.stop, true);
-        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert_int_eq(thread_join_gone(th, atomic_load(&s.tid)), 0);
 
         /* the thread is gone now */
         ck_assert_int_eq(threadstat_read(NULL, getpid(), atomic_load(&s.tid), &a), -ESRCH);
