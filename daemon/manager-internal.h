@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What the files of the Manager share and nothing outside them uses: manager.c, tracked-process.c,
+ * placement.c, manager-events.c, manager-rescan.c, manager-config.c and manager-explain.c.
+ * Each function is documented where it is defined. See docs/architecture.md.
+ */
+
+#include <search.h>
+
+#include "cpuset-watch.h"
+#include "manager.h"
+#include "policy-yaml.h"
+#include "procfs.h"
+
+#define USEC_PER_SEC                  UINT64_C(1000000)
+#define USEC_PER_MSEC                 UINT64_C(1000)
+#define NSEC_PER_USEC                 UINT64_C(1000)
+#define NSEC_PER_SEC                  UINT64_C(1000000000)
+#define PROC_MONITOR_ACK_TIMEOUT_USEC (1 * USEC_PER_SEC)
+#define POLL_INTERVAL_DEFAULT_USEC    (1 * USEC_PER_SEC)
+#define SUMMARY_INTERVAL_USEC         (10 * USEC_PER_SEC)
+#define BUS_GUARD_EVENTS              1024U /* on_bus_guard() */
+#define BUS_GUARD_MESSAGES            8U
+/* Command lines longer than this (bytes) are read and scanned off the event path. */
+#define MATCH_CMDLINE_BUDGET (64U * 1024U)
+/* How old systemd's child before its exec can be (is_service_manager_child()): it execs within
+ * milliseconds of its fork. */
+#define SERVICE_CHILD_AGE_MAX_NSEC (2 * NSEC_PER_SEC)
+/* A rescan after lost events waits until the socket's queue is read, but not longer than this. */
+#define RESCAN_DELAY_MAX_USEC (100 * USEC_PER_MSEC)
+/* A re-plan after a CPU change waits this long for the rest of a burst. */
+#define HOTPLUG_DEBOUNCE_USEC (100 * USEC_PER_MSEC)
+
+typedef bool (*thread_predicate_t)(const TrackedProcess *p, const TrackedThread *t);
+
+typedef struct PlaceContext {
+        Manager *manager;
+        const char *policy_name; /* restore: the policy the process was under, for messages */
+        TrackedProcess *process;
+        bool force;         /* compare with the kernel's mask even where the target is what was
+                             * applied last (write only if they differ) */
+        bool verify;        /* where the target is what was applied last, ask the kernel: a mask
+                             * equal to the cpuset's CPUs (a kernel reset, docs/cgroups.md) is
+                             * written again; any other drift is left to the drift check */
+        unsigned n_reset;   /* threads found on their cpuset's CPUs, and written again */
+        bool refusal_new;   /* report_cpuset_conflict() reported a refusal not reported before */
+        bool identify;      /* the TIDs come from events, not from a listing of /proc/PID/task:
+                             * each is checked to be a thread of the process before any write */
+        unsigned n_threads; /* threads seen */
+        unsigned n_set;     /* threads whose affinity was written (or would be, dry run) */
+        unsigned n_failed;  /* threads the kernel refused */
+        int error;          /* the last refusal's negative errno (PlacementFailed), 0: none */
+        char *error_text;   /* a better description of the refusal than the errno, or NULL */
+        unsigned n_sched;   /* threads whose scheduling state was written */
+        /* The cpuset of the process, read once per placement pass (place_context_cpuset()). */
+        int cpuset_state; /* 0: not read yet; 1: cpuset_allowed holds it; -errno: none known */
+        CpuSet cpuset_allowed;
+        bool cpuset_conflict; /* the policy's CPUs and the cpuset are disjoint: reported, skipped */
+        bool via_unit;        /* via: systemd is effective for the process's unit: threads whose
+                               * target is the policy's set are left to the cgroup */
+} PlaceContext;
+
+/* tracked-process.c */
+int cpuset_store_if_differs(CpuSet **slot, const CpuSet *value, const CpuSet *common);
+const CpuSet *thread_original(const TrackedProcess *p, const TrackedThread *t);
+const CpuSet *thread_effective(const TrackedThread *t);
+int thread_set_applied(TrackedThread *t, const CpuSet *applied, const CpuSet *effective);
+TrackedThread *tracked_process_find_thread(TrackedProcess *p, pid_t tid);
+int tracked_process_add_thread(TrackedProcess *p, pid_t tid, TrackedThread **ret);
+void process_spread_release(TrackedProcess *p, pid_t tid);
+void tracked_process_remove_thread(TrackedProcess *p, TrackedThread *t);
+int tracked_process_remove_threads_if(TrackedProcess *p, thread_predicate_t pred);
+bool thread_not_seen(const TrackedProcess *p, const TrackedThread *t);
+bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t);
+CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r);
+void tracked_process_free_void(void *p);
+int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy, TrackedProcess **ret);
+void manager_remove_process(Manager *m, TrackedProcess *p);
+const PolicyPlan *process_plan(const Manager *m, const TrackedProcess *p);
+const char *process_policy_label(const Manager *m, const TrackedProcess *p);
+
+/* placement.c */
+void place_context_done(PlaceContext *ctx);
+int thread_record_original(PlaceContext *ctx, TrackedThread *t, const CpuSet *current);
+int place_thread(PlaceContext *ctx, pid_t tid);
+int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads);
+int process_spread_settle(Manager *m, TrackedProcess *p);
+void restore_process(Manager *m, TrackedProcess *p, const char *policy_name);
+
+/* manager-explain.c */
+void manager_queue_baseline(Manager *m, TrackedProcess *p);
+
+/* manager-events.c */
+void manager_forget_gone(Manager *m, TrackedProcess *p);
+bool process_is_dead(pid_t pid, const ProcfsStat *st);
+int manager_match_pid_stat(
+        Manager *m, pid_t pid, bool explicit_only, const ProcfsStat *st, char ret_comm[16]);
+int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]);
+int manager_track_new(
+        Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, bool explicit_only,
+        uint64_t timestamp_ns, unsigned n_threads);
+int on_fork_thread(Manager *m, const ProcEvent *ev);
+bool is_service_manager_child(pid_t pid, const ProcfsStat *st);
+int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata);
+
+/* manager-rescan.c */
+int plan_find_active(const Plan *plan, const char *name);
+int manager_rescan(Manager *m);
+void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata);
+void manager_settle_units(Manager *m);
+
+/* manager-config.c */
+void log_diagnostics(const Diagnostics *d, int error_level);
+void log_plan(Manager *m, const Plan *plan);
+int manager_load_topology(Manager *m, Topology **ret);
+int manager_install(Manager *m, Config *config, Plan *plan);
+const char *config_counts(const Config *c, size_t n_pending, char *buf, size_t size);
+int manager_replan_topology(Manager *m);
+void manager_start_uevents(Manager *m);
+
+/* manager.c */
+uint64_t now_realtime_usec(void);
+size_t plan_n_pending(const Plan *plan);
+void manager_set_state(Manager *m, ManagerState s);
+void manager_notify(Manager *m, const char *extra);
+void manager_record_latency(Manager *m, uint64_t timestamp_ns);
+void manager_schedule_summary(Manager *m);
