@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "cpuset-watch.h"
+#include "debounce.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -22,10 +23,10 @@ typedef struct WatchedDir {
 struct CpusetWatch {
         sd_event *event;
         int64_t priority;
+        char *root; /* NULL: "/" */
         int fd;
         sd_event_source *io;
-        sd_event_source *debounce; /* armed while a burst is being collected */
-        uint64_t burst_start_usec; /* CLOCK_MONOTONIC of the burst's first write, 0: none */
+        Debounce debounce; /* armed while a burst is being collected */
         cpuset_watch_handler_t handler;
         void *userdata;
         void *by_path; /* tsearch(3) of WatchedDir, by path */
@@ -78,7 +79,6 @@ static bool name_is_cpuset_write(const char *name) {
 static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata) {
         CpusetWatch *w = userdata;
 
-        w->burst_start_usec = 0;
         w->handler(w, w->last_dir ?: "", w->userdata);
         return 0;
 }
@@ -120,24 +120,9 @@ static void forget_child(CpusetWatch *w, const WatchedDir *parent, const char *n
  * CPUSET_WATCH_MAX_DELAY_USEC after its first: a cgroup written to without pause can't hold the
  * check back. */
 static void arm(CpusetWatch *w) {
-        uint64_t now = now_monotonic_usec(), when;
-        int r;
-
-        if (w->burst_start_usec == 0)
-                w->burst_start_usec = now;
-        when = MIN(now + CPUSET_WATCH_DEBOUNCE_USEC, w->burst_start_usec + CPUSET_WATCH_MAX_DELAY_USEC);
-        if (w->debounce) {
-                r = sd_event_source_set_time(w->debounce, when);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(w->debounce, SD_EVENT_ONESHOT);
-        } else {
-                r = sd_event_add_time(
-                        w->event, &w->debounce, CLOCK_MONOTONIC, when, 10 * 1000, on_debounce, w);
-                if (r >= 0) {
-                        (void)sd_event_source_set_description(w->debounce, "cpuset-debounce");
-                        (void)sd_event_source_set_priority(w->debounce, w->priority);
-                }
-        }
+        int r = debounce_arm(
+                &w->debounce, w->event, CPUSET_WATCH_DEBOUNCE_USEC, CPUSET_WATCH_MAX_DELAY_USEC, w->priority,
+                "cpuset-debounce", on_debounce, w);
         if (r < 0)
                 log_warning_errno(
                         r, "Failed to arm the cpuset check after a cgroup change, skipping it: %m");
@@ -202,7 +187,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 }
 
 int cpuset_watch_new(
-        sd_event *event, int64_t priority, cpuset_watch_handler_t handler, void *userdata,
+        sd_event *event, int64_t priority, const char *root, cpuset_watch_handler_t handler, void *userdata,
         CpusetWatch **ret) {
         CpusetWatch *w;
         int r;
@@ -212,6 +197,10 @@ int cpuset_watch_new(
         w = calloc(1, sizeof(CpusetWatch));
         if (!w)
                 return -ENOMEM;
+        if (root && !(w->root = strdup(root))) {
+                free(w);
+                return -ENOMEM;
+        }
         w->event = sd_event_ref(event);
         w->priority = priority;
         w->handler = handler;
@@ -238,7 +227,7 @@ int cpuset_watch_new(
 CpusetWatch *cpuset_watch_free(CpusetWatch *w) {
         if (!w)
                 return NULL;
-        w->debounce = sd_event_source_disable_unref(w->debounce);
+        debounce_done(&w->debounce);
         w->io = sd_event_source_disable_unref(w->io);
         tdestroy(w->by_wd, nop_free);
         tdestroy(w->by_path, watched_dir_free);
@@ -246,6 +235,7 @@ CpusetWatch *cpuset_watch_free(CpusetWatch *w) {
                 close(w->fd);
         free(w->last_dir);
         free(w->last_membership);
+        free(w->root);
         sd_event_unref(w->event);
         return mfree(w);
 }
@@ -305,7 +295,7 @@ int cpuset_watch_add_process(CpusetWatch *w, pid_t pid) {
 
         if (!w)
                 return 0;
-        r = cgroup_read_membership(NULL, pid, &text);
+        r = cgroup_read_membership(w->root, pid, &text);
         if (r == -ESRCH || r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -313,7 +303,7 @@ int cpuset_watch_add_process(CpusetWatch *w, pid_t pid) {
         /* Processes come in runs from one cgroup: the same membership costs this one read. */
         if (w->last_membership && streq(w->last_membership, text))
                 return 0;
-        r = cgroup_cpuset_dirs(NULL, text, &dirs);
+        r = cgroup_cpuset_dirs(w->root, text, &dirs);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -337,4 +327,8 @@ int cpuset_watch_add_process(CpusetWatch *w, pid_t pid) {
                 w->last_membership = TAKE_PTR(text);
         }
         return added;
+}
+
+size_t cpuset_watch_count(const CpusetWatch *w) {
+        return w ? w->n : 0;
 }

@@ -39,10 +39,12 @@ typedef void (*cpuset_watch_handler_t)(CpusetWatch *w, const char *dir, void *us
 
 /*
  * A watch on event (an inotify fd as an sd-event I/O source at priority priority, not watching
- * anything yet). Returns 0 and *ret, -ENOMEM, or inotify_init1(2)'s -errno.
+ * anything yet). root (copied; NULL: "/") is the tree /proc and /sys/fs/cgroup are read and
+ * watched under, as in lib/cgroup.h; tests give a fixture tree. Returns 0 and *ret, -EINVAL,
+ * -ENOMEM, or inotify_init1(2)'s -errno.
  */
 int cpuset_watch_new(
-        sd_event *event, int64_t priority, cpuset_watch_handler_t handler, void *userdata,
+        sd_event *event, int64_t priority, const char *root, cpuset_watch_handler_t handler, void *userdata,
         CpusetWatch **ret);
 /* Closes the inotify fd and frees w. NULL accepted, returns NULL. */
 CpusetWatch *cpuset_watch_free(CpusetWatch *w);
@@ -55,3 +57,6 @@ CpusetWatch *cpuset_watch_free(CpusetWatch *w);
  * hierarchy, or the limit is reached), -ESRCH, -ENOMEM; other failures are 0 (logged at debug).
  */
 int cpuset_watch_add_process(CpusetWatch *w, pid_t pid);
+
+/* How many cgroup directories w watches now (at most CPUSET_WATCH_MAX). NULL: 0. */
+size_t cpuset_watch_count(const CpusetWatch *w);

@@ -465,7 +465,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (r < 0)
                 return r;
         if (!m->dry_run) {
-                r = cpuset_watch_new(m->event, 0, on_cpuset_change, m, &m->cpuset_watch);
+                r = cpuset_watch_new(m->event, 0, NULL, on_cpuset_change, m, &m->cpuset_watch);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

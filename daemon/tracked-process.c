@@ -261,7 +261,8 @@ int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy
                 return node ? -EEXIST : -ENOMEM;
         }
         m->n_processes++;
-        (void)drift_update(m->drift); /* the drift timer runs while something is tracked */
+        if (m->drift)
+                (void)drift_update(m->drift); /* the drift timer runs while something is tracked */
         *ret = p;
         return 0;
 }
