@@ -49,28 +49,19 @@ static bool drift_paused(void *userdata) {
         return m->rescan_source != NULL;
 }
 
+/* The threads of a process into DriftThread views (size: its n_threads). */
 typedef struct ThreadList {
         DriftThread *threads;
         size_t n, size;
-        bool oom;
 } ThreadList;
 
 static void collect_thread_action(const void *nodep, VISIT which, void *userdata) {
         const TrackedThread *t = *(TrackedThread *const *)nodep;
         ThreadList *l = userdata;
 
-        if (which != postorder && which != leaf)
+        /* postorder (between the children) and leaf visit each node once, in ascending order */
+        if ((which != postorder && which != leaf) || l->n >= l->size)
                 return;
-        if (l->n == l->size) {
-                size_t size = MAX(l->size * 2, (size_t)16);
-                DriftThread *a = reallocarray(l->threads, size, sizeof(DriftThread));
-                if (!a) {
-                        l->oom = true;
-                        return;
-                }
-                l->threads = a;
-                l->size = size;
-        }
         l->threads[l->n++] = (DriftThread){
                 .tid = t->tid,
                 .has_applied = t->has_applied,
@@ -98,16 +89,16 @@ static int drift_list_processes(void *userdata, DriftProcess **ret, size_t *ret_
         for (size_t i = 0; i < n; i++) {
                 TrackedProcess *p = processes[i];
                 const PolicyPlan *pp = manager_process_plan(m, p);
-                ThreadList tl = {};
+                ThreadList tl = {.size = p->n_threads};
 
                 if (!pp || pp->pending_reason)
                         continue;
-                twalk_r(p->threads, collect_thread_action, &tl);
-                if (tl.oom) {
-                        free(tl.threads);
+                tl.threads = calloc(MAX(tl.size, (size_t)1), sizeof(DriftThread));
+                if (!tl.threads) {
                         drift_processes_free(l, k);
                         return -ENOMEM;
                 }
+                twalk_r(p->threads, collect_thread_action, &tl);
                 l[k++] = (DriftProcess){
                         .pid = p->pid,
                         .starttime = p->starttime,
