@@ -49,12 +49,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <systemd/sd-event.h>
+
 #include "cpuset.h"
 #include "devplan.h"
 #include "macro.h"
+#include "uevent-monitor.h"
 
-typedef struct Manager Manager;
 typedef struct DevicePlacement DevicePlacement;
+
+/*
+ * What a device placement is given, and all it knows of the daemon. The pointed-to values are the
+ * owner's (the Manager's), read at each use: a reload or a CPU hotplug re-plan changes them.
+ */
+typedef struct DeviceContext {
+        sd_event *event;       /* the loop: debounce, effective-affinity and drift timers, rtnetlink */
+        const char *root;      /* "/" for the machine (tests: a fixture tree); NULL: "/"; copied */
+        const char *state_dir; /* where originals are recorded (lib/state.h); NULL: nowhere; copied */
+        bool dry_run;          /* nothing written, nothing recorded: the plan is logged */
+        bool listen;           /* device_placement_start() subscribes to device events (not with
+                                * --topology, where nothing of this machine is managed) */
+        Config *const *config; /* the configuration in force (irqs:, net:, rfs:, drift-interval) */
+        Plan *const *plan;     /* its plan (exclusive holdings); *config, *plan or *topology NULL:
+                                * nothing is placed yet */
+        Topology *const *topology;
+        const unsigned *plan_generation;      /* bumped by every plan installed: refusals, drift and
+                                               * releases last until it changes */
+        UeventMonitor *const *uevent_monitor; /* read by device_placement_start(); NULL or *NULL:
+                                               * no uevents */
+        /* A target found changed by someone else, as DriftDetected(kind, target, rule, found,
+         * action) says it: kind "irq" (target "38") or "queue" (target "eth0/rx-0 rps"), rule ""
+         * for the rfs: setting, action "report", "enforce" or "respect". NULL: not reported. */
+        void (*drift_detected)(
+                void *userdata, const char *kind, const char *target, const char *rule, const char *found,
+                const char *action);
+        void *userdata; /* for drift_detected */
+} DeviceContext;
 
 /* Counters shown on D-Bus. */
 typedef struct DevicePlacementCounters {
@@ -98,18 +128,19 @@ typedef struct NetQueueStatus {
                              * D-Bus (ListNetQueues has no reason column) */
 } NetQueueStatus;
 
-/* A device placement for m (borrowed). root: "/" for the machine (tests: a fixture tree).
- * Opens nothing yet. Returns 0 or -ENOMEM. */
-int device_placement_new(Manager *m, const char *root, DevicePlacement **ret);
+/* A device placement working with c (copied; what its pointers point to must outlive the
+ * placement). Opens nothing yet. Returns 0 or -ENOMEM. */
+int device_placement_new(const DeviceContext *c, DevicePlacement **ret);
 DevicePlacement *device_placement_free(DevicePlacement *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DevicePlacement *, device_placement_free);
 
-/* Starts listening for link and queue events (rtnetlink; m's uevent monitor if it has one, for
- * "net" and "queues") and reads the originals persisted in m's state directory. Not fatal:
+/* Starts listening for link and queue events (rtnetlink; the context's uevent monitor if there is
+ * one, for "net" and "queues"; neither unless DeviceContext.listen) and reads the originals
+ * persisted in the state directory. Not fatal:
  * without events, devices are re-read only on reload (logged once). Returns 0 or -ENOMEM. */
 int device_placement_start(DevicePlacement *d);
 
-/* Brings IRQs and queues to the Manager's current config/plan/topology (called after every plan
+/* Brings IRQs and queues to the context's current config/plan/topology (called after every plan
  * installed). Per-target failures are reported, not returned. Returns 0 or -ENOMEM. */
 int device_placement_apply(DevicePlacement *d);
 

@@ -9,9 +9,8 @@
 #include "apply-sched.h"
 #include "cgroup.h"
 #include "cpuset.h"
+#include "event-util.h"
 #include "log.h"
-#include "manager-bus.h"
-#include "manager.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -31,7 +30,7 @@ typedef struct DriftReleased {
 } DriftReleased;
 
 struct Drift {
-        Manager *manager;
+        DriftContext ctx;
         sd_event_source *timer;
         uint64_t interval_usec; /* the timer's period while armed */
         unsigned pass;
@@ -48,11 +47,17 @@ static void drift_seen_free(void *p) {
         free(s);
 }
 
-int drift_new(Manager *m, Drift **ret) {
+void drift_processes_free(DriftProcess *l, size_t n) {
+        for (size_t i = 0; l && i < n; i++)
+                free(l[i].threads);
+        free(l);
+}
+
+int drift_new(const DriftContext *c, Drift **ret) {
         Drift *d = calloc(1, sizeof(Drift));
         if (!d)
                 return -ENOMEM;
-        d->manager = m;
+        d->ctx = *c;
         *ret = d;
         return 0;
 }
@@ -67,10 +72,10 @@ Drift *drift_free(Drift *d) {
 }
 
 static uint64_t drift_interval(const Drift *d) {
-        const Manager *m = d->manager;
-        if (!m->config || m->dry_run)
+        const Config *c = *d->ctx.config;
+        if (!c || d->ctx.dry_run)
                 return 0;
-        return m->config->drift_interval_usec;
+        return c->drift_interval_usec;
 }
 
 static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -86,38 +91,11 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 int drift_update(Drift *d) {
-        Manager *m = d->manager;
         uint64_t interval = drift_interval(d);
-        int enabled = SD_EVENT_OFF, r;
 
-        if (interval == 0 || m->n_processes == 0) {
-                if (d->timer)
-                        (void)sd_event_source_set_enabled(d->timer, SD_EVENT_OFF);
-                return 0;
-        }
-        if (d->timer) {
-                r = sd_event_source_get_enabled(d->timer, &enabled);
-                if (r < 0)
-                        return log_debug_errno(r, "Failed to query the drift timer: %m");
-                if (enabled != SD_EVENT_OFF && d->interval_usec == interval)
-                        return 0;
-                r = sd_event_source_set_time_relative(d->timer, interval);
-                if (r >= 0)
-                        r = sd_event_source_set_time_accuracy(d->timer, MAX(interval / 4, (uint64_t)1000));
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(d->timer, SD_EVENT_ONESHOT);
-                if (r < 0)
-                        return log_debug_errno(r, "Failed to arm the drift timer: %m");
-        } else {
-                r = sd_event_add_time_relative(
-                        m->event, &d->timer, CLOCK_MONOTONIC, interval, MAX(interval / 4, (uint64_t)1000),
-                        on_drift_timer, d);
-                if (r < 0)
-                        return log_debug_errno(r, "Failed to add the drift timer: %m");
-                (void)sd_event_source_set_description(d->timer, "drift-check");
-        }
-        d->interval_usec = interval;
-        return 0;
+        return event_periodic_timer_update(
+                d->ctx.event, &d->timer, &d->interval_usec, *d->ctx.n_processes == 0 ? 0 : interval,
+                on_drift_timer, d, "drift-check", "drift timer");
 }
 
 bool drift_is_released(const Drift *d, pid_t pid, uint64_t starttime) {
@@ -155,30 +133,6 @@ static void drift_prune_released(Drift *d) {
                 else
                         i++;
         }
-}
-
-typedef struct ThreadList {
-        TrackedThread **threads;
-        size_t n, size;
-        bool oom;
-} ThreadList;
-
-static void collect_thread_action(const void *nodep, VISIT which, void *userdata) {
-        ThreadList *l = userdata;
-
-        if (which != postorder && which != leaf)
-                return;
-        if (l->n == l->size) {
-                size_t size = MAX(l->size * 2, (size_t)16);
-                TrackedThread **a = reallocarray(l->threads, size, sizeof(TrackedThread *));
-                if (!a) {
-                        l->oom = true;
-                        return;
-                }
-                l->threads = a;
-                l->size = size;
-        }
-        l->threads[l->n++] = *(TrackedThread *const *)nodep;
 }
 
 static const char *drift_mode_to_string(DriftMode mode) {
@@ -241,7 +195,7 @@ static int drift_note_seen(Drift *d, pid_t pid, pid_t tid, const CpuSet *mask, c
  * listed under it with a start time not before it (/proc/PID/task/TID/stat). Read right before
  * a write, so that a reused PID or TID is never written.
  */
-static bool thread_is_of(const TrackedProcess *p, pid_t tid) {
+static bool thread_is_of(const DriftProcess *p, pid_t tid) {
         ProcfsStat st;
 
         if (procfs_read_stat(NULL, p->pid, 0, &st) < 0 || st.starttime != p->starttime)
@@ -252,22 +206,14 @@ static bool thread_is_of(const TrackedProcess *p, pid_t tid) {
 }
 
 /* Checks the threads of p. Returns 1 if p is to be released (on-drift: respect), 0, -ENOMEM. */
-static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp) {
-        Manager *m = d->manager;
-        DriftMode mode = pp->policy->on_drift;
-        ThreadList l = {};
+static int drift_check_process(Drift *d, const DriftProcess *p) {
+        DriftMode mode = p->on_drift;
         bool release = false;
         int r = 0;
 
-        twalk_r(p->threads, collect_thread_action, &l);
-        if (l.oom) {
-                free(l.threads);
-                return -ENOMEM;
-        }
-
-        for (size_t i = 0; i < l.n && !release; i++) {
-                TrackedThread *t = l.threads[i];
-                const CpuSet *expected = t->effective ?: &t->applied;
+        for (size_t i = 0; i < p->n_threads && !release; i++) {
+                const DriftThread *t = &p->threads[i];
+                const CpuSet *expected = t->expected;
                 _cleanup_(cpuset_done) CpuSet cur = {};
                 _cleanup_free_ char *cur_text = NULL, *expected_text = NULL;
                 ThreadSched cur_sched = {};
@@ -285,7 +231,7 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
                         }
                         mask_drift = !cpuset_equal(&cur, expected);
                 }
-                if (t->sched && t->sched->has_applied) {
+                if (t->sched) {
                         k = apply_get_thread_sched(t->tid, &cur_sched);
                         if (k == APPLY_GONE)
                                 continue;
@@ -294,7 +240,7 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
                                         k, "Failed to read the scheduling state of thread %d: %m",
                                         (int)t->tid);
                         else
-                                sched_drift = !apply_sched_equal(&cur_sched, &t->sched->applied);
+                                sched_drift = !apply_sched_equal(&cur_sched, t->sched);
                 }
                 if (!mask_drift && !sched_drift) {
                         drift_forget_seen(d, t->tid);
@@ -309,27 +255,27 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
                 if (k == 0)
                         continue; /* this very value was reported already */
 
-                m->counters.drift_detected++;
+                (*d->ctx.n_detected)++;
                 cur_text = cpuset_to_string(&cur);
                 expected_text = cpuset_to_string(expected);
                 {
                         char target[64];
 
                         snprintf(target, sizeof(target), "%d/%d", (int)p->pid, (int)t->tid);
-                        (void)manager_bus_emit_drift_detected(
-                                m, "thread", target, pp->policy->name,
-                                mask_drift ? strempty(cur_text) : "another scheduling state",
-                                drift_mode_to_string(mode));
+                        if (d->ctx.drift_detected)
+                                d->ctx.drift_detected(
+                                        d->ctx.userdata, "thread", target, p->policy,
+                                        mask_drift ? strempty(cur_text) : "another scheduling state",
+                                        drift_mode_to_string(mode));
                 }
                 log_struct_id(
-                        LOG_WARNING, 0, AFFINITYD_MESSAGE_DRIFT, pp->policy->name, p->pid, p->comm,
-                        cur_text ?: "",
+                        LOG_WARNING, 0, AFFINITYD_MESSAGE_DRIFT, p->policy, p->pid, p->comm, cur_text ?: "",
                         "Drift: thread %d of %s[%d] has %s%s%s%s where policy %s applied CPUs %s "
                         "(on-drift: %s)",
                         (int)t->tid, p->comm, (int)p->pid, mask_drift ? "CPUs " : "",
                         mask_drift ? strempty(cur_text) : "", mask_drift && sched_drift ? " and " : "",
-                        sched_drift ? "another scheduling state" : "", pp->policy->name,
-                        strempty(expected_text), drift_mode_to_string(mode));
+                        sched_drift ? "another scheduling state" : "", p->policy, strempty(expected_text),
+                        drift_mode_to_string(mode));
 
                 if (mode == DRIFT_RESPECT) {
                         release = true;
@@ -344,9 +290,9 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
                         continue;
                 k = 0;
                 if (mask_drift)
-                        k = apply_set_thread_affinity(t->tid, &t->applied, NULL);
+                        k = apply_set_thread_affinity(t->tid, t->applied, NULL);
                 if (k >= 0 && sched_drift)
-                        k = apply_set_thread_sched(NULL, t->tid, &t->sched->applied, NULL);
+                        k = apply_set_thread_sched(NULL, t->tid, t->sched, NULL);
                 if (k == APPLY_GONE)
                         continue;
                 if (k < 0) {
@@ -355,33 +301,30 @@ static int drift_check_process(Drift *d, TrackedProcess *p, const PolicyPlan *pp
 
                         /* EINVAL: the kernel refuses a mask that the cpuset leaves nothing of. */
                         if (k == -EINVAL && cgroup_read_cpuset(NULL, p->pid, t->tid, &allowed, NULL) >= 0 &&
-                            !cpuset_intersects(&allowed, &t->applied))
+                            !cpuset_intersects(&allowed, t->applied))
                                 (void)cgroup_format_cpuset_conflict(
-                                        pp->policy->name, &t->applied, p->pid, &allowed, &why);
+                                        p->policy, t->applied, p->pid, &allowed, &why);
                         if (why)
                                 log_struct(
-                                        LOG_WARNING, k, pp->policy->name, p->pid, p->comm,
-                                        strempty(expected_text),
+                                        LOG_WARNING, k, p->policy, p->pid, p->comm, strempty(expected_text),
                                         "Cannot put back the placement of thread %d of %s[%d]: %s (its "
                                         "cpuset changed), leaving it",
                                         (int)t->tid, p->comm, (int)p->pid, why);
                         else
                                 log_struct(
-                                        LOG_WARNING, k, pp->policy->name, p->pid, p->comm,
-                                        strempty(expected_text),
+                                        LOG_WARNING, k, p->policy, p->pid, p->comm, strempty(expected_text),
                                         "Failed to put back the placement of thread %d of %s[%d]: %m, "
                                         "leaving it",
                                         (int)t->tid, p->comm, (int)p->pid);
                         continue;
                 }
-                m->counters.drift_corrections++;
+                (*d->ctx.n_corrected)++;
                 drift_forget_seen(d, t->tid); /* a new drift to the same value is reported again */
                 log_struct(
-                        LOG_INFO, 0, pp->policy->name, p->pid, p->comm, strempty(expected_text),
+                        LOG_INFO, 0, p->policy, p->pid, p->comm, strempty(expected_text),
                         "Drift: thread %d of %s[%d] put back on CPUs %s", (int)t->tid, p->comm, (int)p->pid,
                         strempty(expected_text));
         }
-        free(l.threads);
         if (r < 0)
                 return r;
         return release;
@@ -414,50 +357,41 @@ static void stale_seen_action(const void *nodep, VISIT which, void *userdata) {
 }
 
 int drift_check(Drift *d) {
-        Manager *m = d->manager;
-        _cleanup_free_ TrackedProcess **processes = NULL;
+        DriftProcess *processes = NULL;
         StaleSearch stale = {};
         size_t n = 0;
-        int enabled = SD_EVENT_OFF, r;
+        int r;
 
         /* A CPU change is being handled: the kernel moved threads itself, the re-plan will
-         * write them again. Not drift. */
-        if (m->hotplug_source && sd_event_source_get_enabled(m->hotplug_source, &enabled) >= 0 &&
-            enabled != SD_EVENT_OFF)
-                return 0;
-        /* Events were lost: tracked entries may name tasks that exited (and PIDs reused since)
-         * until the rescan that is due has confirmed them. */
-        if (m->rescan_source)
+         * write them again. Not drift. Or events were lost: tracked entries may name tasks that
+         * exited (and PIDs reused since) until the rescan that is due has confirmed them. */
+        if (d->ctx.paused && d->ctx.paused(d->ctx.userdata))
                 return 0;
 
         d->pass++;
-        r = manager_list_processes(m, &processes, &n);
+        r = d->ctx.list_processes(d->ctx.userdata, &processes, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                TrackedProcess *p = processes[i];
-                const PolicyPlan *pp = NULL;
+                const DriftProcess *p = &processes[i];
 
-                if (m->plan && p->policy < m->plan->n_policies && m->plan->policies[p->policy].policy)
-                        pp = &m->plan->policies[p->policy];
-                if (!pp || pp->pending_reason)
-                        continue;
-                r = drift_check_process(d, p, pp);
-                if (r < 0)
-                        return r;
+                r = drift_check_process(d, p);
                 if (r == 0)
                         continue;
-
-                r = drift_add_released(d, p->pid, p->starttime);
-                if (r < 0)
+                if (r > 0)
+                        r = drift_add_released(d, p->pid, p->starttime);
+                if (r < 0) {
+                        drift_processes_free(processes, n);
                         return r;
+                }
                 log_struct(
-                        LOG_NOTICE, 0, pp->policy->name, p->pid, p->comm, NULL,
+                        LOG_NOTICE, 0, p->policy, p->pid, p->comm, NULL,
                         "%s[%d] changed its placement itself: no longer managed (policy %s, on-drift: "
                         "respect) until it execs",
-                        p->comm, (int)p->pid, pp->policy->name);
-                manager_release_process(m, p);
+                        p->comm, (int)p->pid, p->policy);
+                d->ctx.release_process(d->ctx.userdata, p->pid);
         }
+        drift_processes_free(processes, n);
 
         /* Forget reports about threads that are no longer drifted or gone (not seen this pass). */
         stale.pass = d->pass;

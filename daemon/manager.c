@@ -20,6 +20,7 @@
 #include "drift.h"
 #include "log.h"
 #include "manager-bus.h"
+#include "manager-devices.h"
 #include "manager-state.h"
 #include "manager.h"
 #include "match.h"
@@ -452,7 +453,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = worker_new(m->event, "affinityd-work", MANAGER_WORKER_JOBS, &m->worker);
         if (r < 0)
                 return r;
-        r = drift_new(m, &m->drift);
+        r = manager_drift_new(m, &m->drift);
         if (r < 0)
                 return r;
         r = unit_placement_new(o->systemd_bus_address, m->dry_run, &m->units);
@@ -461,7 +462,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = unit_placement_set_state_dir(m->units, m->state_dir);
         if (r < 0)
                 return r;
-        r = device_placement_new(m, "/", &m->devices);
+        r = manager_devices_new(m, &m->devices);
         if (r < 0)
                 return r;
         if (!m->dry_run) {

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sd-event helpers: see event-util.h. */
+
+#include <errno.h>
+
+#include "event-util.h"
+
+#include "log.h"
+#include "macro.h"
+
+int event_periodic_timer_update(
+        sd_event *e, sd_event_source **source, uint64_t *armed_usec, uint64_t interval_usec,
+        sd_event_time_handler_t handler, void *userdata, const char *description, const char *what) {
+        int enabled = SD_EVENT_OFF, r;
+
+        if (interval_usec == 0) {
+                if (*source)
+                        (void)sd_event_source_set_enabled(*source, SD_EVENT_OFF);
+                return 0;
+        }
+        if (*source) {
+                r = sd_event_source_get_enabled(*source, &enabled);
+                if (r < 0)
+                        return log_debug_errno(r, "Failed to query the %s: %m", what);
+                if (enabled != SD_EVENT_OFF && *armed_usec == interval_usec)
+                        return 0;
+                r = sd_event_source_set_time_relative(*source, interval_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_time_accuracy(
+                                *source, MAX(interval_usec / 4, (uint64_t)1000));
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(*source, SD_EVENT_ONESHOT);
+                if (r < 0)
+                        return log_debug_errno(r, "Failed to arm the %s: %m", what);
+        } else {
+                r = sd_event_add_time_relative(
+                        e, source, CLOCK_MONOTONIC, interval_usec, MAX(interval_usec / 4, (uint64_t)1000),
+                        handler, userdata);
+                if (r < 0)
+                        return log_debug_errno(r, "Failed to add the %s: %m", what);
+                (void)sd_event_source_set_description(*source, description);
+        }
+        *armed_usec = interval_usec;
+        return 0;
+}

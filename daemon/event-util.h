@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * sd-event helpers the daemon's periodic re-checks share (daemon/drift.h, the device drift check
+ * of daemon/device-placement.h).
+ */
+
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+/*
+ * Keeps *source, a one-shot CLOCK_MONOTONIC timer that its handler re-arms through this call,
+ * running every interval_usec (accuracy a quarter of it, at least 1 ms): made on first use (with
+ * description), armed interval_usec from now unless it is armed already with that interval
+ * (*armed_usec, updated). interval_usec 0 disables it. what names it in debug messages
+ * ("drift timer": "Failed to arm the drift timer: ..."). Returns 0 or -errno of sd-event (logged
+ * at debug).
+ */
+int event_periodic_timer_update(
+        sd_event *e, sd_event_source **source, uint64_t *armed_usec, uint64_t interval_usec,
+        sd_event_time_handler_t handler, void *userdata, const char *description, const char *what);
