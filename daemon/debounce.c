@@ -33,6 +33,11 @@ int debounce_arm(
         return sd_event_source_set_enabled(d->source, SD_EVENT_ONESHOT);
 }
 
+void debounce_cancel(Debounce *d) {
+        if (d->source)
+                (void)sd_event_source_set_enabled(d->source, SD_EVENT_OFF);
+}
+
 void debounce_done(Debounce *d) {
         d->source = sd_event_source_disable_unref(d->source);
 }

@@ -29,5 +29,8 @@ int debounce_arm(
         Debounce *d, sd_event *e, uint64_t delay_usec, uint64_t max_usec, int64_t priority,
         const char *description, sd_event_time_handler_t handler, void *userdata);
 
+/* Ends the burst without running the handler (the caller did the work now). */
+void debounce_cancel(Debounce *d);
+
 /* Disables and frees d's timer. */
 void debounce_done(Debounce *d);

@@ -19,6 +19,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "debounce.h"
 #include "device-placement.h"
 
 #include "interrupts.h"
@@ -128,8 +129,7 @@ struct DevicePlacement {
         RtnlMonitor *rtnl;
         UeventSubscription *net_subscription;
         UeventSubscription *queues_subscription;
-        sd_event_source *debounce_source;
-        uint64_t burst_start_usec;
+        Debounce debounce; /* device events: a pass after each burst */
         sd_event_source *drift_source;
         uint64_t drift_interval_usec;
         sd_event_source *effective_source; /* armed while an IRQ's effective affinity is due */

@@ -413,8 +413,7 @@ int device_placement_apply(DevicePlacement *d) {
         if (!*d->ctx.config || !*d->ctx.plan || !*d->ctx.topology)
                 return 0;
         /* This pass covers every event so far. */
-        if (d->debounce_source)
-                (void)sd_event_source_set_enabled(d->debounce_source, SD_EVENT_OFF);
+        debounce_cancel(&d->debounce);
 
         r = device_inventory_load(d->root, *d->ctx.config, &inv, &error);
         if (r == -ENOMEM)
@@ -486,26 +485,9 @@ static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata) {
 /* A pass DEVICE_DEBOUNCE_USEC after the last event of a burst (at most DEVICE_DEBOUNCE_MAX_USEC
  * after its first). */
 static void device_schedule(DevicePlacement *d) {
-        sd_event *e = d->ctx.event;
-        int enabled = SD_EVENT_OFF, r;
-        uint64_t now = 0, when;
-
-        if (sd_event_now(e, CLOCK_MONOTONIC, &now) < 0)
-                return;
-        if (!d->debounce_source || sd_event_source_get_enabled(d->debounce_source, &enabled) < 0 ||
-            enabled == SD_EVENT_OFF)
-                d->burst_start_usec = now;
-        when = MIN(now + DEVICE_DEBOUNCE_USEC, d->burst_start_usec + DEVICE_DEBOUNCE_MAX_USEC);
-        if (!d->debounce_source) {
-                r = sd_event_add_time(
-                        e, &d->debounce_source, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC, on_debounce, d);
-                if (r >= 0)
-                        (void)sd_event_source_set_description(d->debounce_source, "device-events");
-        } else {
-                r = sd_event_source_set_time(d->debounce_source, when);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(d->debounce_source, SD_EVENT_ONESHOT);
-        }
+        int r = debounce_arm(
+                &d->debounce, d->ctx.event, DEVICE_DEBOUNCE_USEC, DEVICE_DEBOUNCE_MAX_USEC,
+                SD_EVENT_PRIORITY_NORMAL, "device-events", on_debounce, d);
         if (r < 0) {
                 log_warning_errno(r, "Failed to arm the device event timer, placing devices now: %m");
                 (void)device_placement_apply(d);
@@ -660,7 +642,7 @@ void device_status_clear(DevicePlacement *d) {
 DevicePlacement *device_placement_free(DevicePlacement *d) {
         if (!d)
                 return NULL;
-        d->debounce_source = sd_event_source_disable_unref(d->debounce_source);
+        debounce_done(&d->debounce);
         d->drift_source = sd_event_source_disable_unref(d->drift_source);
         d->effective_source = sd_event_source_disable_unref(d->effective_source);
         d->net_subscription = uevent_subscription_free(d->net_subscription);
