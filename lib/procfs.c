@@ -527,16 +527,36 @@ int procfs_parse_status_cpus_allowed(const char *buf, size_t len, CpuSet *ret) {
         return 0;
 }
 
-int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
+/* Where read_status() puts the one field it is asked for; the others are NULL. */
+typedef struct StatusFields {
+        uid_t *euid; /* procfs_parse_status_euid() */
+        pid_t *tgid; /* procfs_parse_status_tgid() */
+        uid_t *uids; /* with gids: procfs_parse_status_ids() */
+        gid_t *gids;
+        CpuSet *cpus_allowed; /* procfs_parse_status_cpus_allowed() */
+} StatusFields;
+
+/* Reads /proc/PID[/task/TID]/status and parses the field f asks for. */
+static int read_status(const char *root, pid_t pid, pid_t tid, const StatusFields *f) {
         char buf[4096], *s;
         _cleanup_free_ char *heap = NULL;
         size_t len;
         int r;
 
-        r = read_proc_file(root, pid, 0, "status", buf, sizeof(buf), &heap, &s, &len);
+        r = read_proc_file(root, pid, tid, "status", buf, sizeof(buf), &heap, &s, &len);
         if (r < 0)
                 return r;
-        return procfs_parse_status_euid(s, len, ret);
+        if (f->euid)
+                return procfs_parse_status_euid(s, len, f->euid);
+        if (f->tgid)
+                return procfs_parse_status_tgid(s, len, f->tgid);
+        if (f->uids)
+                return procfs_parse_status_ids(s, len, f->uids, f->gids);
+        return procfs_parse_status_cpus_allowed(s, len, f->cpus_allowed);
+}
+
+int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
+        return read_status(root, pid, 0, &(StatusFields){.euid = ret});
 }
 
 int procfs_parse_status_tgid(const char *buf, size_t len, pid_t *ret) {
@@ -553,39 +573,15 @@ int procfs_parse_status_tgid(const char *buf, size_t len, pid_t *ret) {
 }
 
 int procfs_read_tgid(const char *root, pid_t tid, pid_t *ret) {
-        char buf[4096], *s;
-        _cleanup_free_ char *heap = NULL;
-        size_t len;
-        int r;
-
-        r = read_proc_file(root, tid, 0, "status", buf, sizeof(buf), &heap, &s, &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_status_tgid(s, len, ret);
+        return read_status(root, tid, 0, &(StatusFields){.tgid = ret});
 }
 
 int procfs_read_ids(const char *root, pid_t pid, uid_t uids[4], gid_t gids[4]) {
-        char buf[4096], *s;
-        _cleanup_free_ char *heap = NULL;
-        size_t len;
-        int r;
-
-        r = read_proc_file(root, pid, 0, "status", buf, sizeof(buf), &heap, &s, &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_status_ids(s, len, uids, gids);
+        return read_status(root, pid, 0, &(StatusFields){.uids = uids, .gids = gids});
 }
 
 int procfs_read_cpus_allowed(const char *root, pid_t pid, pid_t tid, CpuSet *ret) {
-        char buf[4096], *s;
-        _cleanup_free_ char *heap = NULL;
-        size_t len;
-        int r;
-
-        r = read_proc_file(root, pid, tid, "status", buf, sizeof(buf), &heap, &s, &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_status_cpus_allowed(s, len, ret);
+        return read_status(root, pid, tid, &(StatusFields){.cpus_allowed = ret});
 }
 
 /* true if the comma-separated controller list ctl (ctl_len bytes) holds "name=systemd". */
