@@ -74,8 +74,7 @@ static inline void set_move(CpuSet *dst, CpuSet *src) {
  */
 _printf_(3, 4) int plan_reasonf(int error, char **ret, const char *format, ...);
 
-/* "NUMA node 1" or "NUMA nodes 0-1" (word "NUMA node"; or "package"...) for a set of numbers. NULL on OOM.
- */
+/* word and the set of numbers, word plural for several: "NUMA node 1", "packages 0-1". NULL on OOM. */
 char *plan_numbers_describe(const char *word, const CpuSet *numbers);
 
 /*
@@ -106,8 +105,8 @@ int plan_context_resolve(const PlanContext *ctx, const CpuSelector *s, Resolutio
 /* ---- plan-cores.c ---- */
 
 /*
- * The count of mapping s (step 6 of plan_resolve_selector(): cores: N, cpus: N, or smt:
- * one-per-core alone) taken from the candidate set *cpus, which it replaces with the choice;
+ * The count of mapping s (the count step of plan_resolve_selector(): cores: N, cpus: N, or
+ * smt: one-per-core alone) taken from the candidate set *cpus, which it replaces with the choice;
  * nothing when s asks for none of them. what names the selector in reasons; domain is the
  * candidate set before the reserve, reserved the set after it (before the holdings), both
  * to say what keeps the CPUs a count can't have. Adds the packing and count lines to res.
