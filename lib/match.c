@@ -109,69 +109,94 @@ static int need(ProcessFacts *f, unsigned fact) {
         return !!(f->loaded & fact);
 }
 
-int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f) {
+/* The value of a loaded string fact (FACT_COMM, _CGROUP, _UNIT, _EXE, _CMDLINE). */
+static const char *fact_value(const ProcessFacts *f, unsigned fact) {
+        switch (fact) {
+        case FACT_COMM:
+                return f->comm;
+        case FACT_CGROUP:
+                return f->cgroup;
+        case FACT_UNIT:
+                return f->unit;
+        case FACT_EXE:
+                return f->exe;
+        case FACT_CMDLINE:
+                return f->cmdline;
+        default:
+                return NULL;
+        }
+}
+
+/* The keys of a matcher, in the order they are tested (cheapest first) and explained. */
+static const struct {
+        unsigned fact; /* the fact the key is about */
+        const char *name;
+} match_keys[] = {
+        {FACT_COMM, "comm"}, {FACT_UID, "user"}, {FACT_CGROUP, "cgroup"},
+        {FACT_UNIT, "unit"}, {FACT_EXE, "exe"},  {FACT_CMDLINE, "cmdline"},
+};
+
+/* The patterns of m's key about fact (FACT_UID: the user: entries), NULL when it is not given. */
+static char *const *key_patterns(const Matcher *m, unsigned fact) {
+        switch (fact) {
+        case FACT_COMM:
+                return m->comm;
+        case FACT_UID:
+                return m->user;
+        case FACT_CGROUP:
+                return m->cgroup;
+        case FACT_UNIT:
+                return m->unit;
+        case FACT_EXE:
+                return m->exe;
+        case FACT_CMDLINE:
+                return m->cmdline;
+        default:
+                return NULL;
+        }
+}
+
+/* Whether uid is one of the n_uids uids. */
+static bool uid_listed(const uid_t *uids, size_t n_uids, uid_t uid) {
+        for (size_t i = 0; i < n_uids; i++)
+                if (uids[i] == uid)
+                        return true;
+        return false;
+}
+
+/* Whether fact, loaded in f, matches m's key about it: 1, 0, or -ENOMEM. */
+static int key_matches(const Matcher *m, unsigned fact, const uid_t *uids, size_t n_uids, ProcessFacts *f) {
         int r;
 
-        if (m->comm) {
-                r = need(f, FACT_COMM);
+        switch (fact) {
+        case FACT_UID:
+                return uid_listed(uids, n_uids, f->euid);
+        case FACT_CMDLINE:
+                if (!m->cmdline_re)
+                        return 0;
+                r = regex_set_search_with(m->cmdline_re, f->scratch, f->cmdline, strlen(f->cmdline));
+                if (r == -ENOMEM)
+                        return r;
+                return r >= 0;
+        default:
+                return globs_match(key_patterns(m, fact), fact_value(f, fact));
+        }
+}
+
+int matcher_test(const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f) {
+        for (size_t i = 0; i < ELEMENTSOF(match_keys); i++) {
+                unsigned fact = match_keys[i].fact;
+                int r;
+
+                if (!key_patterns(m, fact))
+                        continue;
+                r = need(f, fact);
                 if (r <= 0)
                         return r;
-                if (!globs_match(m->comm, f->comm))
-                        return 0;
-        }
-
-        if (m->user) {
-                bool found = false;
-
-                r = need(f, FACT_UID);
+                r = key_matches(m, fact, uids, n_uids, f);
                 if (r <= 0)
                         return r;
-                for (size_t i = 0; i < n_uids && !found; i++)
-                        found = uids[i] == f->euid;
-                if (!found)
-                        return 0;
         }
-
-        if (m->cgroup) {
-                r = need(f, FACT_CGROUP);
-                if (r <= 0)
-                        return r;
-                if (!globs_match(m->cgroup, f->cgroup))
-                        return 0;
-        }
-
-        if (m->unit) {
-                r = need(f, FACT_UNIT);
-                if (r <= 0)
-                        return r;
-                if (!globs_match(m->unit, f->unit))
-                        return 0;
-        }
-
-        if (m->exe) {
-                r = need(f, FACT_EXE);
-                if (r <= 0)
-                        return r;
-                if (!globs_match(m->exe, f->exe))
-                        return 0;
-        }
-
-        if (m->cmdline) {
-                bool found = false;
-
-                r = need(f, FACT_CMDLINE);
-                if (r <= 0)
-                        return r;
-                if (m->cmdline_re) {
-                        r = regex_set_search_with(m->cmdline_re, f->scratch, f->cmdline, strlen(f->cmdline));
-                        if (r == -ENOMEM)
-                                return r;
-                        found = r >= 0;
-                }
-                if (!found)
-                        return 0;
-        }
-
         return 1;
 }
 
@@ -267,24 +292,6 @@ static const char *first_glob_match(char *const *l, const char *s) {
         return NULL;
 }
 
-/* The value of a loaded string fact (FACT_COMM, _CGROUP, _UNIT, _EXE, _CMDLINE). */
-static const char *fact_value(const ProcessFacts *f, unsigned fact) {
-        switch (fact) {
-        case FACT_COMM:
-                return f->comm;
-        case FACT_CGROUP:
-                return f->cgroup;
-        case FACT_UNIT:
-                return f->unit;
-        case FACT_EXE:
-                return f->exe;
-        case FACT_CMDLINE:
-                return f->cmdline;
-        default:
-                return NULL;
-        }
-}
-
 /* Bytes of a fact an explanation line quotes at most. */
 #define EXPLAIN_VALUE_MAX 512
 
@@ -329,6 +336,30 @@ static int explain_key(
         return !!hit;
 }
 
+/*
+ * Explains the user: key users, the effective uid against uids. Returns 1 matched, 0 not,
+ * -ESRCH, -ENOMEM.
+ */
+static int explain_user(
+        char ***lines, char **failed, char *const *users, const uid_t *uids, size_t n_uids,
+        ProcessFacts *f) {
+        char uid_text[32];
+        bool found = false;
+        int r;
+
+        r = need(f, FACT_UID);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)f->euid);
+                found = uid_listed(uids, n_uids, f->euid);
+        }
+        r = explain_line(lines, failed, "user", r > 0 ? uid_text : NULL, found, users, NULL, false);
+        if (r < 0)
+                return r;
+        return found;
+}
+
 int matcher_explain(
         const Matcher *m, const uid_t *uids, size_t n_uids, ProcessFacts *f, char ***ret_lines,
         char **ret_failed) {
@@ -337,57 +368,19 @@ int matcher_explain(
         bool all = true;
         int r;
 
-        if (m->comm) {
-                r = explain_key(&lines, &failed, f, FACT_COMM, "comm", m->comm, false, NULL);
-                if (r < 0)
-                        return r;
-                all = all && r > 0;
-        }
+        for (size_t i = 0; i < ELEMENTSOF(match_keys); i++) {
+                unsigned fact = match_keys[i].fact;
+                char *const *patterns = key_patterns(m, fact);
 
-        if (m->user) {
-                char uid_text[32];
-                bool found = false;
-
-                r = need(f, FACT_UID);
-                if (r < 0)
-                        return r;
-                if (r > 0) {
-                        snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)f->euid);
-                        for (size_t i = 0; i < n_uids && !found; i++)
-                                found = uids[i] == f->euid;
-                }
-                r = explain_line(
-                        &lines, &failed, "user", r > 0 ? uid_text : NULL, found, m->user, NULL, false);
-                if (r < 0)
-                        return r;
-                all = all && found;
-        }
-
-        if (m->cgroup) {
-                r = explain_key(&lines, &failed, f, FACT_CGROUP, "cgroup", m->cgroup, false, NULL);
-                if (r < 0)
-                        return r;
-                all = all && r > 0;
-        }
-
-        if (m->unit) {
-                r = explain_key(&lines, &failed, f, FACT_UNIT, "unit", m->unit, false, NULL);
-                if (r < 0)
-                        return r;
-                all = all && r > 0;
-        }
-
-        if (m->exe) {
-                r = explain_key(&lines, &failed, f, FACT_EXE, "exe", m->exe, false, NULL);
-                if (r < 0)
-                        return r;
-                all = all && r > 0;
-        }
-
-        if (m->cmdline) {
-                /* no compiled regexes (a matcher not made by the loader): nothing can match */
-                r = explain_key(
-                        &lines, &failed, f, FACT_CMDLINE, "cmdline", m->cmdline, true, m->cmdline_re);
+                if (!patterns)
+                        continue;
+                /* cmdline without compiled regexes (a matcher not made by the loader) matches nothing */
+                if (fact == FACT_UID)
+                        r = explain_user(&lines, &failed, patterns, uids, n_uids, f);
+                else
+                        r = explain_key(
+                                &lines, &failed, f, fact, match_keys[i].name, patterns, fact == FACT_CMDLINE,
+                                m->cmdline_re);
                 if (r < 0)
                         return r;
                 all = all && r > 0;

@@ -147,6 +147,19 @@ static int read_file(
         return read_file_max(path, buf, size, PROCFS_FILE_MAX, false, ret_heap, ret, ret_len);
 }
 
+/* Reads /proc/PID[/task/TID]/FILE (under root) as read_file() does. */
+static int read_proc_file(
+        const char *root, pid_t pid, pid_t tid, const char *file, char *buf, size_t size, char **ret_heap,
+        char **ret, size_t *ret_len) {
+        char path[PATH_MAX];
+        int r;
+
+        r = proc_path(path, sizeof(path), root, pid, tid, file);
+        if (r < 0)
+                return r;
+        return read_file(path, buf, size, ret_heap, ret, ret_len);
+}
+
 /* Parses the decimal number in [s, s + n) (digits only). Returns 0 or -EBADMSG. */
 /* A PID/TID directory name: a positive decimal number that fits pid_t. */
 static int parse_pid(const char *s, pid_t *ret) {
@@ -230,15 +243,12 @@ int procfs_parse_stat(const char *buf, size_t len, ProcfsStat *ret) {
 }
 
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret) {
-        char path[PATH_MAX], buf[1024], *s;
+        char buf[1024], *s;
         _cleanup_free_ char *heap = NULL;
         size_t len;
         int r;
 
-        r = proc_path(path, sizeof(path), root, pid, tid, "stat");
-        if (r < 0)
-                return r;
-        r = read_file(path, buf, sizeof(buf), &heap, &s, &len);
+        r = read_proc_file(root, pid, tid, "stat", buf, sizeof(buf), &heap, &s, &len);
         if (r < 0)
                 return r;
         return procfs_parse_stat(s, len, ret);
@@ -266,15 +276,12 @@ int procfs_is_kernel_thread(const char *root, pid_t pid) {
 }
 
 int procfs_read_comm(const char *root, pid_t pid, pid_t tid, char ret[16]) {
-        char path[PATH_MAX], buf[128], *s;
+        char buf[128], *s;
         _cleanup_free_ char *heap = NULL;
         size_t len;
         int r;
 
-        r = proc_path(path, sizeof(path), root, pid, tid, "comm");
-        if (r < 0)
-                return r;
-        r = read_file(path, buf, sizeof(buf), &heap, &s, &len);
+        r = read_proc_file(root, pid, tid, "comm", buf, sizeof(buf), &heap, &s, &len);
         if (r < 0)
                 return r;
 
@@ -520,29 +527,36 @@ int procfs_parse_status_cpus_allowed(const char *buf, size_t len, CpuSet *ret) {
         return 0;
 }
 
-/* Reads /proc/PID[/task/TID]/status into buf or *heap. */
-static int read_status(
-        const char *root, pid_t pid, pid_t tid, char *buf, size_t size, char **heap, char **ret,
-        size_t *ret_len) {
-        char path[PATH_MAX];
-        int r;
+/* Where read_status() puts the one field it is asked for; the others are NULL. */
+typedef struct StatusFields {
+        uid_t *euid; /* procfs_parse_status_euid() */
+        pid_t *tgid; /* procfs_parse_status_tgid() */
+        uid_t *uids; /* with gids: procfs_parse_status_ids() */
+        gid_t *gids;
+        CpuSet *cpus_allowed; /* procfs_parse_status_cpus_allowed() */
+} StatusFields;
 
-        r = proc_path(path, sizeof(path), root, pid, tid, "status");
-        if (r < 0)
-                return r;
-        return read_file(path, buf, size, heap, ret, ret_len);
-}
-
-int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
+/* Reads /proc/PID[/task/TID]/status and parses the field f asks for. */
+static int read_status(const char *root, pid_t pid, pid_t tid, const StatusFields *f) {
         char buf[4096], *s;
         _cleanup_free_ char *heap = NULL;
         size_t len;
         int r;
 
-        r = read_status(root, pid, 0, buf, sizeof(buf), &heap, &s, &len);
+        r = read_proc_file(root, pid, tid, "status", buf, sizeof(buf), &heap, &s, &len);
         if (r < 0)
                 return r;
-        return procfs_parse_status_euid(s, len, ret);
+        if (f->euid)
+                return procfs_parse_status_euid(s, len, f->euid);
+        if (f->tgid)
+                return procfs_parse_status_tgid(s, len, f->tgid);
+        if (f->uids)
+                return procfs_parse_status_ids(s, len, f->uids, f->gids);
+        return procfs_parse_status_cpus_allowed(s, len, f->cpus_allowed);
+}
+
+int procfs_read_euid(const char *root, pid_t pid, uid_t *ret) {
+        return read_status(root, pid, 0, &(StatusFields){.euid = ret});
 }
 
 int procfs_parse_status_tgid(const char *buf, size_t len, pid_t *ret) {
@@ -559,39 +573,15 @@ int procfs_parse_status_tgid(const char *buf, size_t len, pid_t *ret) {
 }
 
 int procfs_read_tgid(const char *root, pid_t tid, pid_t *ret) {
-        char buf[4096], *s;
-        _cleanup_free_ char *heap = NULL;
-        size_t len;
-        int r;
-
-        r = read_status(root, tid, 0, buf, sizeof(buf), &heap, &s, &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_status_tgid(s, len, ret);
+        return read_status(root, tid, 0, &(StatusFields){.tgid = ret});
 }
 
 int procfs_read_ids(const char *root, pid_t pid, uid_t uids[4], gid_t gids[4]) {
-        char buf[4096], *s;
-        _cleanup_free_ char *heap = NULL;
-        size_t len;
-        int r;
-
-        r = read_status(root, pid, 0, buf, sizeof(buf), &heap, &s, &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_status_ids(s, len, uids, gids);
+        return read_status(root, pid, 0, &(StatusFields){.uids = uids, .gids = gids});
 }
 
 int procfs_read_cpus_allowed(const char *root, pid_t pid, pid_t tid, CpuSet *ret) {
-        char buf[4096], *s;
-        _cleanup_free_ char *heap = NULL;
-        size_t len;
-        int r;
-
-        r = read_status(root, pid, tid, buf, sizeof(buf), &heap, &s, &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_status_cpus_allowed(s, len, ret);
+        return read_status(root, pid, tid, &(StatusFields){.cpus_allowed = ret});
 }
 
 /* true if the comma-separated controller list ctl (ctl_len bytes) holds "name=systemd". */
@@ -611,16 +601,13 @@ static bool has_name_systemd(const char *ctl, size_t ctl_len) {
 }
 
 int procfs_read_cgroup(const char *root, pid_t pid, char **ret) {
-        char path[PATH_MAX], buf[4096], *s, *c;
+        char buf[4096], *s, *c;
         _cleanup_free_ char *heap = NULL;
         const char *v2 = NULL, *systemd = NULL;
         size_t v2_len = 0, systemd_len = 0;
         int r;
 
-        r = proc_path(path, sizeof(path), root, pid, 0, "cgroup");
-        if (r < 0)
-                return r;
-        r = read_file(path, buf, sizeof(buf), &heap, &s, NULL);
+        r = read_proc_file(root, pid, 0, "cgroup", buf, sizeof(buf), &heap, &s, NULL);
         if (r < 0)
                 return r;
 

@@ -415,23 +415,86 @@ static int read_file(const char *path, char **ret) {
         return read_full_file(path, READ_FULL_NO_LIMIT, READ_FULL_NO_NUL, ret, NULL);
 }
 
-int state_read(const char *dir, pid_t pid, uint64_t starttime, StateProcess *ret, char **ret_error) {
-        _cleanup_(state_process_done) StateProcess s = {};
-        _cleanup_free_ char *path = NULL, *text = NULL, *err = NULL;
+/* What read_state_file() parses a file into: one of them is set, the others are NULL. */
+typedef struct StateFile {
+        StateProcess *process; /* state_parse() */
+        StateUnit *unit;       /* state_unit_parse() */
+        StateTarget *target;   /* state_target_parse() */
+} StateFile;
+
+/*
+ * Reads the file at path and parses it into the one of f that is set. A NUL byte in the file
+ * or a line the parser rejects is -EBADMSG with "PATH: contains a NUL byte" or "PATH:N: reason"
+ * in *ret_error (if non-NULL). Returns 0, -EBADMSG, -ENOMEM or -errno.
+ */
+static int read_state_file(const char *path, const StateFile *f, char **ret_error) {
+        _cleanup_free_ char *text = NULL, *err = NULL;
         int r;
 
-        r = state_path(dir, pid, starttime, &path);
-        if (r < 0)
-                return r;
         r = read_file(path, &text);
         if (r == -EBADMSG)
                 return file_error(ret_error, path, " contains a NUL byte");
         if (r < 0)
                 return r;
-        r = state_parse(text, &s, &err);
+        if (f->process)
+                r = state_parse(text, f->process, &err);
+        else if (f->unit)
+                r = state_unit_parse(text, f->unit, &err);
+        else
+                r = state_target_parse(text, f->target, &err);
         if (r == -EBADMSG)
                 /* err is "line N: reason": make it "PATH:N: reason". */
                 return file_error(ret_error, path, "%s", err ? err + strlen("line ") : "malformed");
+        return r;
+}
+
+/* Removes the file at path; one that does not exist is no error. Returns 0 or -errno. */
+static int remove_file(const char *path) {
+        if (unlink(path) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+/* Writes text to dir/sub/name with write_atomic(), through dir/sub/.name.tmp. Returns 0 or -errno. */
+static int write_named(const char *dir, const char *sub, const char *name, const char *text) {
+        _cleanup_free_ char *subdir = NULL, *path = NULL, *tmp = NULL;
+
+        if (asprintf(&subdir, "%s/%s", dir, sub) < 0 || asprintf(&path, "%s/%s", subdir, name) < 0 ||
+            asprintf(&tmp, "%s/.%s.tmp", subdir, name) < 0)
+                return -ENOMEM;
+        return write_atomic(dir, subdir, tmp, path, text);
+}
+
+/*
+ * Opens the subdirectory sub of dir into *ret, NULL when it does not exist (nothing was
+ * written there yet: next_entry() gives no entry). Returns 0, -ENOMEM or -errno.
+ */
+static int open_subdir(const char *dir, const char *sub, DIR **ret) {
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, "%s/%s", dir, sub) < 0)
+                return -ENOMEM;
+        *ret = opendir(path);
+        if (!*ret && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+/* The next entry of d (of open_subdir(); NULL: none), or NULL at the end (errno 0) or on error (errno). */
+static struct dirent *next_entry(DIR *d) {
+        errno = 0;
+        return d ? readdir(d) : NULL;
+}
+
+int state_read(const char *dir, pid_t pid, uint64_t starttime, StateProcess *ret, char **ret_error) {
+        _cleanup_(state_process_done) StateProcess s = {};
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = state_path(dir, pid, starttime, &path);
+        if (r < 0)
+                return r;
+        r = read_state_file(path, &(StateFile){.process = &s}, ret_error);
         if (r < 0)
                 return r;
         if (s.pid != pid || s.starttime != starttime)
@@ -450,9 +513,7 @@ int state_remove(const char *dir, pid_t pid, uint64_t starttime) {
         r = state_path(dir, pid, starttime, &path);
         if (r < 0)
                 return r;
-        if (unlink(path) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
+        return remove_file(path);
 }
 
 static int state_id_compare(const void *a, const void *b) {
@@ -464,22 +525,15 @@ static int state_id_compare(const void *a, const void *b) {
 
 int state_list(const char *dir, StateId **ret, size_t *ret_n) {
         _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_free_ char *sub = NULL;
         _cleanup_free_ StateId *ids = NULL;
         size_t n = 0;
         struct dirent *de;
+        int r;
 
-        if (asprintf(&sub, "%s/processes", dir) < 0)
-                return -ENOMEM;
-        d = opendir(sub);
-        if (!d) {
-                if (errno != ENOENT)
-                        return -errno;
-                *ret = NULL;
-                *ret_n = 0;
-                return 0;
-        }
-        while ((errno = 0, de = readdir(d))) {
+        r = open_subdir(dir, "processes", &d);
+        if (r < 0)
+                return r;
+        while ((de = next_entry(d))) {
                 StateId id, *a;
                 if (state_parse_file_name(de->d_name, &id) < 0)
                         continue;
@@ -682,7 +736,7 @@ static int state_unit_path(const char *dir, const char *unit, char **ret) {
 }
 
 int state_unit_write(const char *dir, const StateUnit *s) {
-        _cleanup_free_ char *text = NULL, *sub = NULL, *name = NULL, *path = NULL, *tmp = NULL;
+        _cleanup_free_ char *text = NULL, *name = NULL;
         int r;
 
         r = state_unit_format(s, &text);
@@ -691,28 +745,18 @@ int state_unit_write(const char *dir, const StateUnit *s) {
         r = state_unit_escape(s->unit, &name);
         if (r < 0)
                 return r;
-        if (asprintf(&sub, "%s/units", dir) < 0 || asprintf(&path, "%s/%s", sub, name) < 0 ||
-            asprintf(&tmp, "%s/.%s.tmp", sub, name) < 0)
-                return -ENOMEM;
-        return write_atomic(dir, sub, tmp, path, text);
+        return write_named(dir, "units", name, text);
 }
 
 int state_unit_read(const char *dir, const char *unit, StateUnit *ret, char **ret_error) {
         _cleanup_(state_unit_done) StateUnit s = {};
-        _cleanup_free_ char *path = NULL, *text = NULL, *err = NULL;
+        _cleanup_free_ char *path = NULL;
         int r;
 
         r = state_unit_path(dir, unit, &path);
         if (r < 0)
                 return r;
-        r = read_file(path, &text);
-        if (r == -EBADMSG)
-                return file_error(ret_error, path, " contains a NUL byte");
-        if (r < 0)
-                return r;
-        r = state_unit_parse(text, &s, &err);
-        if (r == -EBADMSG)
-                return file_error(ret_error, path, "%s", err ? err + strlen("line ") : "malformed");
+        r = read_state_file(path, &(StateFile){.unit = &s}, ret_error);
         if (r < 0)
                 return r;
         if (!streq(s.unit, unit))
@@ -729,29 +773,20 @@ int state_unit_remove(const char *dir, const char *unit) {
         r = state_unit_path(dir, unit, &path);
         if (r < 0)
                 return r;
-        if (unlink(path) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
+        return remove_file(path);
 }
 
 int state_unit_list(const char *dir, char ***ret) {
         _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_free_ char *sub = NULL;
         _cleanup_strv_free_ char **units = NULL;
         size_t n = 0;
         struct dirent *de;
         int r;
 
-        if (asprintf(&sub, "%s/units", dir) < 0)
-                return -ENOMEM;
-        d = opendir(sub);
-        if (!d) {
-                if (errno != ENOENT)
-                        return -errno;
-                *ret = NULL;
-                return 0;
-        }
-        while ((errno = 0, de = readdir(d))) {
+        r = open_subdir(dir, "units", &d);
+        if (r < 0)
+                return r;
+        while ((de = next_entry(d))) {
                 char *unit, **a;
 
                 r = state_unit_unescape(de->d_name, &unit);
@@ -878,8 +913,19 @@ static int state_target_name(const char *kind, const char *key, char **ret) {
         return asprintf(ret, "%s@%s", kind, escaped) < 0 ? -ENOMEM : 0;
 }
 
+/* dir/targets/KIND@ESCAPED, the file of (kind, key). -EINVAL as state_target_name(). */
+static int state_target_path(const char *dir, const char *kind, const char *key, char **ret) {
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        r = state_target_name(kind, key, &name);
+        if (r < 0)
+                return r;
+        return asprintf(ret, "%s/targets/%s", dir, name) < 0 ? -ENOMEM : 0;
+}
+
 int state_target_write(const char *dir, const StateTarget *s) {
-        _cleanup_free_ char *text = NULL, *name = NULL, *sub = NULL, *path = NULL, *tmp = NULL;
+        _cleanup_free_ char *text = NULL, *name = NULL;
         int r;
 
         r = state_target_format(s, &text);
@@ -888,32 +934,19 @@ int state_target_write(const char *dir, const StateTarget *s) {
         r = state_target_name(s->kind, s->key, &name);
         if (r < 0)
                 return r;
-        if (asprintf(&sub, "%s/targets", dir) < 0 || asprintf(&path, "%s/%s", sub, name) < 0 ||
-            asprintf(&tmp, "%s/.%s.tmp", sub, name) < 0)
-                return -ENOMEM;
-        return write_atomic(dir, sub, tmp, path, text);
+        return write_named(dir, "targets", name, text);
 }
 
 int state_target_read(
         const char *dir, const char *kind, const char *key, StateTarget *ret, char **ret_error) {
         _cleanup_(state_target_done) StateTarget s = {};
-        _cleanup_free_ char *name = NULL, *path = NULL, *text = NULL, *err = NULL;
+        _cleanup_free_ char *path = NULL;
         int r;
 
-        r = state_target_name(kind, key, &name);
+        r = state_target_path(dir, kind, key, &path);
         if (r < 0)
                 return r;
-        if (asprintf(&path, "%s/targets/%s", dir, name) < 0)
-                return -ENOMEM;
-        r = read_file(path, &text);
-        if (r == -EBADMSG)
-                return file_error(ret_error, path, " contains a NUL byte");
-        if (r < 0)
-                return r;
-        r = state_target_parse(text, &s, &err);
-        if (r == -EBADMSG)
-                /* err is "line N: reason": make it "PATH:N: reason". */
-                return file_error(ret_error, path, "%s", err ? err + strlen("line ") : " malformed");
+        r = read_state_file(path, &(StateFile){.target = &s}, ret_error);
         if (r < 0)
                 return r;
         if (!streq(s.kind, kind))
@@ -926,17 +959,13 @@ int state_target_read(
 }
 
 int state_target_remove(const char *dir, const char *kind, const char *key) {
-        _cleanup_free_ char *name = NULL, *path = NULL;
+        _cleanup_free_ char *path = NULL;
         int r;
 
-        r = state_target_name(kind, key, &name);
+        r = state_target_path(dir, kind, key, &path);
         if (r < 0)
                 return r;
-        if (asprintf(&path, "%s/targets/%s", dir, name) < 0)
-                return -ENOMEM;
-        if (unlink(path) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
+        return remove_file(path);
 }
 
 static int state_target_compare(const void *a, const void *b) {
@@ -953,21 +982,13 @@ static void state_target_array_free(StateTarget *a, size_t n) {
 
 int state_target_list(const char *dir, StateTarget **ret, size_t *ret_n) {
         _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_free_ char *sub = NULL;
         StateTarget *targets = NULL;
         size_t n = 0;
         int r = 0;
 
-        if (asprintf(&sub, "%s/targets", dir) < 0)
-                return -ENOMEM;
-        d = opendir(sub);
-        if (!d) {
-                if (errno != ENOENT)
-                        return -errno;
-                *ret = NULL;
-                *ret_n = 0;
-                return 0;
-        }
+        r = open_subdir(dir, "targets", &d);
+        if (r < 0)
+                return r;
         for (;;) {
                 _cleanup_(state_target_done) StateTarget t = {};
                 _cleanup_free_ char *kind = NULL, *key = NULL;
@@ -975,8 +996,7 @@ int state_target_list(const char *dir, StateTarget **ret, size_t *ret_n) {
                 const char *at;
                 StateTarget *a;
 
-                errno = 0;
-                de = readdir(d);
+                de = next_entry(d);
                 if (!de) {
                         r = -errno;
                         break;
