@@ -12,92 +12,16 @@
 #include "config.h"
 #include "device-placement.h"
 #include "fileio.h"
+#include "bus-string.h"
 #include "manager-bus.h"
 #include "manager-explain.h"
 #include "procfs.h"
 #include "util.h"
 
-/*
- * The length of the UTF-8 sequence at s if it is one D-Bus accepts, else 0. sd-bus refuses a
- * whole message holding a string that is not valid UTF-8 by its rules: no overlong forms, no
- * surrogates, nothing above U+10FFFF, and none of the noncharacters U+FDD0..U+FDEF and
- * U+xFFFE/U+xFFFF.
- */
-static size_t utf8_valid_length(const unsigned char *s) {
-        uint32_t c;
-        size_t n;
-
-        if (s[0] < 0x80)
-                return 1;
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                n = 2, c = s[0] & 0x1f;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef)
-                n = 3, c = s[0] & 0x0f;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                n = 4, c = s[0] & 0x07;
-        else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-                        return 0;
-                c = (c << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
-            (c >= 0xd800 && c <= 0xdfff) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe)
-                return 0;
-        return n;
-}
-
-/*
- * Strings from /proc (comm) and from file names are bytes, not necessarily UTF-8. Returns s
- * if D-Bus can carry it as it is; else a copy in *buf (freed by the caller) where every byte
- * of an invalid sequence is written as "\xNN" (two lowercase hex digits); NULL on -ENOMEM.
- * A backslash that was there already is left as it is.
- */
-static const char *bus_string(const char *s, char **buf) {
-        const unsigned char *p;
-        size_t n, len = 0;
-        char *t;
-
-        s = strempty(s);
-        for (p = (const unsigned char *)s; *p; p += n)
-                if ((n = utf8_valid_length(p)) == 0)
-                        break;
-        if (!*p)
-                return s;
-
-        t = *buf = malloc(4 * strlen(s) + 1);
-        if (!t)
-                return NULL;
-        for (p = (const unsigned char *)s; *p;) {
-                n = utf8_valid_length(p);
-                if (n == 0) {
-                        len += sprintf(t + len, "\\x%02x", *p);
-                        p++;
-                } else {
-                        memcpy(t + len, p, n);
-                        len += n;
-                        p += n;
-                }
-        }
-        t[len] = '\0';
-        return t;
-}
-
-/* See manager-bus.h. */
-int manager_bus_append_string(sd_bus_message *m, const char *s) {
-        _cleanup_free_ char *buf = NULL;
-        const char *v = bus_string(s, &buf);
-
-        if (!v)
-                return -ENOMEM;
-        return sd_bus_message_append(m, "s", v);
-}
-
 static int property_get_string(
         sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
         void *userdata, sd_bus_error *error) {
-        return manager_bus_append_string(reply, *(char **)userdata);
+        return bus_append_string(reply, *(char **)userdata);
 }
 
 static int property_get_version(
@@ -130,7 +54,7 @@ static int property_get_policy_files(
         if (r < 0)
                 return r;
         STRV_FOREACH (f, m->config ? m->config->files : NULL) {
-                r = manager_bus_append_string(reply, *f);
+                r = bus_append_string(reply, *f);
                 if (r < 0)
                         return r;
         }
@@ -290,7 +214,7 @@ static int explain_reply_begin(sd_bus_message *message, const ManagerExplanation
         if (r < 0)
                 return r;
         STRV_FOREACH (line, e->explanation) {
-                r = manager_bus_append_string(reply, *line);
+                r = bus_append_string(reply, *line);
                 if (r < 0)
                         return r;
         }
@@ -1061,14 +985,14 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
-int manager_bus_emit_changed_strv(Manager *m, char **properties) {
+static int manager_bus_emit_changed_strv(Manager *m, char **properties) {
         if (!m->bus)
                 return 0;
         return sd_bus_emit_properties_changed_strv(
                 m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, properties);
 }
 
-int manager_bus_emit_process_placed(
+static int manager_bus_emit_process_placed(
         Manager *m, pid_t pid, const char *comm, const char *policy, const char *cpus) {
         _cleanup_free_ char *b1 = NULL, *b2 = NULL;
         const char *c, *p;
@@ -1084,7 +1008,7 @@ int manager_bus_emit_process_placed(
                 c, p, strempty(cpus));
 }
 
-int manager_bus_emit_placement_failed(
+static int manager_bus_emit_placement_failed(
         Manager *m, pid_t pid, const char *comm, const char *policy, const char *error) {
         _cleanup_free_ char *b1 = NULL, *b2 = NULL, *b3 = NULL;
         const char *c, *p, *e;
@@ -1101,7 +1025,7 @@ int manager_bus_emit_placement_failed(
                 (uint32_t)pid, c, p, e);
 }
 
-int manager_bus_emit_reloaded(Manager *m, bool success, const char *error) {
+static int manager_bus_emit_reloaded(Manager *m, bool success, const char *error) {
         _cleanup_free_ char *b = NULL;
         const char *e;
 
@@ -1114,7 +1038,7 @@ int manager_bus_emit_reloaded(Manager *m, bool success, const char *error) {
                 m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Reloaded", "bs", (int)success, e);
 }
 
-int manager_bus_emit_drift_detected(
+static int manager_bus_emit_drift_detected(
         Manager *m, const char *kind, const char *target, const char *policy, const char *found,
         const char *action) {
         _cleanup_free_ char *b1 = NULL, *b2 = NULL, *b3 = NULL;
@@ -1131,3 +1055,11 @@ int manager_bus_emit_drift_detected(
                 m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "DriftDetected", "sssss",
                 strempty(kind), t, p, f, strempty(action));
 }
+
+const ManagerReport manager_bus_report = {
+        .changed = manager_bus_emit_changed_strv,
+        .process_placed = manager_bus_emit_process_placed,
+        .placement_failed = manager_bus_emit_placement_failed,
+        .reloaded = manager_bus_emit_reloaded,
+        .drift_detected = manager_bus_emit_drift_detected,
+};

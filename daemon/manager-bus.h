@@ -43,38 +43,19 @@ void manager_bus_jobs_free(Manager *m);
 extern const sd_bus_vtable manager_vtable[];
 
 /*
- * Emits org.freedesktop.DBus.Properties.PropertiesChanged for the named properties (a
- * NULL-terminated list; each must be an emits-change property). A no-op without a bus.
- * Returns 0 or the negative errno of sd_bus_emit_properties_changed_strv().
+ * The Manager's reports (manager.h, ManagerReport) as D-Bus messages on m->bus
+ * (docs/org.affinityd1.xml); each is a no-op returning 0 without a bus, else 0 or sd-bus's
+ * negative errno. Strings that are not valid UTF-8 (comm, file names) are escaped as "\xNN"
+ * (bus-string.h).
+ * - changed: org.freedesktop.DBus.Properties.PropertiesChanged for the named properties, each
+ *   an emits-change one;
+ * - process_placed: ProcessPlaced(u pid, s comm, s policy, s cpus), a placement pass of the
+ *   process completed;
+ * - placement_failed: PlacementFailed(u pid, s comm, s policy, s error), threads were refused;
+ * - reloaded: Reloaded(b success, s error), error "" on success;
+ * - drift_detected: DriftDetected(s kind, s target, s policy, s found, s action): kind "thread"
+ *   (target "PID/TID"), "irq" (the IRQ number) or "queue" ("eth0/rx-0 rps"); policy the rule's
+ *   name; found the cpu-list (or value) found; action "report", "enforce" or "respect".
+ * manager.c sets Manager.report to it when it connects to the bus.
  */
-int manager_bus_emit_changed_strv(Manager *m, char **properties);
-#define manager_bus_emit_changed(m, ...) manager_bus_emit_changed_strv((m), (char *[]){__VA_ARGS__, NULL})
-
-/*
- * The signals of org.affinityd1.Manager (docs/org.affinityd1.xml). Each is a no-op returning 0
- * without a bus (--bus=none); otherwise 0 or the negative errno of sd_bus_emit_signal(). Strings
- * that are not valid UTF-8 (comm, file names) are escaped as "\xNN" like everywhere on the bus.
- */
-/* ProcessPlaced(u pid, s comm, s policy, s cpus): a placement pass of the process completed. */
-int manager_bus_emit_process_placed(
-        Manager *m, pid_t pid, const char *comm, const char *policy, const char *cpus);
-/* PlacementFailed(u pid, s comm, s policy, s error): threads of the process were refused. */
-int manager_bus_emit_placement_failed(
-        Manager *m, pid_t pid, const char *comm, const char *policy, const char *error);
-/* Reloaded(b success, s error): a reload finished; error "" on success. */
-int manager_bus_emit_reloaded(Manager *m, bool success, const char *error);
-/*
- * DriftDetected(s kind, s target, s policy, s found, s action): kind "thread" (target "PID/TID"),
- * "irq" (target the IRQ number) or "queue" (target "eth0/rx-0 rps"); policy the rule's name;
- * found the cpu-list (or value) found; action "report", "enforce" or "respect".
- */
-int manager_bus_emit_drift_detected(
-        Manager *m, const char *kind, const char *target, const char *policy, const char *found,
-        const char *action);
-
-/*
- * sd_bus_message_append(m, "s", s) for bytes that need not be UTF-8 (comm names from /proc, file
- * names): every byte of an invalid sequence is sent as "\xNN"; NULL is sent as "". Returns 0 or
- * the negative errno of sd-bus (-ENOMEM).
- */
-int manager_bus_append_string(sd_bus_message *m, const char *s);
+extern const ManagerReport manager_bus_report;

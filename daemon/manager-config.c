@@ -16,7 +16,6 @@
 #include "device-placement.h"
 #include "drift.h"
 #include "log.h"
-#include "manager-bus.h"
 #include "manager.h"
 #include "plan.h"
 #include "policy-yaml.h"
@@ -226,9 +225,9 @@ int manager_reload(Manager *m, char **ret_error) {
                         "Reload failed, keeping the previous configuration:\n%s", strna(text));
                 free(m->last_reload_error);
                 m->last_reload_error = strdup(text ?: "Reload failed");
-                (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "LastReloadUSec");
+                (void)manager_report_changed(m, "Reloads", "LastReloadError", "LastReloadUSec");
                 manager_set_state(m, MANAGER_RUNNING); /* degraded: an older configuration is in force */
-                (void)manager_bus_emit_reloaded(m, false, m->last_reload_error ?: "");
+                (void)manager_report(m, reloaded, false, m->last_reload_error ?: "");
                 manager_notify(m, "READY=1");
                 if (ret_error)
                         *ret_error = TAKE_PTR(text);
@@ -242,9 +241,9 @@ int manager_reload(Manager *m, char **ret_error) {
         r = manager_install(m, config, plan);
         if (r < 0) {
                 (void)free_and_strdup(&m->last_reload_error, "Out of memory");
-                (void)manager_bus_emit_changed(m, "Reloads", "LastReloadError", "LastReloadUSec");
+                (void)manager_report_changed(m, "Reloads", "LastReloadError", "LastReloadUSec");
                 manager_set_state(m, MANAGER_RUNNING);
-                (void)manager_bus_emit_reloaded(m, false, "Out of memory");
+                (void)manager_report(m, reloaded, false, "Out of memory");
                 manager_notify(m, "READY=1");
                 if (ret_error)
                         *ret_error = strdup("Out of memory");
@@ -269,11 +268,11 @@ int manager_reload(Manager *m, char **ret_error) {
         (void)device_placement_apply(m->devices); /* IRQs and queues: placed, or restored */
 
         m->last_reload_error = mfree(m->last_reload_error);
-        (void)manager_bus_emit_changed(
+        (void)manager_report_changed(
                 m, "Reloads", "LastReloadError", "LastReloadUSec", "PolicyFiles", "Topology", "OnlineCPUs",
                 "ReservedCPUs");
         manager_set_state(m, MANAGER_RUNNING);
-        (void)manager_bus_emit_reloaded(m, true, "");
+        (void)manager_report(m, reloaded, true, "");
         manager_notify(m, "READY=1");
         log_struct_id(
                 LOG_INFO, 0, AFFINITYD_MESSAGE_RELOADED, NULL, 0, NULL, NULL,
@@ -360,7 +359,7 @@ int manager_replan_topology(Manager *m) {
         r = manager_rescan(m);
         m->force_placement = false;
         (void)device_placement_apply(m->devices); /* IRQ and queue masks follow the new plan */
-        (void)manager_bus_emit_changed(m, "Topology", "OnlineCPUs", "ReservedCPUs");
+        (void)manager_report_changed(m, "Topology", "OnlineCPUs", "ReservedCPUs");
         manager_notify(m, NULL);
         return r;
 }

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "manager-devices.h"
+#include "manager-internal.h"
 
-#include "manager-bus.h"
 #include "util.h"
 
 /* DeviceContext.drift_detected and DriftContext.drift_detected: the DriftDetected signal. */
@@ -16,7 +16,7 @@ static void on_drift_detected(
         const char *action) {
         Manager *m = userdata;
 
-        (void)manager_bus_emit_drift_detected(m, kind, target, rule, found, action);
+        (void)manager_report(m, drift_detected, kind, target, rule, found, action);
 }
 
 int manager_devices_new(Manager *m, DevicePlacement **ret) {

@@ -127,3 +127,8 @@ void manager_set_state(Manager *m, ManagerState s);
 void manager_notify(Manager *m, const char *extra);
 void manager_record_latency(Manager *m, uint64_t timestamp_ns);
 void manager_schedule_summary(Manager *m);
+
+/* Reports through Manager.report (manager.h); nothing without a bus. */
+#define manager_report_changed(m, ...) \
+        ((m)->report ? (m)->report->changed((m), (char *[]){__VA_ARGS__, NULL}) : 0)
+#define manager_report(m, what, ...) ((m)->report ? (m)->report->what((m), __VA_ARGS__) : 0)

@@ -217,7 +217,28 @@ typedef struct ManagerCounters {
                                      * the worker spent): see manager.c */
 } ManagerCounters;
 
-typedef struct Manager {
+typedef struct Manager Manager;
+
+/*
+ * What the Manager reports as it happens: PropertiesChanged for the named properties (a
+ * NULL-terminated list) and the org.affinityd1.Manager signals (docs/org.affinityd1.xml). The bus
+ * layer fills it in (daemon/manager-bus.h: manager_bus_report) when the daemon is on a bus; the
+ * rest of the daemon reports through manager_report_*() (manager-internal.h) and never calls
+ * the bus layer. Each returns 0 or a negative errno, which callers ignore.
+ */
+typedef struct ManagerReport {
+        int (*changed)(Manager *m, char **properties);
+        int (*process_placed)(Manager *m, pid_t pid, const char *comm, const char *policy, const char *cpus);
+        int (*placement_failed)(
+                Manager *m, pid_t pid, const char *comm, const char *policy, const char *error);
+        int (*reloaded)(Manager *m, bool success, const char *error);
+        int (*drift_detected)(
+                Manager *m, const char *kind, const char *target, const char *policy, const char *found,
+                const char *action);
+} ManagerReport;
+
+struct Manager {
+        const ManagerReport *report; /* NULL: nothing reported (no bus) */
         sd_event *event;
         sd_event_source *sigterm_source;
         sd_event_source *sigint_source;
@@ -303,7 +324,7 @@ typedef struct Manager {
         RateLimit event_ratelimit;   /* failures handling a process event */
         RateLimit monitor_ratelimit; /* proc connector receive errors */
         RateLimit uevent_ratelimit;  /* lost kernel uevents */
-} Manager;
+};
 
 /*
  * Creates a Manager: an sd_event loop with SIGTERM/SIGINT (exit) and SIGHUP (reload)

@@ -15,7 +15,6 @@
 #include "cgroup.h"
 #include "cpuset-watch.h"
 #include "log.h"
-#include "manager-bus.h"
 #include "manager-state.h"
 #include "manager.h"
 #include "match.h"
@@ -867,8 +866,8 @@ again:
                 snprintf(
                         why, sizeof(why), "%u of %u threads refused: %s", ctx.n_failed, ctx.n_threads,
                         ctx.error_text ?: strerror(-(ctx.error ?: -EIO)));
-                (void)manager_bus_emit_placement_failed(
-                        m, p->pid, p->comm, manager_process_policy_name(m, p), why);
+                (void)manager_report(
+                        m, placement_failed, p->pid, p->comm, manager_process_policy_name(m, p), why);
         }
 
         if (ctx.n_set > 0) {
@@ -895,8 +894,9 @@ again:
                         text = cpuset_to_string(&cpus);
                 }
                 if (m->bus)
-                        (void)manager_bus_emit_process_placed(
-                                m, p->pid, p->comm, manager_process_policy_name(m, p), text ?: "");
+                        (void)manager_report(
+                                m, process_placed, p->pid, p->comm, manager_process_policy_name(m, p),
+                                text ?: "");
                 if (info || debug)
                         log_struct_id(
                                 info ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_PROCESS_PLACED,

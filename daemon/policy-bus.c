@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "bus-string.h"
 #include "manager-bus.h"
 #include "policy-bus.h"
 #include "util.h"
@@ -94,7 +95,7 @@ static int property_get_name(
         r = policy_bus_get(m, path, &i, error);
         if (r < 0)
                 return r;
-        return manager_bus_append_string(reply, m->plan->policies[i].policy->name);
+        return bus_append_string(reply, m->plan->policies[i].policy->name);
 }
 
 static int property_get_file(
@@ -107,7 +108,7 @@ static int property_get_file(
         r = policy_bus_get(m, path, &i, error);
         if (r < 0)
                 return r;
-        return manager_bus_append_string(reply, m->plan->policies[i].policy->location.file);
+        return bus_append_string(reply, m->plan->policies[i].policy->location.file);
 }
 
 static int property_get_line(
@@ -172,7 +173,7 @@ static int property_get_pending_reason(
         r = policy_bus_get(m, path, &i, error);
         if (r < 0)
                 return r;
-        return manager_bus_append_string(reply, m->plan->policies[i].pending_reason);
+        return bus_append_string(reply, m->plan->policies[i].pending_reason);
 }
 
 /* The PIDs of the tracked processes under the policy, ascending. */
