@@ -75,11 +75,14 @@ int tracked_process_remove_threads_if(TrackedProcess *p, thread_predicate_t pred
 bool thread_not_seen(const TrackedProcess *p, const TrackedThread *t);
 bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t);
 CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r);
+TrackedProcess *tracked_process_free(TrackedProcess *p);
 void tracked_process_free_void(void *p);
 int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy, TrackedProcess **ret);
-void manager_remove_process(Manager *m, TrackedProcess *p);
 const PolicyPlan *process_plan(const Manager *m, const TrackedProcess *p);
 const char *process_policy_label(const Manager *m, const TrackedProcess *p);
+
+/* manager-state.c (the rest of it: manager-state.h) */
+void manager_remove_process(Manager *m, TrackedProcess *p);
 
 /* placement.c */
 void place_context_done(PlaceContext *ctx);
@@ -92,17 +95,20 @@ void restore_process(Manager *m, TrackedProcess *p, const char *policy_name);
 /* manager-explain.c */
 void manager_queue_baseline(Manager *m, TrackedProcess *p);
 
-/* manager-events.c */
-void manager_forget_gone(Manager *m, TrackedProcess *p);
-bool process_is_dead(pid_t pid, const ProcfsStat *st);
-int manager_match_pid_stat(
-        Manager *m, pid_t pid, bool explicit_only, const ProcfsStat *st, char ret_comm[16]);
-int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]);
+/* manager-match.c */
+bool started_before(uint64_t starttime, uint64_t event_ns);
+bool is_service_manager_child(pid_t pid, const ProcfsStat *st);
 int manager_track_new(
         Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, bool explicit_only,
         uint64_t timestamp_ns, unsigned n_threads);
+int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]);
+int manager_match_pid_stat(
+        Manager *m, pid_t pid, bool explicit_only, const ProcfsStat *st, char ret_comm[16]);
+bool process_is_dead(pid_t pid, const ProcfsStat *st);
+void manager_forget_gone(Manager *m, TrackedProcess *p);
+
+/* manager-events.c */
 int on_fork_thread(Manager *m, const ProcEvent *ev);
-bool is_service_manager_child(pid_t pid, const ProcfsStat *st);
 int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata);
 
 /* manager-rescan.c */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The Manager's persisted originals, and forgetting a tracked process. See manager-state.h. */
+
 #include <errno.h>
 #include <inttypes.h>
 #include <search.h>
@@ -7,10 +9,12 @@
 
 #include "apply-sched.h"
 #include "log.h"
+#include "manager-internal.h"
 #include "manager-state.h"
 #include "procfs.h"
 #include "state.h"
 #include "unit-placement.h"
+#include "util.h"
 
 typedef struct SaveContext {
         const TrackedProcess *process;
@@ -276,4 +280,13 @@ void manager_state_finish_recovery(Manager *m) {
         if (m->units)
                 unit_placement_flush(m->units);
         m->n_recovered = 0;
+}
+
+/* Stops tracking p: its state file is removed (nothing is left to give back after a crash)
+ * and it leaves the table; p is freed. */
+void manager_remove_process(Manager *m, TrackedProcess *p) {
+        manager_state_drop(m, p);
+        if (tdelete(p, &m->processes, compare_pid))
+                m->n_processes--;
+        tracked_process_free(p);
 }

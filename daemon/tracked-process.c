@@ -201,7 +201,7 @@ CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r) {
         return mfree(r);
 }
 
-static TrackedProcess *tracked_process_free(TrackedProcess *p) {
+TrackedProcess *tracked_process_free(TrackedProcess *p) {
         if (!p)
                 return NULL;
         tdestroy(p->threads, tracked_thread_free_void);
@@ -265,13 +265,6 @@ int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy
                 (void)drift_update(m->drift); /* the drift timer runs while something is tracked */
         *ret = p;
         return 0;
-}
-
-void manager_remove_process(Manager *m, TrackedProcess *p) {
-        manager_state_drop(m, p);
-        if (tdelete(p, &m->processes, compare_pid))
-                m->n_processes--;
-        tracked_process_free(p);
 }
 
 /* The plan of p's policy, or NULL when it has none in the configuration in force (POLICY_NONE
