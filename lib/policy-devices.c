@@ -129,24 +129,12 @@ static int parse_irq_cpus(Loader *l, const KeySpec *spec, const Node *key, const
         return parse_device_selector(l, "cpus", value, &rule->cpus);
 }
 
-static int parse_irq_spread(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        IrqRule *rule = obj;
-        bool b = false;
-        int r;
-
-        r = parse_bool_node(l, value, "spread", &b);
-        if (r <= 0)
-                return r;
-        rule->spread = b;
-        return 0;
-}
-
 /* Add an irqs: rule key here. */
 const KeySpec irq_rule_keys[] = {
         {"name", parse_irq_name, .required = true},
         {"match", parse_irq_match, .required = true},
         {"cpus", parse_irq_cpus, .required = true},
-        {"spread", parse_irq_spread},
+        {"spread", parse_bool_key, offsetof(IrqRule, spread)},
         {"on-drift", parse_on_drift, offsetof(IrqRule, on_drift)},
 };
 

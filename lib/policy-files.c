@@ -228,23 +228,13 @@ static int load_dirs_into(
         return r;
 }
 
-/* The common tail of the loaders: check across files, decide the result. */
-static int config_finish(Config **c, unsigned errors_before, int io_error, Config **ret, Diagnostics *diag) {
-        int r;
+/* What one of the loaders reads into c (as arg says). Read failures are diagnostics (and
+ * *io_error). Returns 0, or a negative errno that ends the load (-ENOMEM, or reported). */
+typedef int (*LoadFunc)(Config *c, const void *arg, Diagnostics *diag, int *io_error);
 
-        r = config_verify(*c, diag);
-        if (r == -ENOMEM)
-                return r;
-        if (io_error < 0)
-                return io_error;
-        if (diag->n_errors > errors_before)
-                return -EINVAL;
-        *ret = TAKE_PTR(*c);
-        return 0;
-}
-
-int config_load_dirs(
-        const char *settings_path, const char *const *policy_dirs, Config **ret, Diagnostics *diag) {
+/* The frame of the loaders: diag or a dummy, a new Config, fn, the checks across files, the
+ * result. */
+static int config_load_with(LoadFunc fn, const void *arg, Config **ret, Diagnostics *diag) {
         _cleanup_(diagnostics_done) Diagnostics dummy = {};
         _cleanup_(config_freep) Config *c = NULL;
         unsigned errors;
@@ -257,10 +247,37 @@ int config_load_dirs(
         c = config_new();
         if (!c)
                 return -ENOMEM;
-        r = load_dirs_into(c, settings_path, policy_dirs, diag, &io_error);
+        r = fn(c, arg, diag, &io_error);
         if (r < 0)
                 return r;
-        return config_finish(&c, errors, io_error, ret, diag);
+
+        r = config_verify(c, diag);
+        if (r == -ENOMEM)
+                return r;
+        if (io_error < 0)
+                return io_error;
+        if (diag->n_errors > errors)
+                return -EINVAL;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+typedef struct DirsArgs {
+        const char *settings_path;
+        const char *const *policy_dirs;
+} DirsArgs;
+
+static int load_dirs(Config *c, const void *arg, Diagnostics *diag, int *io_error) {
+        const DirsArgs *a = arg;
+
+        return load_dirs_into(c, a->settings_path, a->policy_dirs, diag, io_error);
+}
+
+int config_load_dirs(
+        const char *settings_path, const char *const *policy_dirs, Config **ret, Diagnostics *diag) {
+        return config_load_with(
+                load_dirs, &(DirsArgs){.settings_path = settings_path, .policy_dirs = policy_dirs}, ret,
+                diag);
 }
 
 /* What a directory the user named holds. */
@@ -382,30 +399,20 @@ static int config_dir_check(const char *config_dir, Diagnostics *diag) {
         return 0;
 }
 
-int config_load(const char *config_dir, Config **ret, Diagnostics *diag) {
-        _cleanup_(diagnostics_done) Diagnostics dummy = {};
-        _cleanup_(config_freep) Config *c = NULL;
-        unsigned errors;
-        int io_error = 0, r;
+/* --config-dir=DIR: DIR checked (config_dir_check()), then read. */
+static int load_config_dir(Config *c, const void *arg, Diagnostics *diag, int *io_error) {
+        int r;
 
+        r = config_dir_check(arg, diag);
+        if (r < 0)
+                return r;
+        return load_config_dir_into(c, arg, diag, io_error);
+}
+
+int config_load(const char *config_dir, Config **ret, Diagnostics *diag) {
         if (!config_dir)
                 return config_load_dirs(config_settings_default, policy_dirs_default, ret, diag);
-
-        if (!diag)
-                diag = &dummy;
-        errors = diag->n_errors;
-
-        r = config_dir_check(config_dir, diag);
-        if (r < 0)
-                return r;
-
-        c = config_new();
-        if (!c)
-                return -ENOMEM;
-        r = load_config_dir_into(c, config_dir, diag, &io_error);
-        if (r < 0)
-                return r;
-        return config_finish(&c, errors, io_error, ret, diag);
+        return config_load_with(load_config_dir, config_dir, ret, diag);
 }
 
 /* One directory argument of config_load_paths(). Returns 0 or -ENOMEM. */
@@ -440,40 +447,35 @@ static int load_path_dir(Config *c, const char *path, Diagnostics *diag, int *io
                 "no " SETTINGS_NAME ", no policy.d/ and no *.yaml file in this directory: nothing to read");
 }
 
-int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag) {
-        _cleanup_(diagnostics_done) Diagnostics dummy = {};
-        _cleanup_(config_freep) Config *c = NULL;
-        unsigned errors;
-        int io_error = 0, r;
-
-        if (!diag)
-                diag = &dummy;
-        errors = diag->n_errors;
-
-        c = config_new();
-        if (!c)
-                return -ENOMEM;
+/* The paths of config_load_paths(), a NULL-terminated strv, in order. */
+static int load_paths(Config *c, const void *arg, Diagnostics *diag, int *io_error) {
+        char *const *paths = arg;
+        int r;
 
         STRV_FOREACH (path, paths) {
                 struct stat st;
 
                 if (stat(*path, &st) < 0) {
-                        note_io_error(&io_error, -errno);
+                        note_io_error(io_error, -errno);
                         r = diagnostics_add(
                                 diag, DIAGNOSTIC_ERROR, *path, 0, 0, "cannot read: %s", strerror(errno));
                 } else if (S_ISDIR(st.st_mode))
-                        r = load_path_dir(c, *path, diag, &io_error);
+                        r = load_path_dir(c, *path, diag, io_error);
                 else {
                         const char *base = strrchr(*path, '/');
 
                         base = base ? base + 1 : *path;
-                        r = load_file(c, *path, streq(base, SETTINGS_NAME), false, diag, &io_error);
+                        r = load_file(c, *path, streq(base, SETTINGS_NAME), false, diag, io_error);
                 }
                 if (r < 0)
                         return r;
         }
 
-        return config_finish(&c, errors, io_error, ret, diag);
+        return 0;
+}
+
+int config_load_paths(char *const *paths, Config **ret, Diagnostics *diag) {
+        return config_load_with(load_paths, paths, ret, diag);
 }
 
 static int policy_compare_name(const void *a, const void *b) {

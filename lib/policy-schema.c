@@ -515,6 +515,26 @@ int parse_bool_node(Loader *l, const Node *n, const char *what, bool *ret) {
         return 1;
 }
 
+int parse_enum_key(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        size_t i = 0;
+        int r;
+
+        r = parse_enum_value(l, value, spec->name, spec->values, &i);
+        if (r > 0)
+                *(int *)((uint8_t *)obj + spec->offset) = (int)(spec->values->first + i);
+        return r < 0 ? r : 0;
+}
+
+int parse_bool_key(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        bool b = false;
+        int r;
+
+        r = parse_bool_node(l, value, spec->name, &b);
+        if (r > 0)
+                *(bool *)((uint8_t *)obj + spec->offset) = b;
+        return r < 0 ? r : 0;
+}
+
 /*
  * A decimal integer from min to max (a leading "-" allowed when min < 0) into *ret. Returns 1,
  * 0 when an error was reported, -ENOMEM.

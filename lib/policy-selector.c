@@ -10,12 +10,18 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy-yaml-internal.h"
+
+/* parse_enum_key() writes these as ints. */
+static_assert(sizeof(ReservedMode) == sizeof(int), "ReservedMode is an int");
+static_assert(sizeof(SmtMode) == sizeof(int), "SmtMode is an int");
+static_assert(sizeof(CpuKindSelector) == sizeof(int), "CpuKindSelector is an int");
 
 static int parse_selector_nodes(
         Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -52,18 +58,6 @@ static const EnumSpec reserved_enum = {
         "avoid, allow or only",
 };
 
-static int parse_selector_reserved(
-        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        CpuSelector *s = obj;
-        size_t i = 0;
-        int r;
-
-        r = parse_enum_value(l, value, "reserved", &reserved_enum, &i);
-        if (r > 0)
-                s->reserved = (ReservedMode)i;
-        return r < 0 ? r : 0;
-}
-
 static const char *const smt_mode_names[] = {
         [SMT_ALL] = "all",
         [SMT_ONE_PER_CORE] = "one-per-core",
@@ -84,18 +78,6 @@ static const EnumSpec smt_enum = {
         ELEMENTSOF(smt_hints),
 };
 
-static int parse_selector_smt(
-        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        CpuSelector *s = obj;
-        size_t i = 0;
-        int r;
-
-        r = parse_enum_value(l, value, "smt", &smt_enum, &i);
-        if (r > 0)
-                s->smt = (SmtMode)i;
-        return r < 0 ? r : 0;
-}
-
 static const char *const cpu_kind_names[] = {
         [CPU_KIND_ANY] = NULL, /* the default; not a word of the file */
         [CPU_KIND_PERFORMANCE] = "performance",
@@ -115,31 +97,8 @@ static const EnumSpec cpu_kind_enum = {
         "performance (P-cores) or efficiency (E-cores)",
         cpu_kind_hints,
         ELEMENTSOF(cpu_kind_hints),
+        CPU_KIND_PERFORMANCE,
 };
-
-static int parse_selector_kind(
-        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        CpuSelector *s = obj;
-        size_t i = 0;
-        int r;
-
-        r = parse_enum_value(l, value, "kind", &cpu_kind_enum, &i);
-        if (r > 0)
-                s->cpu_kind = (CpuKindSelector)(i + 1);
-        return r < 0 ? r : 0;
-}
-
-static int parse_selector_exclusive(
-        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        CpuSelector *s = obj;
-        bool b = false;
-        int r;
-
-        r = parse_bool_node(l, value, "exclusive", &b);
-        if (r > 0)
-                s->exclusive = b;
-        return r < 0 ? r : 0;
-}
 
 /*
  * A count of cores or CPUs (cores: N, cpus: N in a selector mapping): a decimal number from 1
@@ -327,13 +286,23 @@ static int parse_selector_near(
         return free_and_strdup(&s->near, name);
 }
 
+/* The keys of a selector mapping but exclusive:, in the order messages list them. */
+/* clang-format off */
+#define SELECTOR_KEYS_BUT_EXCLUSIVE                                                                \
+        {"nodes", parse_selector_nodes},                                                           \
+        {"packages", parse_selector_packages},                                                     \
+        {"near", parse_selector_near},                                                             \
+        {"kind", parse_enum_key, offsetof(CpuSelector, cpu_kind), .values = &cpu_kind_enum},       \
+        {"reserved", parse_enum_key, offsetof(CpuSelector, reserved), .values = &reserved_enum},   \
+        {"cores", parse_selector_cores},                                                           \
+        {"cpus", parse_selector_cpus},                                                             \
+        {"smt", parse_enum_key, offsetof(CpuSelector, smt), .values = &smt_enum}
+/* clang-format on */
+
 /* The keys of a selector mapping. */
 const KeySpec selector_keys[] = {
-        {"nodes", parse_selector_nodes},         {"packages", parse_selector_packages},
-        {"near", parse_selector_near},           {"kind", parse_selector_kind},
-        {"reserved", parse_selector_reserved},   {"cores", parse_selector_cores},
-        {"cpus", parse_selector_cpus},           {"smt", parse_selector_smt},
-        {"exclusive", parse_selector_exclusive},
+        SELECTOR_KEYS_BUT_EXCLUSIVE,
+        {"exclusive", parse_bool_key, offsetof(CpuSelector, exclusive)},
 };
 
 const size_t n_selector_keys = ELEMENTSOF(selector_keys);
@@ -436,14 +405,7 @@ static int device_selector_exclusive(
 
 /* The keys of a selector mapping in an irqs: or net: rule: selector_keys, but exclusive: refused. */
 static const KeySpec device_selector_keys[] = {
-        {"nodes", parse_selector_nodes},
-        {"packages", parse_selector_packages},
-        {"near", parse_selector_near},
-        {"kind", parse_selector_kind},
-        {"reserved", parse_selector_reserved},
-        {"cores", parse_selector_cores},
-        {"cpus", parse_selector_cpus},
-        {"smt", parse_selector_smt},
+        SELECTOR_KEYS_BUT_EXCLUSIVE,
         {"exclusive", device_selector_exclusive},
 };
 

@@ -153,6 +153,23 @@ int node_string(Loader *l, const Node *n, const char *what, const char *expected
  */
 unsigned scalar_column(const Node *n, size_t offset);
 
+/* A word that is not a value of an enumerated key but says clearly which one was meant. */
+typedef struct ValueHint {
+        const char *word;
+        const char *meant;
+} ValueHint;
+
+/* The words of an enumerated key (names, indexed by its enum) and how messages list them. */
+typedef struct EnumSpec {
+        const char *const *names;
+        size_t n_names;
+        const char *one_of;   /* "avoid, allow, only": for type errors ("expected one of …") */
+        const char *expected; /* "avoid, allow or only": for unknown values */
+        const ValueHint *hints;
+        size_t n_hints;
+        unsigned first; /* the enum value of names[0] (the values follow in order) */
+} EnumSpec;
+
 typedef struct KeySpec KeySpec;
 
 /* Parses value (of key) into obj. Reports problems in l->diag; returns 0 or -ENOMEM. */
@@ -169,6 +186,7 @@ struct KeySpec {
         unsigned facts;    /* match keys: the ProcessFact bits the key needs */
         StringCheck check; /* match keys: check of each pattern, NULL for none */
         bool required;
+        const EnumSpec *values; /* parse_enum_key(): the words of the key */
 };
 
 /* "a, b, c": the key names of a table, for messages, into buf (size bytes, truncated). */
@@ -205,22 +223,6 @@ int check_comm(Loader *l, const char *what, const Node *n, const char *value);
 int check_absolute(Loader *l, const char *what, const Node *n, const char *value);
 int check_user(Loader *l, const char *what, const Node *n, const char *value);
 
-/* A word that is not a value of an enumerated key but says clearly which one was meant. */
-typedef struct ValueHint {
-        const char *word;
-        const char *meant;
-} ValueHint;
-
-/* The words of an enumerated key (names, indexed by its enum) and how messages list them. */
-typedef struct EnumSpec {
-        const char *const *names;
-        size_t n_names;
-        const char *one_of;   /* "avoid, allow, only": for type errors ("expected one of …") */
-        const char *expected; /* "avoid, allow or only": for unknown values */
-        const ValueHint *hints;
-        size_t n_hints;
-} EnumSpec;
-
 /*
  * The value of an enumerated key: its index in e->names into *ret. An unknown word is an error
  * that suggests the closest name, or the name a hint maps it to, or else lists the names.
@@ -228,8 +230,15 @@ typedef struct EnumSpec {
  */
 int parse_enum_value(Loader *l, const Node *n, const char *what, const EnumSpec *e, size_t *ret);
 
+/* An enumerated key (KeyParser): the word's index in spec->values->names plus
+ * spec->values->first into the enum at spec->offset (an enum type of the size of an int). */
+int parse_enum_key(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj);
+
 /* true / false (and the YAML 1.1 capitalisations) into *ret. Returns 1, 0 when reported, -ENOMEM. */
 int parse_bool_node(Loader *l, const Node *n, const char *what, bool *ret);
+
+/* A true / false key (KeyParser) into the bool at spec->offset. */
+int parse_bool_key(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj);
 
 /*
  * A decimal integer from min to max (a leading "-" allowed when min < 0) into *ret. Returns 1,

@@ -711,19 +711,6 @@ static int parse_allow_realtime(
         return 0;
 }
 
-static int parse_restore_on_exit(
-        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        Config *c = obj;
-        bool b = false;
-        int r;
-
-        r = parse_bool_node(l, value, "restore-on-exit", &b);
-        if (r <= 0)
-                return r;
-        c->restore_on_exit = b;
-        return 0;
-}
-
 static int parse_rfs(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Config *c = obj;
         unsigned long p = 1;
@@ -765,7 +752,7 @@ static const KeySpec settings_keys[] = {
         {"poll-interval", parse_poll_interval},
         {"drift-interval", parse_drift_interval},
         {"allow-realtime", parse_allow_realtime},
-        {"restore-on-exit", parse_restore_on_exit},
+        {"restore-on-exit", parse_bool_key, offsetof(Config, restore_on_exit)},
         {"rfs", parse_rfs},
         {"policies", misplaced_rule},
         {"irqs", misplaced_rule},
