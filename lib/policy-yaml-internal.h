@@ -93,8 +93,8 @@ const Node *mapping_value(const Node *n, const char *name);
 
 /*
  * Reads text (len bytes, need not be NUL-terminated) as a YAML stream of nothing or exactly one
- * document into a node tree. Problems are reported in diag against file (which must outlive
- * diag): libyaml's syntax errors, aliases, anchors, tags, nesting deeper than 64 levels.
+ * document into a node tree. Problems are reported in diag against file: libyaml's syntax
+ * errors, aliases, anchors and tags (read on), nesting deeper than 64 levels (not).
  * Returns 0 with *ret_root (NULL for an empty stream) and *ret_second (the start of a second
  * document with a 1-based line, line 0 if none; reading stops there); -EBADMSG after reporting
  * an error that ends the reading (the tree is then dropped); -ENOMEM.
