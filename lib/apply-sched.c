@@ -17,6 +17,7 @@
 #include "apply-sched.h"
 #include "cgroup.h"
 #include "macro.h"
+#include "policy.h"
 #include "procfs.h"
 
 static void cpu_freep(cpu_set_t **c) {
@@ -145,52 +146,20 @@ static int sys_sched_getattr(pid_t tid, struct kernel_sched_attr *a) {
         return (int)syscall(SYS_sched_getattr, tid, a, (unsigned)sizeof(*a), 0U);
 }
 
-static const struct {
-        const char *name;
-        int policy;
-} sched_policies[] = {
-        {"other", SCHED_OTHER}, {"batch", SCHED_BATCH}, {"idle", SCHED_IDLE},
-        {"fifo", SCHED_FIFO},   {"rr", SCHED_RR},
-};
-
 int apply_sched_policy_from_string(const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(sched_policies); i++)
-                if (streq(s, sched_policies[i].name))
-                        return sched_policies[i].policy;
-        return -EINVAL;
+        return sched_policy_from_string(s);
 }
 
 const char *apply_sched_policy_to_string(int policy) {
-        for (size_t i = 0; i < ELEMENTSOF(sched_policies); i++)
-                if (policy == sched_policies[i].policy)
-                        return sched_policies[i].name;
-        if (policy == SCHED_DEADLINE)
-                return "deadline";
-        return NULL;
+        return sched_policy_to_string(policy);
 }
 
-static const char *const ioprio_classes[] = {
-        [APPLY_IOPRIO_CLASS_NONE] = "none",
-        [APPLY_IOPRIO_CLASS_RT] = "realtime",
-        [APPLY_IOPRIO_CLASS_BE] = "best-effort",
-        [APPLY_IOPRIO_CLASS_IDLE] = "idle",
-};
-
 int apply_ioprio_class_from_string(const char *s) {
-        if (!s)
-                return -EINVAL;
-        for (int c = APPLY_IOPRIO_CLASS_RT; c <= APPLY_IOPRIO_CLASS_IDLE; c++)
-                if (streq(s, ioprio_classes[c]))
-                        return c;
-        return -EINVAL;
+        return ioprio_class_from_string(s);
 }
 
 const char *apply_ioprio_class_to_string(int io_class) {
-        if (io_class < 0 || (size_t)io_class >= ELEMENTSOF(ioprio_classes))
-                return NULL;
-        return ioprio_classes[io_class];
+        return ioprio_class_to_string(io_class);
 }
 
 static bool is_rt(int policy) {

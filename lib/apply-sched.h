@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "cpuset.h"
+#include "policy.h"
 
 /* Named outcomes callers branch on. */
 #define APPLY_GONE (-ESRCH) /* the thread exited: normal, not a failure */
@@ -54,15 +55,12 @@ int apply_set_thread_affinity(pid_t tid, const CpuSet *cpus, CpuSet *ret_effecti
  */
 #define APPLY_RT_NO_RUNTIME (-EDQUOT)
 
-/* I/O priority classes (linux/ioprio.h values). NONE: no I/O priority set, the kernel derives
- * one from the nice value (best-effort, level (nice + 20) / 5). */
-#define APPLY_IOPRIO_CLASS_NONE 0
-#define APPLY_IOPRIO_CLASS_RT   1
-#define APPLY_IOPRIO_CLASS_BE   2
-#define APPLY_IOPRIO_CLASS_IDLE 3
-
-/* Highest real-time priority of SCHED_FIFO / SCHED_RR (sched_get_priority_max(2)). */
-#define APPLY_SCHED_PRIORITY_MAX 99U
+/* I/O priority classes and the highest real-time priority: the model's (policy.h). */
+#define APPLY_IOPRIO_CLASS_NONE  POLICY_IOPRIO_CLASS_NONE
+#define APPLY_IOPRIO_CLASS_RT    POLICY_IOPRIO_CLASS_RT
+#define APPLY_IOPRIO_CLASS_BE    POLICY_IOPRIO_CLASS_BE
+#define APPLY_IOPRIO_CLASS_IDLE  POLICY_IOPRIO_CLASS_IDLE
+#define APPLY_SCHED_PRIORITY_MAX POLICY_SCHED_PRIORITY_MAX
 
 /*
  * The scheduling state of one thread: what the daemon records before changing a thread (to
@@ -83,15 +81,11 @@ typedef struct ThreadSched {
                 io_level; /* 0 (highest) .. 7; always 0 for NONE (the kernel's rule), meaningless for IDLE */
 } ThreadSched;
 
-/* "other", "batch", "idle", "fifo", "rr" ↔ SCHED_*. from_string returns the SCHED_* value or
- * -EINVAL; to_string returns NULL for a class it has no name for (SCHED_DEADLINE is
- * "deadline", only ever read back). */
+/* The names of scheduling policies and I/O priority classes: sched_policy_from_string(),
+ * sched_policy_to_string(), ioprio_class_from_string() and ioprio_class_to_string() of the model
+ * (policy.h), which say what they return. */
 int apply_sched_policy_from_string(const char *s);
 const char *apply_sched_policy_to_string(int policy);
-
-/* "realtime", "best-effort", "idle" ↔ APPLY_IOPRIO_CLASS_*. from_string returns the class or
- * -EINVAL ("none" is not accepted: it is what a thread has before anyone sets a class);
- * to_string gives "none" for APPLY_IOPRIO_CLASS_NONE, NULL for an unknown class. */
 int apply_ioprio_class_from_string(const char *s);
 const char *apply_ioprio_class_to_string(int io_class);
 

@@ -5,11 +5,17 @@
  * schema lives in policy-yaml.c, resolution against a machine in plan.c.
  */
 
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
+
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
 
 Config *config_new(void) {
         return calloc(1, sizeof(Config));
@@ -291,4 +297,51 @@ const char *location_prefix(const Location *l, char *buf, size_t size) {
         else
                 snprintf(buf, size, "%s:%u: ", l->file, l->line);
         return buf;
+}
+
+const char *const sched_policy_names[SCHED_POLICY_NAMES_MAX] = {"other", "batch", "idle", "fifo", "rr"};
+
+/* The SCHED_* value of each of sched_policy_names. */
+static const int sched_policy_values[SCHED_POLICY_NAMES_MAX] = {
+        SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR,
+};
+
+int sched_policy_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < SCHED_POLICY_NAMES_MAX; i++)
+                if (streq(s, sched_policy_names[i]))
+                        return sched_policy_values[i];
+        return -EINVAL;
+}
+
+const char *sched_policy_to_string(int policy) {
+        for (size_t i = 0; i < SCHED_POLICY_NAMES_MAX; i++)
+                if (policy == sched_policy_values[i])
+                        return sched_policy_names[i];
+        if (policy == SCHED_DEADLINE)
+                return "deadline";
+        return NULL;
+}
+
+const char *const ioprio_class_names[POLICY_IOPRIO_CLASS_IDLE + 1] = {
+        [POLICY_IOPRIO_CLASS_NONE] = "none",
+        [POLICY_IOPRIO_CLASS_RT] = "realtime",
+        [POLICY_IOPRIO_CLASS_BE] = "best-effort",
+        [POLICY_IOPRIO_CLASS_IDLE] = "idle",
+};
+
+int ioprio_class_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (int c = POLICY_IOPRIO_CLASS_RT; c <= POLICY_IOPRIO_CLASS_IDLE; c++)
+                if (streq(s, ioprio_class_names[c]))
+                        return c;
+        return -EINVAL;
+}
+
+const char *ioprio_class_to_string(int io_class) {
+        if (io_class < 0 || (size_t)io_class >= ELEMENTSOF(ioprio_class_names))
+                return NULL;
+        return ioprio_class_names[io_class];
 }

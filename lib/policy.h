@@ -116,6 +116,42 @@ typedef struct CpuSelector {
 } CpuSelector;
 
 /*
+ * The words of scheduler: (policy: and io: class:) and the kernel values they stand for; the
+ * appliers (apply-sched.h) set and read back these values.
+ */
+
+/* I/O priority classes (linux/ioprio.h values). NONE: no I/O priority set, the kernel derives
+ * one from the nice value (best-effort, level (nice + 20) / 5). */
+#define POLICY_IOPRIO_CLASS_NONE 0
+#define POLICY_IOPRIO_CLASS_RT   1
+#define POLICY_IOPRIO_CLASS_BE   2
+#define POLICY_IOPRIO_CLASS_IDLE 3
+
+/* Highest real-time priority of SCHED_FIFO / SCHED_RR (sched_get_priority_max(2)). */
+#define POLICY_SCHED_PRIORITY_MAX 99U
+
+/* The names of the scheduling policies that can be set, in the order messages list them:
+ * "other", "batch", "idle", "fifo", "rr". */
+#define SCHED_POLICY_NAMES_MAX 5U
+extern const char *const sched_policy_names[SCHED_POLICY_NAMES_MAX];
+
+/* The I/O priority class names, indexed by POLICY_IOPRIO_CLASS_*: "none", "realtime",
+ * "best-effort", "idle". */
+extern const char *const ioprio_class_names[POLICY_IOPRIO_CLASS_IDLE + 1];
+
+/* A name of sched_policy_names ↔ SCHED_* (<sched.h>). from_string returns the SCHED_* value or
+ * -EINVAL (NULL, another word); to_string returns NULL for a class it has no name for
+ * (SCHED_DEADLINE is "deadline", a class only ever read back). */
+int sched_policy_from_string(const char *s);
+const char *sched_policy_to_string(int policy);
+
+/* "realtime", "best-effort", "idle" ↔ POLICY_IOPRIO_CLASS_*. from_string returns the class or
+ * -EINVAL ("none" is not accepted: it is what a thread has before anyone sets a class);
+ * to_string gives "none" for POLICY_IOPRIO_CLASS_NONE, NULL for an unknown class. */
+int ioprio_class_from_string(const char *s);
+const char *ioprio_class_to_string(int io_class);
+
+/*
  * scheduler: per policy and per thread rule (a thread rule's keys override the policy's, key
  * by key). Every field is optional; has_* says whether it was given. Real-time classes
  * (fifo, rr) are refused at validation unless affinityd.yaml says allow-realtime: true.
@@ -133,7 +169,7 @@ typedef struct SchedulerSpec {
         bool has_reset_on_fork;
         bool reset_on_fork;
         bool has_io;  /* io: { class: realtime|best-effort|idle, level: 0-7 } */
-        int io_class; /* APPLY_IOPRIO_CLASS_* (lib/apply-sched.h) */
+        int io_class; /* POLICY_IOPRIO_CLASS_* */
         unsigned io_level;
 } SchedulerSpec;
 
