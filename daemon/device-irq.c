@@ -19,28 +19,6 @@
 /* ... and again while it has not fired since, this many times at most. */
 #define IRQ_EFFECTIVE_CHECKS 10
 
-/* IRQs only: a mask mixing online and offline CPUs (accepted by the kernel, which delivers to the
- * online ones) is worth a warning. */
-void irq_check_online(DevicePlacement *d, Target *t, const CpuSet *want) {
-        _cleanup_cpuset_ CpuSet offline = CPUSET_NULL;
-        _cleanup_free_ char *list = NULL, *text = NULL;
-        const Topology *topo = *d->ctx.topology;
-        char what[128];
-
-        if (!topo || cpuset_copy(&offline, want) < 0)
-                return;
-        cpuset_andnot(&offline, topology_online_cpus(topo));
-        if (cpuset_is_empty(&offline) || cpuset_equal(&offline, want))
-                return;
-        list = cpuset_to_string(&offline);
-        text = cpuset_to_string(want);
-        log_target(
-                LOG_WARNING, 0, t, text,
-                "%s: CPUs %s (%s) mix online and offline CPUs (offline: %s): the kernel takes them, "
-                "and delivers to the online ones only",
-                target_describe(t, what, sizeof(what)), strna(text), rule_label(t), strna(list));
-}
-
 /* The total count of irq in table (every CPU column), UINT64_MAX when it has no line. */
 static uint64_t irq_total_count(const InterruptTable *table, unsigned irq) {
         const InterruptLine *l = table ? interrupt_table_find(table, irq) : NULL;

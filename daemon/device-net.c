@@ -17,13 +17,6 @@
 
 /* ---- queues ---- */
 
-const DeviceNet *inventory_find_net(const DeviceInventory *inv, const char *name) {
-        for (size_t i = 0; inv && i < inv->n_nets; i++)
-                if (streq(inv->nets[i].name, name))
-                        return &inv->nets[i];
-        return NULL;
-}
-
 static void queue_key(char *buf, size_t size, const char *device, bool tx, unsigned queue) {
         snprintf(buf, size, "%s/%s-%u", device, tx ? "tx" : "rx", queue);
 }
@@ -318,21 +311,6 @@ int targets_follow_renames(DevicePlacement *d, const DeviceInventory *inv) {
                                 d->state_dir);
         }
         return ret;
-}
-
-/* Whether queue target t's interface name still has the ifindex it had
- * (ROOT/sys/class/net/DEV/ifindex): 1 yes, 0 no (renamed, made again, gone: the pass that the
- * link event causes sorts it out). */
-bool queue_same_device(DevicePlacement *d, const Target *t) {
-        NetDeviceQueues q = {};
-        char identity[16];
-
-        if (t->kind == TARGET_RFS)
-                return true;
-        if (netdev_queues(d->root, t->device, &q) < 0)
-                return false;
-        snprintf(identity, sizeof(identity), "%d", q.ifindex);
-        return streq(identity, t->identity);
 }
 
 /* How much a state says something is wrong with a queue setting, for merging an rx queue's

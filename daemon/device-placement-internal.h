@@ -3,13 +3,15 @@
 
 /*
  * What the files of device placement share (device-placement.h says what it does): the targets,
- * the DevicePlacement object, and the functions one file gives the others.
- *   device-placement.c  the object, the pass (cover, bring, sweep), rule logging, device events
+ * the DevicePlacement object, and the functions one file gives the others. Each file calls only
+ * those listed above it (docs/architecture.md, "Who may call whom"):
  *   device-target.c     targets: values, keys, the tree, reading and writing them, presence
  *   device-state.c      originals: recorded in the state dir, given back, recovered at start
- *   device-irq.c        IRQs: placement, online check, effective affinity, irqbalance, ListIrqs
+ *   device-apply.c      a rule covering a target, and bringing the target to its value
+ *   device-irq.c        IRQs: placement, effective affinity, irqbalance, ListIrqs
  *   device-net.c        queues and RFS: placement, interface renames, ListNetQueues
  *   device-drift.c      the drift re-check of applied targets and its timer
+ *   device-placement.c  the object, the pass (sweep), rule logging, device events, restore-all
  */
 
 #include <stdbool.h>
@@ -233,10 +235,6 @@ int target_parse_original(const Target *t, TargetValue *ret);
 /* Every target in (kind, key) order, as a newly allocated array of borrowed pointers. Returns 0
  * or -ENOMEM. */
 int targets_collect(DevicePlacement *d, Target ***ret, size_t *ret_n);
-/* The target (kind, key), made when missing; one whose identity changed (the IRQ number reused,
- * the interface made again) is forgotten first, its original not written back. Returns 0,
- * -ENOMEM. */
-int target_get(DevicePlacement *d, TargetKind kind, const char *key, const char *identity, Target **ret);
 /* Whether ROOT/proc/irq/N exists (true as well when that can't be told). */
 bool irq_dir_exists(DevicePlacement *d, unsigned irq);
 /* Whether what t is about still exists as the same thing in inv (see device-target.c). */
@@ -258,7 +256,20 @@ TargetPresence target_presence(DevicePlacement *d, const Target *t, const Device
                 log_full_errno_fields(level, error, &_f_, __VA_ARGS__); \
         })
 
+/* ---- device-target.c, continued ---- */
+/* Frees the ListIrqs / ListNetQueues arrays of the last call. */
+void device_status_clear(DevicePlacement *d);
+/* The interface name of inv, or NULL. */
+const DeviceNet *inventory_find_net(const DeviceInventory *inv, const char *name);
+/* Whether queue target t's interface name still has the ifindex it had
+ * (ROOT/sys/class/net/DEV/ifindex); true for the RFS table. */
+bool queue_same_device(DevicePlacement *d, const Target *t);
+
 /* ---- device-state.c ---- */
+/* The target (kind, key), made when missing; one whose identity changed (the IRQ number reused,
+ * the interface made again) is forgotten first, its original not written back. Returns 0,
+ * -ENOMEM. */
+int target_get(DevicePlacement *d, TargetKind kind, const char *key, const char *identity, Target **ret);
 
 /* Writes t's record (its original) to the state dir unless it is there already. Returns 0 (also
  * with no state dir, in dry run, or with no original) or -errno of state_target_write() (not
@@ -281,10 +292,8 @@ int target_record_original(DevicePlacement *d, Target *t, const TargetValue *cur
  * Returns 0 (unreadable records are logged and skipped) or -ENOMEM. */
 int device_recover(DevicePlacement *d);
 
-/* ---- device-placement.c ---- */
+/* ---- device-apply.c ---- */
 
-/* Frees the ListIrqs / ListNetQueues arrays of the last call. */
-void device_status_clear(DevicePlacement *d);
 /* The rule (NULL: the rfs: setting) covers t this pass, asking want (NULL: nothing, pending or
  * managed). A new decision (another value asked, another plan) forgets refusals, drift and
  * releases of the previous one. Returns 0 or -ENOMEM. */
@@ -296,9 +305,6 @@ int target_cover(
 int target_bring(DevicePlacement *d, Target *t, const TargetValue *want);
 
 /* ---- device-irq.c ---- */
-
-/* Warns when want (IRQ t's mask) mixes online and offline CPUs of the topology in force. */
-void irq_check_online(DevicePlacement *d, Target *t, const CpuSet *want);
 /* Covers every IRQ that dp assigns (inv: the inventory dp was made from). Returns 0 or -ENOMEM. */
 int place_irqs(DevicePlacement *d, const DeviceInventory *inv, const DevicePlan *dp);
 /* The PID of a running irqbalance (a process whose comm is "irqbalance") under
@@ -312,8 +318,6 @@ void irq_effective_schedule(DevicePlacement *d);
 
 /* ---- device-net.c ---- */
 
-/* The interface name of inv, or NULL. */
-const DeviceNet *inventory_find_net(const DeviceInventory *inv, const char *name);
 /* Covers every queue setting of dp (and the queues of its pending rules). Returns 0 or -ENOMEM. */
 int place_queues(DevicePlacement *d, const DeviceInventory *inv, const DevicePlan *dp);
 /* Covers net.core.rps_sock_flow_entries when dp sets it. Returns 0 or -ENOMEM. */
@@ -321,9 +325,6 @@ int place_rfs(DevicePlacement *d, const DevicePlan *dp);
 /* Moves the queue targets of interfaces renamed since the last pass to their new names (records
  * too). Returns 0 or -ENOMEM (the targets not moved yet keep their old names). */
 int targets_follow_renames(DevicePlacement *d, const DeviceInventory *inv);
-/* Whether queue target t's interface name still has the ifindex it had
- * (ROOT/sys/class/net/DEV/ifindex); true for the RFS table. */
-bool queue_same_device(DevicePlacement *d, const Target *t);
 
 /* ---- device-drift.c ---- */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Device placement: irqs: and net: rules brought to the kernel, kept, and undone. See
  * device-placement.h; device-placement-internal.h says which file does what. This one: the object,
- * the pass (cover, bring, sweep), rule-level logging, device events. */
+ * the pass (sweep), rule-level logging, device events, and restore-on-exit. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,196 +29,6 @@
 #define LOGGED_MAX 1024
 
 /* ---- the pass ---- */
-
-/* The rule covers t this pass. A new decision (another value asked, another plan) forgets
- * refusals, drift and releases of the previous one. */
-int target_cover(
-        DevicePlacement *d, Target *t, const char *rule, DriftMode on_drift, const TargetValue *want) {
-        unsigned generation = *d->ctx.plan_generation;
-        bool same = want && t->has_wanted && target_value_equal(t->kind, &t->wanted, want);
-        int r;
-
-        t->pass = d->pass;
-        t->on_drift = on_drift;
-        r = free_and_strdup(&t->rule, rule);
-        if (r < 0)
-                return r;
-        if (!same || t->generation != generation) {
-                t->generation = generation;
-                t->has_drift = false;
-                if (t->state == TARGET_REFUSED || t->state == TARGET_MANAGED || t->state == TARGET_DRIFTED ||
-                    t->state == TARGET_RELEASED)
-                        t->state = TARGET_UNMANAGED;
-        }
-        return 0;
-}
-
-/* The kernel refused to write want to t: reported once, counted, not retried in this plan
- * generation (until a reload or a CPU hotplug re-plans, or the rule asks another value; a device
- * made again, or an IRQ number that passed to another device, is another target). */
-static void target_refused(DevicePlacement *d, Target *t, int error, const TargetValue *want) {
-        _cleanup_free_ char *text = target_value_to_string(t->kind, want);
-        char what[128];
-
-        target_describe(t, what, sizeof(what));
-        t->state = TARGET_REFUSED;
-        if (t->kind == TARGET_IRQ) {
-                IrqRefusal refusal = irq_refusal_classify(d->root, t->irq, error);
-
-                (void)target_set_reason(t, irq_refusal_explain(refusal));
-                if (refusal == IRQ_REFUSAL_MANAGED)
-                        t->state = TARGET_MANAGED;
-                d->counters.irq_refusals++;
-                log_target_id(
-                        LOG_WARNING, error, AFFINITYD_MESSAGE_IRQ_REFUSED, t, text,
-                        "The kernel refused CPUs %s for %s (%s): %s (%m); not retried until a reload or "
-                        "a CPU change re-plans",
-                        strna(text), what, rule_label(t), strna(irq_refusal_explain(refusal)));
-        } else {
-                _cleanup_free_ char *reason = NULL;
-
-                if (asprintf(&reason, "the kernel refused %s: %s", strna(text), strerror(-error)) >= 0)
-                        (void)target_set_reason(t, reason);
-                d->counters.queue_failures++;
-                log_target(
-                        LOG_WARNING, error, t, text,
-                        "Failed to set %s to %s (%s): %m; not retried until a reload or a CPU change "
-                        "re-plans",
-                        what, strna(text), rule_label(t));
-        }
-}
-
-/*
- * Brings a target a rule covers (target_cover() done) to want: recorded, written unless it
- * already is what is asked, read back. Per-target failures are reported, not returned.
- * Returns 0 or -ENOMEM.
- */
-int target_bring(DevicePlacement *d, Target *t, const TargetValue *want) {
-        _cleanup_(target_value_done) TargetValue cur = {}, expected = {}, back = {};
-        _cleanup_free_ char *want_text = NULL, *cur_text = NULL, *back_text = NULL;
-        bool same = t->has_wanted && target_value_equal(t->kind, &t->wanted, want);
-        char what[128];
-        int record_error, r;
-
-        /* Refused or drifted (on-drift: report) in this generation with the same ask: left as is
-         * (the drift check follows a drifted one); released (on-drift: respect): not ours. */
-        if (t->state == TARGET_REFUSED || t->state == TARGET_MANAGED || t->state == TARGET_DRIFTED ||
-            t->state == TARGET_RELEASED)
-                return 0;
-
-        r = target_value_copy(&t->wanted, want);
-        if (r < 0)
-                return r;
-        t->has_wanted = true;
-        r = target_value_expected(t->kind, want, &expected);
-        if (r < 0)
-                return r;
-        target_describe(t, what, sizeof(what));
-        want_text = target_value_to_string(t->kind, want);
-        if (!want_text)
-                return -ENOMEM;
-
-        r = target_read(d, t, &cur);
-        if (r == -ENOENT) {
-                /* Gone since the inventory was read: the next pass drops it. */
-                t->state = TARGET_UNMANAGED;
-                return 0;
-        }
-        if (r < 0) {
-                target_refused(d, t, r, want);
-                return 0;
-        }
-
-        if (target_value_equal(t->kind, &cur, &expected) ||
-            (same && t->has_applied && target_value_equal(t->kind, &cur, &t->applied))) {
-                /* Already so (or as the kernel kept our last write of the same ask). Nothing is
-                 * written: a record that can't be written is tried again before a write. */
-                r = target_record_original(d, t, &cur, &record_error);
-                if (r < 0)
-                        return r;
-                if (record_error < 0)
-                        log_debug_errno(
-                                record_error, "Cannot record the original of %s in %s yet: %m", what,
-                                d->state_dir);
-                r = target_value_copy(&t->applied, &cur);
-                if (r < 0)
-                        return r;
-                t->has_applied = !d->ctx.dry_run;
-                t->state = d->ctx.dry_run ? TARGET_UNMANAGED : TARGET_APPLIED;
-                return target_set_reason(t, NULL);
-        }
-
-        cur_text = target_value_to_string(t->kind, &cur);
-        if (d->ctx.dry_run) {
-                _cleanup_free_ char *reason = NULL;
-
-                if (asprintf(&reason, "dry run: would set %s (now %s)", want_text, strna(cur_text)) < 0)
-                        return -ENOMEM;
-                if (!streq_ptr(reason, t->reason))
-                        log_target(
-                                LOG_INFO, 0, t, want_text, "Would set %s to %s (now %s; %s)", what,
-                                want_text, strna(cur_text), rule_label(t));
-                t->state = TARGET_UNMANAGED;
-                return target_set_reason(t, reason);
-        }
-
-        r = target_record_original(d, t, &cur, &record_error);
-        if (r < 0)
-                return r;
-        if (record_error < 0) {
-                target_not_recorded(d, t, record_error);
-                return 0;
-        }
-        if (t->kind == TARGET_IRQ)
-                irq_check_online(d, t, &want->cpus);
-
-        r = target_write(d, t, want);
-        if (r == -ENOENT || (t->kind == TARGET_IRQ && irq_refusal_from_errno(r) == IRQ_REFUSAL_GONE)) {
-                t->state = TARGET_UNMANAGED;
-                return 0;
-        }
-        if (r < 0) {
-                target_refused(d, t, r, want);
-                return 0;
-        }
-        if (t->kind == TARGET_IRQ) {
-                d->counters.irqs_placed++;
-                d->n_irqs_set++;
-        } else {
-                d->counters.queues_placed++;
-                d->n_queues_set++;
-        }
-
-        /* What the kernel kept is what drift is checked against. */
-        r = target_read(d, t, &back);
-        if (r < 0)
-                r = target_value_copy(&back, &expected);
-        if (r < 0)
-                return r;
-        r = target_value_copy(&t->applied, &back);
-        if (r < 0)
-                return r;
-        t->has_applied = true;
-        t->state = TARGET_APPLIED;
-        (void)target_set_reason(t, NULL);
-
-        if (!target_value_equal(t->kind, &back, &expected)) {
-                back_text = target_value_to_string(t->kind, &back);
-                log_target(
-                        LOG_WARNING, 0, t, back_text, "%s: asked for %s (%s), the kernel kept %s", what,
-                        want_text, rule_label(t), strna(back_text));
-        }
-        log_target_id(
-                t->kind == TARGET_IRQ || t->kind == TARGET_RFS ? LOG_INFO : LOG_DEBUG, 0,
-                t->kind == TARGET_IRQ ? AFFINITYD_MESSAGE_IRQ_PLACED : NULL, t, want_text,
-                "Set %s to %s (was %s; %s)", what, want_text, strna(cur_text), rule_label(t));
-        if (t->kind == TARGET_IRQ) {
-                t->effective_pending = true;
-                t->effective_count = UINT64_MAX; /* read after the pass */
-                t->effective_checks = 0;
-        }
-        return 0;
-}
 
 /* ---- rule-level logging, once per plan generation ---- */
 
@@ -625,20 +435,6 @@ int device_placement_new(const DeviceContext *c, DevicePlacement **ret) {
         return 0;
 }
 
-void device_status_clear(DevicePlacement *d) {
-        for (size_t i = 0; i < d->n_irq_status; i++) {
-                cpuset_done(&d->irq_status[i].requested);
-                cpuset_done(&d->irq_status[i].effective);
-        }
-        d->irq_status = mfree(d->irq_status);
-        d->n_irq_status = 0;
-        for (size_t i = 0; i < d->n_queue_status; i++)
-                cpuset_done(&d->queue_status[i].cpus);
-        d->queue_status = mfree(d->queue_status);
-        d->queue_names = mfree(d->queue_names);
-        d->n_queue_status = 0;
-}
-
 DevicePlacement *device_placement_free(DevicePlacement *d) {
         if (!d)
                 return NULL;
@@ -694,4 +490,66 @@ int device_placement_start(DevicePlacement *d) {
 
 const DevicePlacementCounters *device_placement_counters(const DevicePlacement *d) {
         return &d->counters;
+}
+
+int device_placement_restore_all(DevicePlacement *d) {
+        _cleanup_(drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
+        _cleanup_free_ Target **targets = NULL;
+        size_t n = 0, restored = 0, kept = 0;
+        int failed = 0, r;
+
+        if (!d || d->ctx.dry_run)
+                return 0;
+        d->n_restored = 0;
+        r = targets_collect(d, &targets, &n);
+        if (r < 0) {
+                log_error_errno(r, "Failed to restore IRQs and queues: %m");
+                return (int)MIN(d->n_targets, (size_t)INT_MAX);
+        }
+        for (size_t i = 0; i < n; i++) {
+                Target *t = targets[i];
+                TargetPresence p = TARGET_PRESENT;
+                char what[128];
+
+                if (!t->original || t->state == TARGET_RELEASED) {
+                        target_forget(d, t);
+                        continue;
+                }
+                /* Still the same IRQ (/proc/interrupts read once), the same interface? */
+                if (t->kind == TARGET_IRQ)
+                        p = irq_presence_now(d, t, &tick);
+                else if (!queue_same_device(d, t))
+                        p = TARGET_UNVERIFIABLE; /* renamed or gone since the last pass */
+                if (p == TARGET_GONE) {
+                        log_debug(
+                                "%s is another one now or gone, nothing to restore",
+                                target_describe(t, what, sizeof(what)));
+                        target_forget(d, t);
+                        continue;
+                }
+                if (p == TARGET_UNVERIFIABLE) {
+                        /* Its record stays: the next instance sorts it out. */
+                        log_debug(
+                                "%s can't be verified to be what was placed, not restored; its record is "
+                                "kept",
+                                target_describe(t, what, sizeof(what)));
+                        kept++;
+                        continue;
+                }
+                r = target_restore(d, t, "restore-on-exit");
+                if (r >= 0)
+                        restored++;
+                else if (r != -ENOENT && r != -EBADMSG) {
+                        failed++; /* its record stays for the next instance */
+                        continue;
+                }
+                target_forget(d, t);
+        }
+        if (restored > 0 || failed > 0 || kept > 0)
+                log_info(
+                        "restore-on-exit: restored %zu IRQ and queue settings to their originals%s%s",
+                        restored,
+                        failed > 0 ? " (some could not be restored, see above; their records are kept)" : "",
+                        kept > 0 ? " (some changed since and were left alone, their records kept)" : "");
+        return failed;
 }

@@ -207,64 +207,30 @@ finish:
         return r;
 }
 
-int device_placement_restore_all(DevicePlacement *d) {
-        _cleanup_(drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
-        _cleanup_free_ Target **targets = NULL;
-        size_t n = 0, restored = 0, kept = 0;
-        int failed = 0, r;
+/* The target (kind, key), made when missing; one whose identity changed (the IRQ number reused,
+ * the interface made again) is forgotten first, its original not written back. */
+int target_get(DevicePlacement *d, TargetKind kind, const char *key, const char *identity, Target **ret) {
+        Target *t = target_find(d, kind, key);
+        char what[128];
+        int r;
 
-        if (!d || d->ctx.dry_run)
-                return 0;
-        d->n_restored = 0;
-        r = targets_collect(d, &targets, &n);
-        if (r < 0) {
-                log_error_errno(r, "Failed to restore IRQs and queues: %m");
-                return (int)MIN(d->n_targets, (size_t)INT_MAX);
-        }
-        for (size_t i = 0; i < n; i++) {
-                Target *t = targets[i];
-                TargetPresence p = TARGET_PRESENT;
-                char what[128];
-
-                if (!t->original || t->state == TARGET_RELEASED) {
-                        target_forget(d, t);
-                        continue;
-                }
-                /* Still the same IRQ (/proc/interrupts read once), the same interface? */
-                if (t->kind == TARGET_IRQ)
-                        p = irq_presence_now(d, t, &tick);
-                else if (!queue_same_device(d, t))
-                        p = TARGET_UNVERIFIABLE; /* renamed or gone since the last pass */
-                if (p == TARGET_GONE) {
-                        log_debug(
-                                "%s is another one now or gone, nothing to restore",
-                                target_describe(t, what, sizeof(what)));
-                        target_forget(d, t);
-                        continue;
-                }
-                if (p == TARGET_UNVERIFIABLE) {
-                        /* Its record stays: the next instance sorts it out. */
-                        log_debug(
-                                "%s can't be verified to be what was placed, not restored; its record is "
-                                "kept",
-                                target_describe(t, what, sizeof(what)));
-                        kept++;
-                        continue;
-                }
-                r = target_restore(d, t, "restore-on-exit");
-                if (r >= 0)
-                        restored++;
-                else if (r != -ENOENT && r != -EBADMSG) {
-                        failed++; /* its record stays for the next instance */
-                        continue;
-                }
+        if (t && !streq(t->identity, strempty(identity))) {
+                log_debug(
+                        "%s is another one now (was \"%s\", is \"%s\"), dropping what was recorded of it",
+                        target_describe(t, what, sizeof(what)), t->identity, strempty(identity));
                 target_forget(d, t);
+                t = NULL;
         }
-        if (restored > 0 || failed > 0 || kept > 0)
-                log_info(
-                        "restore-on-exit: restored %zu IRQ and queue settings to their originals%s%s",
-                        restored,
-                        failed > 0 ? " (some could not be restored, see above; their records are kept)" : "",
-                        kept > 0 ? " (some changed since and were left alone, their records kept)" : "");
-        return failed;
+        if (!t) {
+                r = target_new(kind, key, identity, &t);
+                if (r < 0)
+                        return r;
+                r = target_insert(d, t);
+                if (r < 0) {
+                        target_free(t);
+                        return r;
+                }
+        }
+        *ret = t;
+        return 0;
 }

@@ -349,34 +349,6 @@ int targets_collect(DevicePlacement *d, Target ***ret, size_t *ret_n) {
         return 0;
 }
 
-/* The target (kind, key), made when missing; one whose identity changed (the IRQ number reused,
- * the interface made again) is forgotten first, its original not written back. */
-int target_get(DevicePlacement *d, TargetKind kind, const char *key, const char *identity, Target **ret) {
-        Target *t = target_find(d, kind, key);
-        char what[128];
-        int r;
-
-        if (t && !streq(t->identity, strempty(identity))) {
-                log_debug(
-                        "%s is another one now (was \"%s\", is \"%s\"), dropping what was recorded of it",
-                        target_describe(t, what, sizeof(what)), t->identity, strempty(identity));
-                target_forget(d, t);
-                t = NULL;
-        }
-        if (!t) {
-                r = target_new(kind, key, identity, &t);
-                if (r < 0)
-                        return r;
-                r = target_insert(d, t);
-                if (r < 0) {
-                        target_free(t);
-                        return r;
-                }
-        }
-        *ret = t;
-        return 0;
-}
-
 /* Whether ROOT/proc/irq/N exists. */
 bool irq_dir_exists(DevicePlacement *d, unsigned irq) {
         char path[PATH_MAX];
@@ -415,4 +387,40 @@ TargetPresence target_presence(DevicePlacement *d, const Target *t, const Device
                         ? TARGET_PRESENT
                         : TARGET_GONE;
         }
+}
+
+void device_status_clear(DevicePlacement *d) {
+        for (size_t i = 0; i < d->n_irq_status; i++) {
+                cpuset_done(&d->irq_status[i].requested);
+                cpuset_done(&d->irq_status[i].effective);
+        }
+        d->irq_status = mfree(d->irq_status);
+        d->n_irq_status = 0;
+        for (size_t i = 0; i < d->n_queue_status; i++)
+                cpuset_done(&d->queue_status[i].cpus);
+        d->queue_status = mfree(d->queue_status);
+        d->queue_names = mfree(d->queue_names);
+        d->n_queue_status = 0;
+}
+
+const DeviceNet *inventory_find_net(const DeviceInventory *inv, const char *name) {
+        for (size_t i = 0; inv && i < inv->n_nets; i++)
+                if (streq(inv->nets[i].name, name))
+                        return &inv->nets[i];
+        return NULL;
+}
+
+/* Whether queue target t's interface name still has the ifindex it had
+ * (ROOT/sys/class/net/DEV/ifindex): 1 yes, 0 no (renamed, made again, gone: the pass that the
+ * link event causes sorts it out). */
+bool queue_same_device(DevicePlacement *d, const Target *t) {
+        NetDeviceQueues q = {};
+        char identity[16];
+
+        if (t->kind == TARGET_RFS)
+                return true;
+        if (netdev_queues(d->root, t->device, &q) < 0)
+                return false;
+        snprintf(identity, sizeof(identity), "%d", q.ifindex);
+        return streq(identity, t->identity);
 }
