@@ -765,3 +765,22 @@ int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size
         *ret_n = n;
         return 0;
 }
+
+/* "NUMA node%s LIST" or "package%s LIST" for a set of numbers. NULL on OOM. */
+char *plan_numbers_describe(const char *word, const CpuSet *numbers) {
+        _cleanup_free_ char *l = set_str(numbers);
+        char *d = NULL;
+
+        if (!l || asprintf(&d, "%s%s %s", word, cpuset_count(numbers) == 1 ? "" : "s", l) < 0)
+                return NULL;
+        return d;
+}
+
+/* Adds "PREFIX: LIST" to the explanation. Returns 0 or -ENOMEM. */
+int resolution_explain_set(Resolution *res, const char *prefix, const CpuSet *set) {
+        _cleanup_free_ char *l = set_str(set);
+
+        if (!l)
+                return -ENOMEM;
+        return strv_extendf(&res->explanation, "%s: %s", prefix, l);
+}

@@ -74,9 +74,6 @@ static inline void set_move(CpuSet *dst, CpuSet *src) {
  */
 _printf_(3, 4) int plan_reasonf(int error, char **ret, const char *format, ...);
 
-/* word and the set of numbers, word plural for several: "NUMA node 1", "packages 0-1". NULL on OOM. */
-char *plan_numbers_describe(const char *word, const CpuSet *numbers);
-
 /*
  * 0 if every number in want is in exist; else -ENOENT with a newly allocated reason in
  * *ret_reason naming the missing ones, e.g. "memory: NUMA node 7 does not exist here (nodes: 0-1)":
@@ -90,9 +87,6 @@ int plan_reason_missing(
 /* Releases what res holds; res is empty (zeroed) afterwards. */
 void resolution_done(Resolution *res);
 
-/* Adds "PREFIX: LIST" (set as a cpu-list, "none" when empty) to res's explanation. Returns 0 or -ENOMEM. */
-int resolution_explain_set(Resolution *res, const char *prefix, const CpuSet *set);
-
 /*
  * Resolves s (a literal or a mapping; see plan_resolve_selector() in plan.h for the steps)
  * against ctx, into res (zeroed by the caller, released by it whatever happens): its CPUs (OS
@@ -102,7 +96,13 @@ int resolution_explain_set(Resolution *res, const char *prefix, const CpuSet *se
  */
 int plan_context_resolve(const PlanContext *ctx, const CpuSelector *s, Resolution *res, char **ret_reason);
 
-/* ---- plan-cores.c ---- */
+/* ---- plan-cores.c (plan-selector.c calls it; not the other way round) ---- */
+
+/* word and the set of numbers, word plural for several: "NUMA node 1", "packages 0-1". NULL on OOM. */
+char *plan_numbers_describe(const char *word, const CpuSet *numbers);
+
+/* Adds "PREFIX: LIST" (set as a cpu-list, "none" when empty) to res's explanation. Returns 0 or -ENOMEM. */
+int resolution_explain_set(Resolution *res, const char *prefix, const CpuSet *set);
 
 /*
  * The count of mapping s (the count step of plan_resolve_selector(): cores: N, cpus: N, or

@@ -57,16 +57,6 @@ static char *reserve_describe(const PlanContext *ctx) {
         return d;
 }
 
-/* "NUMA node%s LIST" or "package%s LIST" for a set of numbers. NULL on OOM. */
-char *plan_numbers_describe(const char *word, const CpuSet *numbers) {
-        _cleanup_free_ char *l = set_str(numbers);
-        char *d = NULL;
-
-        if (!l || asprintf(&d, "%s%s %s", word, cpuset_count(numbers) == 1 ? "" : "s", l) < 0)
-                return NULL;
-        return d;
-}
-
 /* "NUMA node 1", "NUMA nodes 0-1", "package 0", "NUMA node 1 in package 0"; "" if neither. */
 static char *domains_describe(const CpuSelector *s) {
         _cleanup_free_ char *nodes = NULL, *packages = NULL;
@@ -141,15 +131,6 @@ void resolution_done(Resolution *res) {
         cpuset_done(&res->held);
         res->explanation = strv_free(res->explanation);
         res->notes = strv_free(res->notes);
-}
-
-/* Adds "PREFIX: LIST" to the explanation. Returns 0 or -ENOMEM. */
-int resolution_explain_set(Resolution *res, const char *prefix, const CpuSet *set) {
-        _cleanup_free_ char *l = set_str(set);
-
-        if (!l)
-                return -ENOMEM;
-        return strv_extendf(&res->explanation, "%s: %s", prefix, l);
 }
 
 /*
