@@ -158,11 +158,8 @@ int ctl_run_list(const ListVerb *v, void *userdata) {
                 return ctl_call_failed(v->what, r, &error);
 
         r = sd_bus_message_enter_container(reply, 'a', v->contents);
-        while (r >= 0) {
+        while (r >= 0 && (r = sd_bus_message_at_end(reply, false)) == 0)
                 r = v->read_row(reply, &t, userdata);
-                if (r <= 0)
-                        break;
-        }
         if (r >= 0)
                 r = sd_bus_message_exit_container(reply);
         if (r < 0) {
@@ -170,12 +167,10 @@ int ctl_run_list(const ListVerb *v, void *userdata) {
                 fprintf(stderr, "Failed to parse the daemon's %s: %s\n", v->list_name, strerror(-r));
                 return EXIT_FAILURE_;
         }
-        if (!arg_json && !arg_no_legend) {
-                summary = v->summary(t.n_rows, userdata);
-                if (!summary) {
-                        fprintf(stderr, "Out of memory.\n");
-                        return EXIT_FAILURE_;
-                }
+        if (!arg_json && !arg_no_legend && v->summary(&summary, t.n_rows, userdata) < 0) {
+                summary = NULL; /* asprintf() left it undefined */
+                fprintf(stderr, "Out of memory.\n");
+                return EXIT_FAILURE_;
         }
         output_list(&t, v->json_key, true, summary);
         return EXIT_OK;

@@ -59,11 +59,10 @@ typedef struct ListVerb {
         const char *json_key;  /* "irqs": --json prints {"irqs":[...]} */
         const Column *columns;
         size_t n_columns;
-        /* Reads one element of reply into a row of t: returns 1, 0 after the last, or a
-         * negative errno. */
+        /* Reads the next element of reply into a row of t: returns 0 or a negative errno. */
         int (*read_row)(sd_bus_message *reply, Table *t, void *userdata);
-        /* The summary line under the table, newly allocated (NULL: out of memory). */
-        char *(*summary)(size_t n_rows, const void *userdata);
+        /* The summary line under the table into *ret, newly allocated: asprintf()'s return. */
+        int (*summary)(char **ret, size_t n_rows, const void *userdata);
 } ListVerb;
 
 /* Connects, calls v->method, prints the rows (output_list()). Returns the exit code. */

@@ -31,26 +31,22 @@ static int irq_read_row(sd_bus_message *reply, Table *t, void *userdata) {
 
         r = sd_bus_message_read(
                 reply, "(ussssss)", &irq, &name, &rule, &requested, &effective, &state, &reason);
-        if (r <= 0)
+        if (r < 0)
                 return r;
         if (rule[0])
                 count->n_ruled++;
-        r = table_add_row(
+        return table_add_row(
                 t,
                 (Cell[]){
                         CELL_UINT(irq), CELL_STR_DASH(name), CELL_STR_DASH(rule), CELL_STR_DASH(requested),
                         CELL_STR_DASH(effective), CELL_STR(state), CELL_STR(reason)});
-        return r < 0 ? r : 1;
 }
 
-static char *irq_summary(size_t n, const void *userdata) {
+static int irq_summary(char **ret, size_t n, const void *userdata) {
         const RuleCount *count = userdata;
-        char *s = NULL;
 
-        if (asprintf(&s, "%zu IRQ%s listed, %zu covered by a rule.", n, n == 1 ? "" : "s", count->n_ruled) <
-            0)
-                return NULL;
-        return s;
+        return asprintf(
+                ret, "%zu IRQ%s listed, %zu covered by a rule.", n, n == 1 ? "" : "s", count->n_ruled);
 }
 
 int verb_irqs(char **args) {
@@ -82,29 +78,25 @@ static int net_read_row(sd_bus_message *reply, Table *t, void *userdata) {
         int r;
 
         r = sd_bus_message_read(reply, "(ssssuss)", &device, &queue, &kind, &cpus, &flow_cnt, &rule, &state);
-        if (r <= 0)
+        if (r < 0)
                 return r;
         if (rule[0])
                 count->n_ruled++;
         /* Flow counts belong to rx queues (RFS); "-" on tx. */
-        r = table_add_row(
+        return table_add_row(
                 t,
                 (Cell[]){
                         CELL_STR(device), CELL_STR(queue), CELL_STR(kind), CELL_STR_DASH(cpus),
                         cell_with_text(CELL_UINT(flow_cnt), streq(kind, "rps") ? NULL : "-"),
                         CELL_STR_DASH(rule), CELL_STR(state)});
-        return r < 0 ? r : 1;
 }
 
-static char *net_summary(size_t n, const void *userdata) {
+static int net_summary(char **ret, size_t n, const void *userdata) {
         const RuleCount *count = userdata;
-        char *s = NULL;
 
-        if (asprintf(
-                    &s, "%zu queue setting%s listed, %zu covered by a rule.", n, n == 1 ? "" : "s",
-                    count->n_ruled) < 0)
-                return NULL;
-        return s;
+        return asprintf(
+                ret, "%zu queue setting%s listed, %zu covered by a rule.", n, n == 1 ? "" : "s",
+                count->n_ruled);
 }
 
 int verb_net(char **args) {

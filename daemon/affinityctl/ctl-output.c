@@ -15,41 +15,44 @@
 
 /* ---- JSON ---- */
 
+/* The short escape of c in a JSON string, NULL if it has none. */
+static const char *json_escape(unsigned char c) {
+        switch (c) {
+        case '"':
+                return "\\\"";
+        case '\\':
+                return "\\\\";
+        case '\b':
+                return "\\b";
+        case '\f':
+                return "\\f";
+        case '\n':
+                return "\\n";
+        case '\r':
+                return "\\r";
+        case '\t':
+                return "\\t";
+        default:
+                return NULL;
+        }
+}
+
 static void json_write_string(FILE *f, const char *s) {
         if (!s) {
                 fputs("null", f);
                 return;
         }
         fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                switch (*p) {
-                case '"':
-                        fputs("\\\"", f);
-                        break;
-                case '\\':
-                        fputs("\\\\", f);
-                        break;
-                case '\b':
-                        fputs("\\b", f);
-                        break;
-                case '\f':
-                        fputs("\\f", f);
-                        break;
-                case '\n':
-                        fputs("\\n", f);
-                        break;
-                case '\r':
-                        fputs("\\r", f);
-                        break;
-                case '\t':
-                        fputs("\\t", f);
-                        break;
-                default:
-                        if (*p < 0x20 || *p == 0x7f)
-                                fprintf(f, "\\u%04x", (unsigned)*p);
-                        else
-                                fputc(*p, f);
-                }
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                const char *e = json_escape(*p);
+
+                if (e)
+                        fputs(e, f);
+                else if (*p < 0x20 || *p == 0x7f)
+                        fprintf(f, "\\u%04x", (unsigned)*p);
+                else
+                        fputc(*p, f);
+        }
         fputc('"', f);
 }
 

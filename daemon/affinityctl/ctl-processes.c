@@ -28,29 +28,25 @@ static int policy_read_row(sd_bus_message *reply, Table *t, void *userdata) {
         int r;
 
         r = sd_bus_message_read(reply, "(ssuss)", &name, &file, &line, &cpus, &reason);
-        if (r <= 0)
+        if (r < 0)
                 return r;
         if (reason[0])
                 (*n_pending)++;
-        r = table_add_row(
+        return table_add_row(
                 t,
                 (Cell[]){
                         CELL_STR(name), CELL_STR_DASH(file),
                         cell_with_text(CELL_UINT(line), line > 0 ? NULL : "-"),
                         cell_with_text(CELL_STR_DASH(cpus), reason[0] ? "-" : NULL),
                         CELL_STR(reason[0] ? "pending" : "active"), CELL_STR(reason)});
-        return r < 0 ? r : 1;
 }
 
-static char *policy_summary(size_t n, const void *userdata) {
+static int policy_summary(char **ret, size_t n, const void *userdata) {
         const size_t *n_pending = userdata;
-        char *s = NULL;
 
-        if (asprintf(
-                    &s, "%zu polic%s listed, %zu active, %zu pending.", n, n == 1 ? "y" : "ies",
-                    n - *n_pending, *n_pending) < 0)
-                return NULL;
-        return s;
+        return asprintf(
+                ret, "%zu polic%s listed, %zu active, %zu pending.", n, n == 1 ? "y" : "ies", n - *n_pending,
+                *n_pending);
 }
 
 int verb_policies(char **args) {
@@ -85,20 +81,15 @@ static int process_read_row(sd_bus_message *reply, Table *t, void *userdata) {
         int r;
 
         r = sd_bus_message_read(reply, "(usss)", &pid, &comm, &policy, &cpus);
-        if (r <= 0)
+        if (r < 0)
                 return r;
-        r = table_add_row(
+        return table_add_row(
                 t,
                 (Cell[]){CELL_UINT(pid), CELL_STR_DASH(comm), CELL_STR_DASH(policy), CELL_STR_DASH(cpus)});
-        return r < 0 ? r : 1;
 }
 
-static char *process_summary(size_t n, const void *userdata) {
-        char *s = NULL;
-
-        if (asprintf(&s, "%zu process%s listed.", n, n == 1 ? "" : "es") < 0)
-                return NULL;
-        return s;
+static int process_summary(char **ret, size_t n, const void *userdata) {
+        return asprintf(ret, "%zu process%s listed.", n, n == 1 ? "" : "es");
 }
 
 int verb_processes(char **args) {

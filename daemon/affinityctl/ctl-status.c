@@ -45,6 +45,39 @@ static const Cell *properties_find(const Properties *p, const char *name) {
         return NULL;
 }
 
+/* Reads an integer of D-Bus type (y, q, u, t, n, i or x) as decimal text into buf. Returns 0
+ * or a negative errno. */
+static int read_integer(sd_bus_message *reply, char type, char *buf, size_t size) {
+        union {
+                uint8_t y;
+                uint16_t q;
+                uint32_t u;
+                uint64_t t;
+                int16_t n;
+                int32_t i;
+                int64_t x;
+        } v;
+        int r;
+
+        r = sd_bus_message_read_basic(reply, type, &v);
+        if (r < 0)
+                return r;
+        if (strchr("yqut", type))
+                snprintf(
+                        buf, size, "%" PRIu64,
+                        type == 'y'           ? (uint64_t)v.y
+                                : type == 'q' ? (uint64_t)v.q
+                                : type == 'u' ? (uint64_t)v.u
+                                              : v.t);
+        else
+                snprintf(
+                        buf, size, "%" PRIi64,
+                        type == 'n'           ? (int64_t)v.n
+                                : type == 'i' ? (int64_t)v.i
+                                              : v.x);
+        return 0;
+}
+
 /* Reads the value of one variant whose signature is contents into *ret. Returns 1 if read, 0
  * if skipped (a type status doesn't show), negative errno. */
 static int read_variant(sd_bus_message *reply, const char *contents, Cell *ret) {
@@ -80,44 +113,14 @@ static int read_variant(sd_bus_message *reply, const char *contents, Cell *ret) 
                 case 'y':
                 case 'q':
                 case 'u':
-                case 't': {
-                        union {
-                                uint8_t y;
-                                uint16_t q;
-                                uint32_t u;
-                                uint64_t t;
-                        } v;
-
-                        r = sd_bus_message_read_basic(reply, contents[0], &v);
-                        if (r < 0)
-                                return r;
-                        snprintf(
-                                buf, sizeof(buf), "%" PRIu64,
-                                contents[0] == 'y'           ? (uint64_t)v.y
-                                        : contents[0] == 'q' ? (uint64_t)v.q
-                                        : contents[0] == 'u' ? (uint64_t)v.u
-                                                             : v.t);
-                        break;
-                }
+                case 't':
                 case 'n':
                 case 'i':
-                case 'x': {
-                        union {
-                                int16_t n;
-                                int32_t i;
-                                int64_t x;
-                        } v;
-
-                        r = sd_bus_message_read_basic(reply, contents[0], &v);
+                case 'x':
+                        r = read_integer(reply, contents[0], buf, sizeof(buf));
                         if (r < 0)
                                 return r;
-                        snprintf(
-                                buf, sizeof(buf), "%" PRIi64,
-                                contents[0] == 'n'           ? (int64_t)v.n
-                                        : contents[0] == 'i' ? (int64_t)v.i
-                                                             : v.x);
                         break;
-                }
                 case 'd': {
                         double d;
 
