@@ -59,3 +59,17 @@ int netlink_pause(
 void netlink_pause_done(NetlinkPause *p) {
         p->timer = sd_event_source_disable_unref(p->timer);
 }
+
+int netlink_socket_listen(
+        int fd, const struct sockaddr_nl *sa, sd_event *event, sd_event_io_handler_t handler, void *userdata,
+        const char *description, sd_event_source **ret_source) {
+        int r;
+
+        if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+                return -errno;
+        r = sd_event_add_io(event, ret_source, fd, EPOLLIN, handler, userdata);
+        if (r < 0)
+                return r;
+        (void)sd_event_source_set_description(*ret_source, description);
+        return 0;
+}

@@ -9,6 +9,8 @@
  */
 
 #include <stdint.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
 
 #include <systemd/sd-event.h>
 
@@ -21,6 +23,15 @@
  * (getsockopt(SO_RCVBUF): twice what was granted). Returns the fd, or -errno.
  */
 int netlink_socket_open(int type, int protocol, int rcvbuf, int *ret_force_error, int *ret_size);
+
+/*
+ * Binds fd (from netlink_socket_open()) to sa (its multicast groups), then watches it for EPOLLIN
+ * on event with handler(userdata) as *ret_source, named description. Returns 0, bind(2)'s -errno,
+ * or sd-event's.
+ */
+int netlink_socket_listen(
+        int fd, const struct sockaddr_nl *sa, sd_event *event, sd_event_io_handler_t handler, void *userdata,
+        const char *description, sd_event_source **ret_source);
 
 /* A reader paused after a receive error: its timer, and the error to report when it resumes. */
 typedef struct NetlinkPause {

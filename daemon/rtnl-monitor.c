@@ -280,13 +280,9 @@ int rtnl_monitor_new(
         m->fd = netlink_socket_open(SOCK_RAW, NETLINK_ROUTE, size, NULL, NULL);
         if (m->fd < 0)
                 return m->fd;
-        if (bind(m->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0)
-                return -errno;
-
-        r = sd_event_add_io(event, &m->source, m->fd, EPOLLIN, on_io, m);
+        r = netlink_socket_listen(m->fd, &sa, event, on_io, m, "rtnetlink-link", &m->source);
         if (r < 0)
                 return r;
-        (void)sd_event_source_set_description(m->source, "rtnetlink-link");
 
         *ret = TAKE_PTR(m);
         return 0;

@@ -280,13 +280,9 @@ int uevent_monitor_new(sd_event *event, UeventMonitor **ret) {
                 return m->fd;
         m->passcred = setsockopt(m->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) >= 0;
 
-        if (bind(m->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0)
-                return -errno;
-
-        r = sd_event_add_io(event, &m->source, m->fd, EPOLLIN, on_io, m);
+        r = netlink_socket_listen(m->fd, &sa, event, on_io, m, "kobject-uevent", &m->source);
         if (r < 0)
                 return r;
-        (void)sd_event_source_set_description(m->source, "kobject-uevent");
 
         *ret = TAKE_PTR(m);
         return 0;
