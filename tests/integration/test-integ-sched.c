@@ -294,10 +294,7 @@ START_TEST(test_sched_cpuset_conflict) {
         ManagerProps p0 = {}, p = {};
         Child *c;
 
-        if (!dir) {
-                fprintf(stderr, "No v1 cpuset hierarchy at %s, skipping\n", CPUSET_ROOT);
-                return;
-        }
+        ck_assert_ptr_nonnull(dir); /* main() runs this only with a v1 cpuset hierarchy */
         ck_assert_int_ge(asprintf(&path, "%s/cpuset.cpus", dir), 0);
         write_file(path, "0");
         free(path);
@@ -410,16 +407,9 @@ START_TEST(test_sched_rt_no_runtime) {
         ManagerProps p0 = {}, p = {};
         Child *c;
 
-        if (!dir) {
-                fprintf(stderr, "No v1 cpu hierarchy at %s, skipping\n", CPU_ROOT);
-                return;
-        }
+        ck_assert_ptr_nonnull(dir); /* main() runs this only with cpu.rt_runtime_us */
         ck_assert_int_ge(asprintf(&rt, "%s/cpu.rt_runtime_us", dir), 0);
-        if (access(rt, F_OK) < 0) {
-                fprintf(stderr, "No cpu.rt_runtime_us (no RT_GROUP_SCHED), skipping\n");
-                remove_cgroup(CPU_ROOT);
-                return;
-        }
+        ck_assert_msg(access(rt, F_OK) == 0, "%s: %m", rt);
         write_file(rt, "0");
 
         write_settings(h, "allow-realtime: true\n");
@@ -451,16 +441,39 @@ START_TEST(test_sched_rt_no_runtime) {
 }
 END_TEST
 
-int main(void) {
+/*
+ * Three modes, three meson tests: "basic" (the default) runs anywhere the integration suite runs;
+ * "cpuset" needs a v1 cpuset hierarchy at CPUSET_ROOT, "rt-cgroup" a v1 cpu hierarchy at CPU_ROOT
+ * with cpu.rt_runtime_us (CONFIG_RT_GROUP_SCHED); each exits 77 (a skip) without it.
+ */
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "basic";
         Suite *s = suite_create("integration-sched");
         int r;
 
         snprintf(cgroup_name, sizeof cgroup_name, "affinityd-integ-%d", (int)getpid());
-        harness_add_test(s, test_sched_classes);
-        harness_add_test(s, test_sched_cpuset_conflict);
-        harness_add_test_tagged(s, test_sched_memory_migrate, "migrate-pages");
-        harness_add_test_tagged(s, test_sched_memory_nothing_moved_quiet, "migrate-pages");
-        harness_add_test(s, test_sched_rt_no_runtime);
+        if (streq(mode, "basic")) {
+                harness_add_test(s, test_sched_classes);
+                harness_add_test_tagged(s, test_sched_memory_migrate, "migrate-pages");
+                harness_add_test_tagged(s, test_sched_memory_nothing_moved_quiet, "migrate-pages");
+        } else if (streq(mode, "cpuset")) {
+                if (access(CPUSET_ROOT "/cpuset.cpus", F_OK) < 0) {
+                        printf("SKIP: no v1 cpuset hierarchy at %s\n", CPUSET_ROOT);
+                        return 77;
+                }
+                harness_add_test(s, test_sched_cpuset_conflict);
+        } else if (streq(mode, "rt-cgroup")) {
+                if (access(CPU_ROOT "/cpu.rt_runtime_us", F_OK) < 0) {
+                        printf("SKIP: no %s/cpu.rt_runtime_us (no v1 cpu hierarchy, or no "
+                               "CONFIG_RT_GROUP_SCHED)\n",
+                               CPU_ROOT);
+                        return 77;
+                }
+                harness_add_test(s, test_sched_rt_no_runtime);
+        } else {
+                fprintf(stderr, "usage: %s [basic|cpuset|rt-cgroup]\n", argv[0]);
+                return EXIT_FAILURE;
+        }
         r = harness_main(s);
 
         /* Whatever a failed test left: its processes died with it (PR_SET_PDEATHSIG). */
