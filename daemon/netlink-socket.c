@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the three netlink monitors share. See netlink-socket.h. */
 
 #include <errno.h>
 #include <sys/socket.h>
@@ -33,27 +34,56 @@ fail:
         return r;
 }
 
-int netlink_pause(
-        NetlinkPause *p, sd_event_source *io, int error, uint64_t usec, const char *description,
-        sd_event_time_handler_t on_resume, void *userdata) {
+void netlink_pause_init(
+        NetlinkPause *p, sd_event_source *io, uint64_t usec, const char *description, netlink_lost_t lost,
+        void *userdata) {
+        *p = (NetlinkPause){
+                .io = io, .usec = usec, .description = description, .lost = lost, .userdata = userdata};
+}
+
+static int on_resume(sd_event_source *s, uint64_t usec, void *userdata) {
+        NetlinkPause *p = userdata;
+
+        (void)sd_event_source_set_enabled(p->io, SD_EVENT_ON);
+        p->lost(p->userdata, p->error);
+        return 0;
+}
+
+/* Disables io and arms the timer that enables it again. Returns 0 or sd-event's -errno (then io
+ * is left enabled). */
+static int netlink_pause(NetlinkPause *p, int error) {
         int r;
 
         p->error = error;
-        (void)sd_event_source_set_enabled(io, SD_EVENT_OFF);
+        (void)sd_event_source_set_enabled(p->io, SD_EVENT_OFF);
         if (!p->timer) {
                 r = sd_event_add_time_relative(
-                        sd_event_source_get_event(io), &p->timer, CLOCK_MONOTONIC, usec, 0, on_resume,
-                        userdata);
+                        sd_event_source_get_event(p->io), &p->timer, CLOCK_MONOTONIC, p->usec, 0, on_resume,
+                        p);
                 if (r >= 0)
-                        (void)sd_event_source_set_description(p->timer, description);
+                        (void)sd_event_source_set_description(p->timer, p->description);
         } else {
-                r = sd_event_source_set_time_relative(p->timer, usec);
+                r = sd_event_source_set_time_relative(p->timer, p->usec);
                 if (r >= 0)
                         r = sd_event_source_set_enabled(p->timer, SD_EVENT_ONESHOT);
         }
         if (r < 0)
-                (void)sd_event_source_set_enabled(io, SD_EVENT_ON);
+                (void)sd_event_source_set_enabled(p->io, SD_EVENT_ON);
         return r;
+}
+
+bool netlink_recv_failed(NetlinkPause *p, int error) {
+        if (error == -EAGAIN || error == -EWOULDBLOCK)
+                return false;
+        if (error == -EINTR)
+                return true;
+        if (error == -ENOBUFS) {
+                p->lost(p->userdata, -ENOBUFS);
+                return true;
+        }
+        if (netlink_pause(p, error) < 0)
+                p->lost(p->userdata, error); /* can't pause: keep reading, and say what happened now */
+        return false;
 }
 
 void netlink_pause_done(NetlinkPause *p) {

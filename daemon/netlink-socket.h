@@ -8,6 +8,7 @@
  * have been lost (docs/architecture.md, "The process lifecycle": a loss means a rescan).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
@@ -33,21 +34,35 @@ int netlink_socket_listen(
         int fd, const struct sockaddr_nl *sa, sd_event *event, sd_event_io_handler_t handler, void *userdata,
         const char *description, sd_event_source **ret_source);
 
-/* A reader paused after a receive error: its timer, and the error to report when it resumes. */
+/* Told that events may have been lost (error: the negative errno that says why). */
+typedef void (*netlink_lost_t)(void *userdata, int error);
+
+/* How a monitor's reader reacts to receive errors, the same in each. */
 typedef struct NetlinkPause {
-        sd_event_source *timer; /* owned; armed while reading is paused */
-        int error;              /* the error that paused reading */
+        sd_event_source *io;     /* the reader's I/O source; not owned */
+        sd_event_source *timer;  /* owned; armed while reading is paused */
+        int error;               /* the error that paused reading */
+        uint64_t usec;           /* how long reading pauses */
+        const char *description; /* the timer's name (a static string) */
+        netlink_lost_t lost;
+        void *userdata;
 } NetlinkPause;
 
+/* Sets p up for the reader io: pauses of usec µs, a timer named description, losses reported to
+ * lost(userdata). */
+void netlink_pause_init(
+        NetlinkPause *p, sd_event_source *io, uint64_t usec, const char *description, netlink_lost_t lost,
+        void *userdata);
+
 /*
- * Pauses io (the reader's I/O source) for usec µs after a receive error: disables it and arms
- * the timer (made on io's event loop, named description), whose callback on_resume (given
- * userdata) must enable io again and report p->error as a possible loss. Returns 0, or -errno
- * when no timer could be armed: then io is left enabled, and the caller reports the loss now.
+ * A receive call on p's socket failed with error (a negative errno). Returns true when the caller
+ * should read again: -EINTR, and -ENOBUFS (the queue overflowed: reported as a loss first).
+ * Returns false when it should stop reading for now: -EAGAIN (nothing left), or any other error,
+ * after which reading pauses for p->usec (io disabled, rather than spinning on the error) and
+ * then resumes, reporting the error as a loss; when no timer can be armed, io stays enabled and
+ * the loss is reported at once.
  */
-int netlink_pause(
-        NetlinkPause *p, sd_event_source *io, int error, uint64_t usec, const char *description,
-        sd_event_time_handler_t on_resume, void *userdata);
+bool netlink_recv_failed(NetlinkPause *p, int error);
 
 /* Frees p's timer. */
 void netlink_pause_done(NetlinkPause *p);

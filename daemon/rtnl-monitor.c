@@ -164,24 +164,11 @@ static void dispatch_link(const RtnlLinkEvent *ev, void *userdata) {
                 m->on_link(m, ev, m->userdata);
 }
 
-static void dispatch_lost(RtnlMonitor *m, int error) {
-        if (m->on_lost)
-                m->on_lost(m, error, m->userdata);
-}
-
-static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+static void dispatch_lost(void *userdata, int error) {
         RtnlMonitor *m = userdata;
 
-        (void)sd_event_source_set_enabled(m->source, SD_EVENT_ON);
-        dispatch_lost(m, m->pause.error);
-        return 0;
-}
-
-/* A receive error other than ENOBUFS: stop reading for a while rather than spin on it. */
-static void pause_reading(RtnlMonitor *m, int error) {
-        if (netlink_pause(
-                    &m->pause, m->source, error, RECV_RETRY_USEC, "rtnetlink-link-retry", on_retry, m) < 0)
-                dispatch_lost(m, error); /* can't pause: keep reading, and say what happened now */
+        if (m->on_lost)
+                m->on_lost(m, error, m->userdata);
 }
 
 /* Makes the buffer hold at least size bytes. Returns 0 or -ENOMEM. */
@@ -225,15 +212,8 @@ static int on_io(sd_event_source *source, int fd, uint32_t revents, void *userda
                         n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
                 }
                 if (n < 0) {
-                        if (errno == EAGAIN || errno == EWOULDBLOCK)
-                                return 0;
-                        if (errno == EINTR)
+                        if (netlink_recv_failed(&m->pause, -errno))
                                 continue;
-                        if (errno == ENOBUFS) {
-                                dispatch_lost(m, -ENOBUFS);
-                                continue;
-                        }
-                        pause_reading(m, -errno);
                         return 0;
                 }
                 if (mh.msg_namelen < sizeof(sa) || sa.nl_family != AF_NETLINK || sa.nl_pid != 0) {
@@ -283,6 +263,7 @@ int rtnl_monitor_new(
         r = netlink_socket_listen(m->fd, &sa, event, on_io, m, "rtnetlink-link", &m->source);
         if (r < 0)
                 return r;
+        netlink_pause_init(&m->pause, m->source, RECV_RETRY_USEC, "rtnetlink-link-retry", dispatch_lost, m);
 
         *ret = TAKE_PTR(m);
         return 0;

@@ -164,7 +164,9 @@ static void dispatch_event(UeventMonitor *m, const Uevent *ev) {
         m->dispatch_next = NULL;
 }
 
-static void dispatch_lost(UeventMonitor *m, int error) {
+static void dispatch_lost(void *userdata, int error) {
+        UeventMonitor *m = userdata;
+
         for (UeventSubscription *s = m->subscriptions; s; s = m->dispatch_next) {
                 m->dispatch_next = s->next;
                 if (s->on_lost)
@@ -192,24 +194,6 @@ static bool sender_is_kernel(const UeventMonitor *m, const struct sockaddr_nl *s
         return have_creds || !m->passcred;
 }
 
-static int on_retry(sd_event_source *s, uint64_t usec, void *userdata);
-
-/* A receive error other than ENOBUFS: stop reading for a while rather than spin on it. */
-static void pause_reading(UeventMonitor *m, int error) {
-        if (netlink_pause(
-                    &m->pause, m->source, error, UEVENT_MONITOR_RETRY_USEC, "kobject-uevent-retry", on_retry,
-                    m) < 0)
-                dispatch_lost(m, error); /* can't pause: keep reading, and say what happened now */
-}
-
-static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
-        UeventMonitor *m = userdata;
-
-        (void)sd_event_source_set_enabled(m->source, SD_EVENT_ON);
-        dispatch_lost(m, m->pause.error);
-        return 0;
-}
-
 static int on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         UeventMonitor *m = userdata;
 
@@ -234,15 +218,8 @@ static int on_io(sd_event_source *source, int fd, uint32_t revents, void *userda
 
                 n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
                 if (n < 0) {
-                        if (errno == EAGAIN || errno == EWOULDBLOCK)
-                                return 0;
-                        if (errno == EINTR)
+                        if (netlink_recv_failed(&m->pause, -errno))
                                 continue;
-                        if (errno == ENOBUFS) {
-                                dispatch_lost(m, -ENOBUFS);
-                                continue;
-                        }
-                        pause_reading(m, -errno);
                         return 0;
                 }
                 if (!sender_is_kernel(m, &sa, &mh)) {
@@ -283,6 +260,8 @@ int uevent_monitor_new(sd_event *event, UeventMonitor **ret) {
         r = netlink_socket_listen(m->fd, &sa, event, on_io, m, "kobject-uevent", &m->source);
         if (r < 0)
                 return r;
+        netlink_pause_init(
+                &m->pause, m->source, UEVENT_MONITOR_RETRY_USEC, "kobject-uevent-retry", dispatch_lost, m);
 
         *ret = TAKE_PTR(m);
         return 0;
