@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* affinityd: main(), the command line, logging setup. The work is in manager.c. */
+/* affinityd: main(), the command line, logging setup. The work is in the Manager (manager.h). */
 
 #include <errno.h>
 #include <getopt.h>

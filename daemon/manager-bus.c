@@ -890,7 +890,7 @@ static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bu
  * Annotations: Version never changes (const). State, DegradedReasons, Discovery, Topology,
  * OnlineCPUs, ReservedCPUs, PolicyFiles, LastReloadUSec, LastReloadError and Reloads change only
  * at state changes, reloads, CPU hotplug re-plans and the fallback to /proc polling, where
- * manager.c emits PropertiesChanged (emits-change). The counters (the device ones too),
+ * the Manager reports PropertiesChanged (Manager.report; emits-change). The counters (the device ones too),
  * ManagedProcesses and the latency quantiles change with every event; signalling each change
  * would flood the bus, so they carry no emits flag, which sd-bus publishes as
  * EmitsChangedSignal="false": read them when needed.

@@ -3,8 +3,8 @@
 
 /*
  * The D-Bus face of the Manager: the org.affinityd1.Manager interface on /org/affinityd1
- * (sd-bus vtable, property getters and method marshalling only; the work is in manager.c,
- * manager-explain.c and device-placement.c).
+ * (sd-bus vtable, property getters and method marshalling only; the work is in the Manager's
+ * core, manager-internal.h, and in device placement).
  * Anyone may read properties and call the List methods and Explain; Reload and Rescan require
  * euid 0, checked on the sender's credentials.
  */
@@ -17,7 +17,7 @@
 /*
  * The bus is served after the proc connector, CPU hotplug and every other placement source
  * (their priority is SD_EVENT_PRIORITY_NORMAL): a flood of calls waits while processes are
- * placed (and, while events keep coming, once every 1024 of them: manager.c, on_bus_guard()).
+ * placed (and, while events keep coming, once every 1024 of them: manager-events.c, on_bus_guard()).
  * Explain reads threads on the worker thread and merges them in steps at the priority after that
  * (manager-bus.c, manager_explain_read() and manager_explain_merge()).
  */

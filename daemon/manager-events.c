@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The proc connector's events (fork, exec, comm, uid, exit, lost): matching new processes
- * (on the loop, or on the worker thread for long command lines) and handing them to placement. */
+/* The proc connector's events (fork, exec, comm, uid, exit, lost): new and changed processes
+ * matched (manager-match.c; on the worker thread for long command lines), placed, or forgotten;
+ * a rescan after lost events. */
 
 #include <errno.h>
 #include <inttypes.h>

@@ -2,9 +2,20 @@
 #pragma once
 
 /*
- * What the files of the Manager share and nothing outside them uses: manager.c, tracked-process.c,
- * placement.c, manager-events.c, manager-rescan.c, manager-config.c and manager-explain.c.
- * Each function is documented where it is defined. See docs/architecture.md.
+ * What the files of the Manager's core share, and nothing outside the Manager uses. Calls go down
+ * this list, never up (docs/architecture.md, "Who may call whom"):
+ *   manager.c           new, free, startup, run: event sources, the bus connection, signals
+ *   manager-config.c    load, reload, install the plan, re-plan after CPU hotplug
+ *   manager-events.c    the proc connector's events, deferred matches on the worker
+ *   manager-rescan.c    the /proc rescan, verifying tracked processes
+ *   manager-match.c     matching a PID, tracking a new process, forgetting a gone one
+ *   placement.c         writing a process's threads, and restoring them
+ *   manager-explain.c   Explain, and its baselines
+ *   manager-state.c     persisted originals; removing a process from the table
+ *   manager-status.c    state names, STATUS=, degraded reasons, latency, the summary
+ *   tracked-process.c   the table
+ * Each function is documented where it is defined. What is reported outside (D-Bus) goes through
+ * manager_report*() below, never through the bus layer's functions.
  */
 
 #include <search.h>

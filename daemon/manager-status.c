@@ -128,7 +128,7 @@ void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
                 latency_record(&m->latency, now - timestamp_ns);
 }
 
-/* ---- event sources ---- */
+/* ---- the periodic summary ---- */
 
 static int on_summary(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;

@@ -181,7 +181,7 @@ typedef struct CpusetRefusal {
 
 /* At most this many processes wait for a match that needs their whole, long command line. */
 #define MATCH_DEFERRED_MAX 256U
-/* The share of the worker's time for those of one unprivileged uid: µs per second (manager.c). */
+/* The share of the worker's time for those of one unprivileged uid: µs per second (manager-events.c). */
 #define MATCH_BUDGET_RATE_USEC (10U * 1000U)
 /* ... of them at most this many of one unprivileged uid (the real uid of the process). */
 #define MATCH_DEFERRED_PER_UID 8U
@@ -191,7 +191,7 @@ typedef struct CpusetRefusal {
 /* The worker's jobs: room for both, so that neither waits for the other's slots. */
 #define MANAGER_WORKER_JOBS (MATCH_DEFERRED_MAX + EXPLAIN_JOBS_MAX)
 
-/* A match that waits for the whole command line (manager.c, MATCH_CMDLINE_BUDGET). */
+/* A match that waits for the whole command line (manager-events.c, MATCH_CMDLINE_BUDGET). */
 typedef struct DeferredMatch {
         pid_t pid;
         uid_t uid;      /* real uid: whose share of the worker's time it takes */
@@ -214,7 +214,7 @@ typedef struct ManagerCounters {
         uint64_t drift_corrections;  /* of those, put back (on-drift: enforce) */
         uint64_t restores;          /* processes given their originals back (policy gone, restore-on-exit) */
         uint64_t matches_undecided; /* deferred matches dropped (queue full, or the uid's share of
-                                     * the worker spent): see manager.c */
+                                     * the worker spent): see manager-events.c */
 } ManagerCounters;
 
 typedef struct Manager Manager;
@@ -275,7 +275,7 @@ struct Manager {
         Plan *plan;
         bool force_placement; /* manager_rescan() writes every thread, not only changed targets */
         bool polling_pass;    /* a /proc polling pass: placed threads are not read back */
-        /* Matches that need a long command line, decided on the worker's thread (manager.c,
+        /* Matches that need a long command line, decided on the worker's thread (manager-events.c,
          * worker.h); the worker also reads /proc for Explain (manager-bus.c). */
         size_t cmdline_budget;                      /* ProcessFacts.cmdline_budget for the match at hand */
         DeferredMatch deferred[MATCH_DEFERRED_MAX]; /* submitted, not handed back yet */
@@ -294,7 +294,7 @@ struct Manager {
         struct ExplainJob *explain_jobs;
         unsigned n_explain_jobs;
         struct BusCallers *bus_callers;    /* senders' credentials by unique name */
-        sd_event_source *bus_guard_source; /* a bus message every 1024 events (manager.c) */
+        sd_event_source *bus_guard_source; /* a bus message every 1024 events (manager-events.c) */
         unsigned events_since_bus_guard;
         bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */
         unsigned plan_generation; /* bumped by every plan installed (memory: migrates again; a

@@ -42,7 +42,7 @@
 /* Upper bound of datagrams handled per dispatch: the loop gets back control at least this often
  * in a flood of events. The source is level-triggered and fires again right away, before the
  * sources of lower priority (the bus), but not before a source that the callback enabled above
- * it (the manager's bus guard, every 1024 events: daemon/manager.c, BUS_GUARD_EVENTS). */
+ * it (the manager's bus guard, every 1024 events: daemon/manager-events.c, BUS_GUARD_EVENTS). */
 #define RECV_MAX_PER_DISPATCH 1024
 #define RCVBUF_SIZE           PROC_MONITOR_RCVBUF_SIZE
 /* Pause after a receive error, doubled while the error persists (CLOCK_MONOTONIC µs). */

@@ -4,7 +4,7 @@
 /*
  * A thread of its own for the work the event loop must not do, because a local user decides how
  * long it takes:
- * - matches that need a command line longer than the loop's budget (manager.c,
+ * - matches that need a command line longer than the loop's budget (manager-events.c,
  *   MATCH_CMDLINE_BUDGET): any user can exec a program with an argv of up to ARG_MAX, and reading
  *   it from /proc/PID/cmdline and scanning it with every cmdline: regex costs milliseconds per MiB;
  * - Explain's per-thread /proc reads (manager-bus.c, manager_explain_read()): ~60 µs a thread,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * The policy model's lifecycle: construction, destruction and lookup. Validation of the
- * schema lives in policy-yaml.c, resolution against a machine in plan.c.
+ * The policy model's lifecycle: construction, destruction and lookup, and the scheduler words.
+ * Reading and validating files is the YAML loader's (policy-yaml.h), resolution against a
+ * machine the plan's (plan.h).
  */
 
 #include <errno.h>

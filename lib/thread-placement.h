@@ -6,7 +6,7 @@
  * under its policy's plan, and which states count as the daemon's own (handed out by it, so
  * inherited by a new thread or child rather than chosen by the program). Pure functions of
  * their arguments: nothing here reads /proc or makes a system call; the daemon
- * (daemon/manager.c) applies what they decide and keeps the spread slots. The rules are those
+ * (daemon/placement.c) applies what they decide and keeps the spread slots. The rules are those
  * of docs/policy-format.md (`threads:`, `scheduler:`).
  */
 

@@ -1866,7 +1866,7 @@ static int on_events_received(sd_bus_message *reply, void *userdata, sd_bus_erro
 }
 
 /*
- * The bus is served after the proc connector (daemon/manager.c, AFFINITYD_BUS_EVENT_PRIORITY),
+ * The bus is served after the proc connector (daemon/manager-bus.h, AFFINITYD_BUS_EVENT_PRIORITY),
  * but not only once the events let up: while they keep coming, a timer above them processes one
  * bus message every 100 ms. With the daemon stopped, a storm of forks queues thousands of events
  * on its socket; a call sent then is answered before the daemon has received them all (without

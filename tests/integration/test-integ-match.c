@@ -156,7 +156,7 @@ static unsigned count_on_cpu1(Child *const *c, unsigned n) {
 
 /*
  * The worker's time for long command lines is shared out by the process's real uid
- * (daemon/manager.c; here 1 ms per second with $AFFINITYD_MATCH_SHARE_USEC, 2 ms saved up): an
+ * (daemon/manager-events.c; here 1 ms per second with $AFFINITYD_MATCH_SHARE_USEC, 2 ms saved up): an
  * unprivileged uid has one match on the worker at a time and at most 8 waiting. Of a dozen
  * processes of nobody with 1.6 MiB command lines that all match, those beyond 8 waiting are not
  * decided (counted in MatchesUndecided, logged) and stay where they are; those waiting are

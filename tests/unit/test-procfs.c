@@ -1137,7 +1137,7 @@ static void *zombie_leader_worker(void *userdata) {
 }
 
 /*
- * What the daemon's liveness check relies on (manager.c, process_is_dead()): a leader that called
+ * What the daemon's liveness check relies on (daemon/manager-match.c, process_is_dead()): a leader that called
  * pthread_exit() is a zombie ('Z') while its other threads live on, and num_threads still counts
  * them; once the last other thread has exited, num_threads is 1 (the zombie leader itself) until
  * the process is reaped.
