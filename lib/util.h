@@ -7,13 +7,20 @@
  * the monotonic clock. Nothing here allocates or logs.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 /* "" for s NULL, else s: for printing optional strings. */
 static inline const char *strempty(const char *s) {
         return s ?: "";
+}
+
+/* Whether s begins with prefix (both not NULL). */
+static inline bool startswith(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
 /* The prefix a root directory gives to absolute paths ("/proc/…"): "" for NULL or "/", else
