@@ -325,28 +325,8 @@ int target_parse_original(const Target *t, TargetValue *ret) {
         }
 }
 
-typedef struct CollectContext {
-        Target **items;
-        size_t n;
-} CollectContext;
-
-static void collect_action(const void *nodep, VISIT which, void *userdata) {
-        CollectContext *c = userdata;
-
-        if (which == postorder || which == leaf)
-                c->items[c->n++] = *(Target *const *)nodep;
-}
-
-/* Every target in (kind, key) order, as a newly allocated array of borrowed pointers. */
 int targets_collect(DevicePlacement *d, Target ***ret, size_t *ret_n) {
-        CollectContext c = {.items = calloc(MAX(d->n_targets, (size_t)1), sizeof(Target *))};
-
-        if (!c.items)
-                return -ENOMEM;
-        twalk_r(d->targets, collect_action, &c);
-        *ret = c.items;
-        *ret_n = c.n;
-        return 0;
+        return tree_collect(d->targets, d->n_targets, (void ***)ret, ret_n);
 }
 
 /* Whether ROOT/proc/irq/N exists. */

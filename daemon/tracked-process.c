@@ -17,32 +17,6 @@
 
 /* Both structs start with their pid_t key, so keys and stored elements compare alike
  * (compare_pid()). */
-typedef struct TreeCollect {
-        void **items;
-        size_t n, size;
-} TreeCollect;
-
-static void tree_collect_action(const void *nodep, VISIT which, void *userdata) {
-        TreeCollect *c = userdata;
-
-        /* postorder (between the children) and leaf visit each node once, in ascending order */
-        if ((which == postorder || which == leaf) && c->n < c->size)
-                c->items[c->n++] = *(void *const *)nodep;
-}
-
-/* Every element of a tree of n elements, ascending, into a newly allocated array. */
-static int tree_collect(const void *root, size_t n, void ***ret, size_t *ret_n) {
-        TreeCollect c = {.size = n};
-
-        c.items = calloc(MAX(n, (size_t)1), sizeof(void *));
-        if (!c.items)
-                return -ENOMEM;
-        twalk_r(root, tree_collect_action, &c);
-        *ret = c.items;
-        *ret_n = c.n;
-        return 0;
-}
-
 /* Frees a CpuSet allocated on its own (NULL is fine); returns NULL. */
 static CpuSet *cpuset_free(CpuSet *s) {
         if (s)

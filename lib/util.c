@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <search.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -66,4 +68,29 @@ uint64_t now_monotonic_usec(void) {
 
 uint64_t now_monotonic_nsec(void) {
         return now_ns();
+}
+
+typedef struct TreeCollect {
+        void **items;
+        size_t n, size;
+} TreeCollect;
+
+static void tree_collect_action(const void *nodep, VISIT which, void *userdata) {
+        TreeCollect *c = userdata;
+
+        /* postorder (between the children) and leaf visit each node once, in ascending order */
+        if ((which == postorder || which == leaf) && c->n < c->size)
+                c->items[c->n++] = *(void *const *)nodep;
+}
+
+int tree_collect(const void *root, size_t n, void ***ret, size_t *ret_n) {
+        TreeCollect c = {.size = n};
+
+        c.items = calloc(MAX(n, (size_t)1), sizeof(void *));
+        if (!c.items)
+                return -ENOMEM;
+        twalk_r(root, tree_collect_action, &c);
+        *ret = c.items;
+        *ret_n = c.n;
+        return 0;
 }

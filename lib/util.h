@@ -23,6 +23,13 @@ static inline bool startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/*
+ * Every element of a tsearch(3) tree of n elements (at most n are taken), in ascending order,
+ * into a newly allocated array *ret of *ret_n pointers (never NULL, also for an empty tree).
+ * Returns 0 or -ENOMEM.
+ */
+int tree_collect(const void *root, size_t n, void ***ret, size_t *ret_n);
+
 /* The prefix a root directory gives to absolute paths ("/proc/…"): "" for NULL or "/", else
  * root itself. */
 const char *root_prefix(const char *root);
