@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bus-caller.h"
-#include "bus-string.h"
+#include "bus-util.h"
 #include "manager-bus-internal.h"
 #include "manager-explain.h"
 #include "util.h"

@@ -7,7 +7,7 @@
 
 #include "config.h"
 #include "device-placement.h"
-#include "bus-string.h"
+#include "bus-util.h"
 #include "bus-caller.h"
 #include "manager-bus-internal.h"
 #include "manager-explain.h"
@@ -299,10 +299,33 @@ static int property_get_device_counter(
         return sd_bus_message_append(reply, "t", v);
 }
 
+/* One element of ListIrqs' reply: element i of the IrqStatus array userdata. */
+static int append_irq(sd_bus_message *reply, size_t i, const void *userdata) {
+        const IrqStatus *x = (const IrqStatus *)userdata + i;
+        _cleanup_free_ char *requested = NULL, *effective = NULL, *b1 = NULL, *b2 = NULL, *b3 = NULL;
+        const char *name, *rule, *reason;
+        int r;
+
+        r = cpuset_format_list(&x->requested, &requested);
+        if (r < 0)
+                return r;
+        r = cpuset_format_list(&x->effective, &effective);
+        if (r < 0)
+                return r;
+        /* action names come from drivers, rule names from files: bytes either way */
+        name = bus_string(x->name, &b1);
+        rule = bus_string(x->rule, &b2);
+        reason = bus_string(x->reason, &b3);
+        if (!name || !rule || !reason)
+                return -ENOMEM;
+        return sd_bus_message_append(
+                reply, "(ussssss)", (uint32_t)x->irq, name, rule, requested, effective, strempty(x->state),
+                reason);
+}
+
 /* Every IRQ with its rule and state: a(ussssss) irq, name, rule, requested cpu-list, effective
  * cpu-list ("" unknown), state, reason. Empty while there is no device placement. */
 static int method_list_irqs(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const IrqStatus *list = NULL;
         Manager *m = userdata;
         size_t n = 0;
@@ -313,46 +336,31 @@ static int method_list_irqs(sd_bus_message *message, void *userdata, sd_bus_erro
                 if (r < 0)
                         return r;
         }
+        return bus_reply_array(message, "(ussssss)", n, append_irq, list);
+}
 
-        r = sd_bus_message_new_method_return(message, &reply);
+/* One element of ListNetQueues' reply: element i of the NetQueueStatus array userdata. */
+static int append_net_queue(sd_bus_message *reply, size_t i, const void *userdata) {
+        const NetQueueStatus *x = (const NetQueueStatus *)userdata + i;
+        _cleanup_free_ char *cpus = NULL, *b1 = NULL, *b2 = NULL;
+        const char *device, *rule;
+        int r;
+
+        r = cpuset_format_list(&x->cpus, &cpus);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ussssss)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *requested = NULL, *effective = NULL, *b1 = NULL, *b2 = NULL, *b3 = NULL;
-                const char *name, *rule, *reason;
-
-                r = cpuset_format_list(&list[i].requested, &requested);
-                if (r < 0)
-                        return r;
-                r = cpuset_format_list(&list[i].effective, &effective);
-                if (r < 0)
-                        return r;
-                /* action names come from drivers, rule names from files: bytes either way */
-                name = bus_string(list[i].name, &b1);
-                rule = bus_string(list[i].rule, &b2);
-                reason = bus_string(list[i].reason, &b3);
-                if (!name || !rule || !reason)
-                        return -ENOMEM;
-                r = sd_bus_message_append(
-                        reply, "(ussssss)", (uint32_t)list[i].irq, name, rule, requested, effective,
-                        strempty(list[i].state), reason);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-
-        return sd_bus_send(NULL, reply, NULL);
+        device = bus_string(x->device, &b1);
+        rule = bus_string(x->rule, &b2);
+        if (!device || !rule)
+                return -ENOMEM;
+        return sd_bus_message_append(
+                reply, "(ssssuss)", device, strempty(x->queue), strempty(x->kind), cpus, x->flow_cnt, rule,
+                strempty(x->state));
 }
 
 /* Every rps/xps setting of every queue: a(ssssuss) device, queue, kind, cpu-list ("" empty
  * mask), flow_cnt, rule, state. Empty while there is no device placement. */
 static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const NetQueueStatus *list = NULL;
         Manager *m = userdata;
         size_t n = 0;
@@ -363,35 +371,7 @@ static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bu
                 if (r < 0)
                         return r;
         }
-
-        r = sd_bus_message_new_method_return(message, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssssuss)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *cpus = NULL, *b1 = NULL, *b2 = NULL;
-                const char *device, *rule;
-
-                r = cpuset_format_list(&list[i].cpus, &cpus);
-                if (r < 0)
-                        return r;
-                device = bus_string(list[i].device, &b1);
-                rule = bus_string(list[i].rule, &b2);
-                if (!device || !rule)
-                        return -ENOMEM;
-                r = sd_bus_message_append(
-                        reply, "(ssssuss)", device, strempty(list[i].queue), strempty(list[i].kind), cpus,
-                        list[i].flow_cnt, rule, strempty(list[i].state));
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_array(message, "(ssssuss)", n, append_net_queue, list);
 }
 
 /*

@@ -46,7 +46,7 @@ extern const sd_bus_vtable manager_vtable[];
  * The Manager's reports (manager.h, ManagerReport) as D-Bus messages on m->bus
  * (docs/org.affinityd1.xml); each is a no-op returning 0 without a bus, else 0 or sd-bus's
  * negative errno. Strings that are not valid UTF-8 (comm, file names) are escaped as "\xNN"
- * (bus-string.h).
+ * (bus-util.h).
  * - changed: org.freedesktop.DBus.Properties.PropertiesChanged for the named properties, each
  *   an emits-change one;
  * - process_placed: ProcessPlaced(u pid, s comm, s policy, s cpus), a placement pass of the

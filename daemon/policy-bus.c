@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "bus-string.h"
+#include "bus-util.h"
 #include "manager-bus.h"
 #include "policy-bus.h"
 #include "util.h"

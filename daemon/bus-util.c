@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Strings that need not be UTF-8 on the bus. See bus-string.h. */
+/* Strings that need not be UTF-8 on the bus, and array replies. See bus-util.h. */
 
 #include <errno.h>
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bus-string.h"
+#include "bus-util.h"
 #include "macro.h"
 #include "util.h"
 
@@ -79,4 +79,27 @@ int bus_append_string(sd_bus_message *m, const char *s) {
         if (!v)
                 return -ENOMEM;
         return sd_bus_message_append(m, "s", v);
+}
+
+int bus_reply_array(
+        sd_bus_message *message, const char *contents, size_t n, bus_append_element_t append,
+        const void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', contents);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = append(reply, i, userdata);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }
