@@ -231,6 +231,17 @@ static bool cpus_0_1_on_node0(void) {
                 access("/sys/devices/system/cpu/cpu1/node0", F_OK) == 0;
 }
 
+/* The first NUMA node number from on that this machine has no node of. */
+static unsigned absent_node(unsigned from) {
+        for (unsigned n = from;; n++) {
+                char path[64];
+
+                snprintf(path, sizeof path, "/sys/devices/system/node/node%u", n);
+                if (access(path, F_OK) < 0)
+                        return n;
+        }
+}
+
 /* ---- CPU 1 ---- */
 
 static int write_cpu1_online(const char *value) {
@@ -415,14 +426,17 @@ END_TEST
 /* At run time, machine-dependent failures are pending, with the planner's
  * reasons on D-Bus; the daemon runs, and the other policies are in force. */
 START_TEST(test_pending_on_bus) {
-        static const struct {
+        Harness *h = harness_new();
+        unsigned bad_node = absent_node(7);
+        _cleanup_free_ char *node_yaml = harness_asprintf("{ nodes: \"%u\" }", bad_node),
+                            *node_needle = harness_asprintf("NUMA node %u does not exist", bad_node);
+        const struct {
                 const char *name, *cpus_yaml, *needle;
         } cases[] = {
-                {"bad-node", "{ nodes: \"7\" }", "NUMA node 7 does not exist"},
+                {"bad-node", node_yaml, node_needle},
                 {"bad-near", "{ near: nosuchdev }", "nosuchdev"},
                 {"too-many", "{ cores: 64 }", "wanted 64 cores"},
         };
-        Harness *h = harness_new();
         const char *name_ok = harness_unique_name(h), *name_pending = harness_unique_name(h);
         char *text = NULL;
         size_t size = 0;
