@@ -254,6 +254,90 @@ static int parse_cpu_list_to_set(const char *s, cpu_set_t *ret) {
         return 0;
 }
 
+/* The canonical cpu-list of set ("0-3,8"), as the kernel prints it; NULL when out of memory. */
+static char *format_cpu_set(const cpu_set_t *set) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        bool first = true;
+
+        if (!f)
+                return NULL;
+        for (int c = 0; c < CPU_SETSIZE; c++) {
+                int e = c;
+
+                if (!CPU_ISSET(c, set))
+                        continue;
+                while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+                        e++;
+                if (e == c)
+                        fprintf(f, "%s%d", first ? "" : ",", c);
+                else
+                        fprintf(f, "%s%d-%d", first ? "" : ",", c, e);
+                first = false;
+                c = e;
+        }
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+static cpu_set_t parse_cpu_list_or_fail(const char *list) {
+        cpu_set_t set;
+
+        ck_assert_msg(list && parse_cpu_list_to_set(list, &set) == 0, "bad cpu-list \"%s\"", strna(list));
+        return set;
+}
+
+char *harness_cpus_andnot(const char *a, const char *b) {
+        cpu_set_t sa = parse_cpu_list_or_fail(a), sb = parse_cpu_list_or_fail(b), r;
+        char *s;
+
+        CPU_ZERO(&r);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &sa) && !CPU_ISSET(c, &sb))
+                        CPU_SET(c, &r);
+        s = format_cpu_set(&r);
+        ck_assert_msg(s, "out of memory");
+        return s;
+}
+
+bool harness_cpus_subset(const char *a, const char *b) {
+        cpu_set_t sa = parse_cpu_list_or_fail(a), sb = parse_cpu_list_or_fail(b);
+
+        for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &sa) && !CPU_ISSET(c, &sb))
+                        return false;
+        return true;
+}
+
+/* /sys/devices/system/cpu/online as read by harness_main() before the first test: forked test
+ * processes inherit it, so a test that takes a CPU offline still sees the list of the run. */
+static char *online_cpus;
+
+/* The canonical cpu-list of /sys/devices/system/cpu/online, newly allocated; NULL if it can't be
+ * read or parsed. Outside of tests (no check assertions). */
+static char *read_online_cpus(void) {
+        _cleanup_free_ char *text = NULL;
+        cpu_set_t set;
+
+        if (read_file("/sys/devices/system/cpu/online", &text) < 0)
+                return NULL;
+        text[strcspn(text, "\n")] = '\0';
+        if (parse_cpu_list_to_set(text, &set) < 0 || CPU_COUNT(&set) == 0)
+                return NULL;
+        return format_cpu_set(&set);
+}
+
+const char *harness_online_cpus(void) {
+        if (!online_cpus)
+                online_cpus = read_online_cpus();
+        ck_assert_msg(online_cpus, "can't read /sys/devices/system/cpu/online");
+        return online_cpus;
+}
+
 /*
  * Helper programs must not start processes of their own: in sanitizer builds LeakSanitizer
  * runs at exit in a cloned tracer process, which the daemon rightly tracks as a forked child
@@ -337,6 +421,11 @@ static int preconditions(void) {
         if (!cpu_online(0) || !cpu_online(1)) {
                 printf("SKIP: the integration tests need CPUs 0 and 1 online\n");
                 return 77;
+        }
+        online_cpus = read_online_cpus();
+        if (!online_cpus) {
+                printf("FAIL: can't read the list of online CPUs (/sys/devices/system/cpu/online)\n");
+                return EXIT_FAILURE;
         }
         bin = getenv("AFFINITYD_BIN");
         if (!bin || access(bin, X_OK) < 0) {

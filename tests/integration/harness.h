@@ -107,9 +107,10 @@ typedef struct TaskInfo {
 } TaskInfo;
 
 /*
- * Runs the suite: checks the preconditions (root, CPUs 0 and 1 online, AFFINITYD_BIN), makes the
- * base directory, runs every test (check's fork mode), prints the daemon log of each failed
- * test case, removes the base directory. Returns the process exit code (0, 1, or 77 to skip).
+ * Runs the suite: checks the preconditions (root, CPUs 0 and 1 online, AFFINITYD_BIN), reads the
+ * online CPUs (harness_online_cpus()), makes the base directory, runs every test (check's fork mode), prints
+ * the daemon log of each failed test case, removes the base directory. Returns the process exit code (0, 1,
+ * or 77 to skip).
  */
 int harness_main(Suite *s);
 
@@ -138,7 +139,9 @@ Harness *harness_free(Harness *h);
 const char *harness_dir(Harness *h);
 const char *harness_config_dir(Harness *h);
 const char *harness_bus_address(Harness *h);
-/* The cpu-list the harness (and so every child started without initial_cpus) runs on. */
+/* The cpu-list the harness (and so every child started without initial_cpus, and every process
+ * the test forks itself) runs on: what such a process's Cpus_allowed_list is when nobody moved
+ * it. Not necessarily every online CPU (the runner may be pinned). */
 const char *harness_own_cpus(Harness *h);
 pid_t harness_daemon_pid(Harness *h);
 
@@ -338,6 +341,22 @@ uint64_t harness_now_usec(void);
 int harness_run_quiet(const char *const *argv);
 
 int harness_run(Harness *h, bool as_nobody, char **ret_out, char **ret_err, const char *const *argv);
+
+/*
+ * The online CPUs of the machine, a canonical cpu-list ("0-1" on a 2-CPU machine, "0-63", "0-3,8")
+ * read from /sys/devices/system/cpu/online once, by harness_main() before the first test: the
+ * same string throughout the run, also while a test has taken a CPU offline. It is what "all
+ * CPUs" means to the daemon — OnlineCPUs, and the set every selector starts from, as long as the
+ * run's cgroup cpuset allows every online CPU. Fails the test if the file can't be read.
+ */
+const char *harness_online_cpus(void);
+/* The CPUs of cpu-list a that are not in cpu-list b, a canonical cpu-list ("" when none), newly
+ * allocated: e.g. harness_cpus_andnot(harness_online_cpus(), "1") is what is online once CPU 1
+ * goes offline. Fails the test if a or b is not a cpu-list of CPUs < CPU_SETSIZE. */
+char *harness_cpus_andnot(const char *a, const char *b);
+/* Whether every CPU of cpu-list a is in cpu-list b ("" is a subset of anything). Fails the test
+ * if a or b is not a cpu-list of CPUs < CPU_SETSIZE. */
+bool harness_cpus_subset(const char *a, const char *b);
 
 /* String helpers for tests. harness_asprintf(): asprintf(3) into a new string; fails the test
  * when out of memory. */

@@ -795,7 +795,10 @@ static void restore_cpu1(void) {
  * the re-plan puts the IRQ back on it. */
 START_TEST(test_irq_hotplug_not_drift) {
         Harness *h = harness_new();
-        _cleanup_free_ char *now = NULL;
+        _cleanup_free_ char *now = NULL, *without1 = harness_cpus_andnot(harness_online_cpus(), "1"),
+                            *offline_line = harness_asprintf("CPUs changed (online now: %s)", without1),
+                            *online_line =
+                                    harness_asprintf("CPUs changed (online now: %s)", harness_online_cpus());
         int r;
 
         ck_assert_msg(read_cpu1_online() == '1', "CPU 1 is not online before the test");
@@ -814,7 +817,7 @@ START_TEST(test_irq_hotplug_not_drift) {
         ck_assert_msg(r == 0, "cannot take CPU 1 offline: %s", strerror(-r));
         /* The kernel moved the IRQ; the re-plan came (~100 ms after the uevent, ten drift checks
          * later at least). */
-        harness_wait_log(h, "CPUs changed (online now: 0)");
+        harness_wait_log(h, offline_line);
         now = irq_affinity(rx_irq);
         ck_assert_msg(!streq_ptr(now, "1"), "IRQ %u still on the offline CPU 1", rx_irq);
         ck_assert_uint_eq(get_counter(h, "DeviceDriftDetected"), 0);
@@ -823,7 +826,7 @@ START_TEST(test_irq_hotplug_not_drift) {
 
         r = write_cpu1_online("1");
         ck_assert_msg(r == 0, "cannot bring CPU 1 back online: %s", strerror(-r));
-        harness_wait_log(h, "CPUs changed (online now: 0-1)");
+        harness_wait_log(h, online_line);
         wait_irq_affinity(rx_irq, "1");
         ck_assert_uint_eq(get_counter(h, "DeviceDriftDetected"), 0);
         ck_assert(!harness_log_contains(h, "Drift:"));

@@ -11,8 +11,8 @@
  *  - a placed thread exits while the event queue is overrun (its EXIT is lost) and its TID is
  *    taken by an unrelated process; with drift-interval: and on-drift: enforce, the drift check
  *    must not "put back" the unrelated process before the rescan has confirmed what is tracked.
- * In each case the unrelated process keeps the mask it was started with (0-1), and the managed
- * process still gets its placement.
+ * In each case the unrelated process keeps the mask it was started with (the test's own,
+ * harness_own_cpus()), and the managed process still gets its placement.
  */
 
 #include <errno.h>
@@ -31,7 +31,7 @@
 #define REUSE_TRIES 200000
 
 /* Forks (vfork(2): cheap even for a sanitizer build) until a child gets PID target; that child
- * execs sleep(1) (an unrelated program, on the test's CPUs 0-1) and is returned; 0 if the number
+ * execs sleep(1) (an unrelated program, on the test's own CPUs) and is returned; 0 if the number
  * never came round. Every other child exits at once. Each fork is a FORK and an EXIT event for
  * the stopped daemon's queue: enough of them overrun it. */
 static pid_t fork_until(pid_t target_) {
@@ -101,13 +101,15 @@ static pid_t command(Child *c, const char *cmd, const char *word) {
         return (pid_t)v;
 }
 
-static void assert_untouched(pid_t pid) {
+/* The unrelated process still has the mask it inherited from the test (fork_until()). */
+static void assert_untouched(Harness *h, pid_t pid) {
         _cleanup_free_ char *cpus = harness_read_task_cpus(pid, pid);
 
         ck_assert_msg(cpus, "the unrelated process %d is gone", (int)pid);
         ck_assert_msg(
-                streq(cpus, "0-1"), "the unrelated process %d, which took a reused number, was set to %s",
-                (int)pid, cpus);
+                streq(cpus, harness_own_cpus(h)),
+                "the unrelated process %d, which took a reused number, was set to %s (started on %s)",
+                (int)pid, cpus, harness_own_cpus(h));
 }
 
 /* Kills the managed process and the unrelated one (a child of this test). */
@@ -145,7 +147,7 @@ START_TEST(test_reuse_thread_id) {
         harness_resume_daemon(h);
         harness_barrier(h);
 
-        assert_untouched(other);
+        assert_untouched(h, other);
         harness_assert_process_cpus_now(c->pid, "1", 2);
         end_both(c, other);
 }
@@ -170,7 +172,7 @@ START_TEST(test_reuse_child_pid) {
         harness_resume_daemon(h);
         harness_barrier(h);
 
-        assert_untouched(other);
+        assert_untouched(h, other);
         n = harness_list_processes(h, &e);
         ck_assert_msg(!process_entries_find(e, n, other), "the unrelated process %d is managed", (int)other);
         process_entries_free(e, n);
@@ -212,7 +214,7 @@ START_TEST(test_reuse_after_lost_exit) {
         harness_get_props(h, &p);
         ck_assert_msg(p.events_lost > 0, "the flood did not overrun the daemon's queue");
         manager_props_done(&p);
-        assert_untouched(other);
+        assert_untouched(h, other);
         harness_assert_process_cpus_now(c->pid, "1", 2);
         end_both(c, other);
 }

@@ -12,10 +12,15 @@
  *    no task ever with an empty mask. CPU 1 is brought back online by the test, else by the
  *    "cpu1-restored" test case that follows (its setup runs in the runner process even when the
  *    hotplug test died), else by main(), which fails the run if it is not online at the end.
+ * The tests of selectors expect what they resolve to on a machine of CPUs 0 and 1: on a larger
+ * one they reserve every other online CPU (reserve_all_but_cpus_0_1()), which every selector
+ * leaves out. main() leaves out, saying why, the tests that also need CPUs 0 and 1 to be two
+ * cores (whole, for the spread pool) of NUMA node 0.
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +163,85 @@ static Child *spawn_named(Harness *h, const char *helper, const char *name, cons
                         .helper = helper, .name = name, .args = args, .initial_cpus = "0-1", .pipes = true});
 }
 
+/* ---- a machine of CPUs 0 and 1 ---- */
+
+/*
+ * Lets the selectors of the test see CPUs 0 and 1 only, as on a machine of those two: every other
+ * online CPU becomes the reserve (affinityd.yaml reserve:), which every selector leaves out.
+ * Writes nothing where 0-1 is every online CPU.
+ */
+static void reserve_all_but_cpus_0_1(Harness *h) {
+        _cleanup_free_ char *rest = harness_cpus_andnot(harness_online_cpus(), "0-1"), *path = NULL;
+        FILE *f;
+
+        if (rest[0] == '\0')
+                return;
+        path = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h));
+        f = fopen(path, "we");
+        ck_assert_msg(f, "fopen %s: %s", path, strerror(errno));
+        fprintf(f, "reserve: \"%s\"\n", rest);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Whether cpu is in the cpu-list list (false if it isn't one). No check assertions: main() uses it. */
+static bool cpu_in_list(unsigned cpu, const char *list) {
+        for (const char *p = list; *p;) {
+                char *end;
+                unsigned long a = strtoul(p, &end, 10), b = a;
+
+                if (end == p)
+                        return false;
+                if (*end == '-') {
+                        p = end + 1;
+                        b = strtoul(p, &end, 10);
+                        if (end == p)
+                                return false;
+                }
+                if (cpu >= a && cpu <= b)
+                        return true;
+                p = *end == ',' ? end + 1 : "";
+        }
+        return false;
+}
+
+/* Whether other is an SMT sibling of cpu, by cpu's topology/thread_siblings_list; other == cpu:
+ * whether cpu has any sibling. */
+static bool cpu_has_sibling(unsigned cpu, unsigned other) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[96], line[1024];
+
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
+        f = fopen(path, "re");
+        if (!f || !fgets(line, sizeof line, f))
+                return false; /* no core information: each CPU a core of its own */
+        line[strcspn(line, "\n")] = '\0';
+        if (other != cpu)
+                return cpu_in_list(other, line);
+        for (unsigned c = 0; c < 4096; c++)
+                if (c != cpu && cpu_in_list(c, line))
+                        return true;
+        return false;
+}
+
+/* Whether CPUs 0 and 1 are on NUMA node 0 (a kernel without NUMA: one node, 0, of every CPU). */
+static bool cpus_0_1_on_node0(void) {
+        if (access("/sys/devices/system/node", F_OK) < 0)
+                return true;
+        return access("/sys/devices/system/cpu/cpu0/node0", F_OK) == 0 &&
+                access("/sys/devices/system/cpu/cpu1/node0", F_OK) == 0;
+}
+
+/* The first NUMA node number from on that this machine has no node of. */
+static unsigned absent_node(unsigned from) {
+        for (unsigned n = from;; n++) {
+                char path[64];
+
+                snprintf(path, sizeof path, "/sys/devices/system/node/node%u", n);
+                if (access(path, F_OK) < 0)
+                        return n;
+        }
+}
+
 /* ---- CPU 1 ---- */
 
 static int write_cpu1_online(const char *value) {
@@ -197,6 +281,7 @@ START_TEST(test_spread_pool) {
         pid_t a, b, c, d;
         Child *pool;
 
+        reserve_all_but_cpus_0_1(h);
         harness_write_policy(
                 h, "50-pool.yaml",
                 "policies:\n"
@@ -286,6 +371,7 @@ START_TEST(test_exclusive_services) {
         Child *a, *b, *c;
         size_t n;
 
+        reserve_all_but_cpus_0_1(h);
         harness_write_policy(
                 h, "50-exclusive.yaml",
                 "policies:\n"
@@ -340,14 +426,17 @@ END_TEST
 /* At run time, machine-dependent failures are pending, with the planner's
  * reasons on D-Bus; the daemon runs, and the other policies are in force. */
 START_TEST(test_pending_on_bus) {
-        static const struct {
+        Harness *h = harness_new();
+        unsigned bad_node = absent_node(7);
+        _cleanup_free_ char *node_yaml = harness_asprintf("{ nodes: \"%u\" }", bad_node),
+                            *node_needle = harness_asprintf("NUMA node %u does not exist", bad_node);
+        const struct {
                 const char *name, *cpus_yaml, *needle;
         } cases[] = {
-                {"bad-node", "{ nodes: \"7\" }", "NUMA node 7 does not exist"},
+                {"bad-node", node_yaml, node_needle},
                 {"bad-near", "{ near: nosuchdev }", "nosuchdev"},
                 {"too-many", "{ cores: 64 }", "wanted 64 cores"},
         };
-        Harness *h = harness_new();
         const char *name_ok = harness_unique_name(h), *name_pending = harness_unique_name(h);
         char *text = NULL;
         size_t size = 0;
@@ -358,6 +447,7 @@ START_TEST(test_pending_on_bus) {
         size_t n;
 
         ck_assert_ptr_nonnull(f);
+        reserve_all_but_cpus_0_1(h);
         fprintf(f, "policies:\n");
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 fprintf(f,
@@ -412,11 +502,16 @@ START_TEST(test_hotplug) {
         Harness *h = harness_new();
         const char *name_wide = harness_unique_name(h), *name_pool = harness_unique_name(h),
                    *name_a = harness_unique_name(h), *name_b = harness_unique_name(h);
+        _cleanup_free_ char *without1 = harness_cpus_andnot(harness_online_cpus(), "1"),
+                            *offline_line = harness_asprintf("CPUs changed (online now: %s)", without1),
+                            *online_line =
+                                    harness_asprintf("CPUs changed (online now: %s)", harness_online_cpus());
         pid_t wa, wb;
         Child *wide, *pool, *a, *b;
         int r;
 
         ck_assert_msg(read_cpu1_online() == '1', "CPU 1 is not online before the test");
+        reserve_all_but_cpus_0_1(h);
         harness_write_policy(
                 h, "50-hotplug.yaml",
                 "policies:\n"
@@ -474,7 +569,7 @@ START_TEST(test_hotplug) {
         ck_assert_msg(r == 0, "taking CPU 1 offline: %s", strerror(-r));
         ck_assert_int_eq(read_cpu1_online(), '0');
 
-        harness_wait_log(h, "CPUs changed (online now: 0)");
+        harness_wait_log(h, offline_line);
         wait_policy(h, "wide", "0", false);
         wait_policy(h, "pool", "0", false);
         wait_policy(h, "excl-a", "0", false);
@@ -494,7 +589,7 @@ START_TEST(test_hotplug) {
         ck_assert_msg(r == 0, "bringing CPU 1 back online: %s", strerror(-r));
         ck_assert_int_eq(read_cpu1_online(), '1');
 
-        harness_wait_log(h, "CPUs changed (online now: 0-1)");
+        harness_wait_log(h, online_line);
         wait_policy(h, "wide", "0-1", false);
         wait_policy(h, "pool", "0-1", false);
         wait_policy(h, "excl-a", "0", false);
@@ -595,13 +690,33 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("integration-topo");
+        bool smt, one_core, off_node0;
         TCase *tc;
         int r;
 
-        harness_add_test(s, test_spread_pool);
-        harness_add_test(s, test_exclusive_services);
+        /* The pool of 2 cores is CPUs 0 and 1, with every other CPU reserved: whole cores only
+         * without SMT siblings. The exclusive services are a core each, CPU 0's and CPU 1's; the
+         * hotplug test's pool of node 0 has both CPUs as well. */
+        smt = cpu_has_sibling(0, 0) || cpu_has_sibling(1, 1);
+        one_core = cpu_has_sibling(0, 1);
+        off_node0 = !cpus_0_1_on_node0();
+        if (smt)
+                printf("SKIP: test_spread_pool: CPU 0 or CPU 1 has an SMT sibling here, so CPUs 0 and 1 "
+                       "are not 2 whole cores, which its pool is to be\n");
+        if (one_core)
+                printf("SKIP: test_exclusive_services, test_hotplug: CPUs 0 and 1 are SMT siblings of one "
+                       "core here, and these tests give each of them an exclusive core of its own\n");
+        else if (off_node0)
+                printf("SKIP: test_hotplug: CPUs 0 and 1 are not both on NUMA node 0 here, and its pool of "
+                       "node 0 is to have both\n");
+
+        if (!smt)
+                harness_add_test(s, test_spread_pool);
+        if (!one_core)
+                harness_add_test(s, test_exclusive_services);
         harness_add_test(s, test_pending_on_bus);
-        harness_add_test(s, test_hotplug);
+        if (!one_core && !off_node0)
+                harness_add_test(s, test_hotplug);
         harness_add_test(s, test_hotplug_storm);
 
         tc = tcase_create("cpu1-restored");
