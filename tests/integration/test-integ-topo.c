@@ -14,8 +14,8 @@
  *    hotplug test died), else by main(), which fails the run if it is not online at the end.
  * The tests of selectors expect what they resolve to on a machine of CPUs 0 and 1: on a larger
  * one they reserve every other online CPU (reserve_all_but_cpus_0_1()), which every selector
- * leaves out. main() leaves out, saying why, the tests that also need CPUs 0 and 1 to be two
- * cores (whole, for the spread pool) of NUMA node 0.
+ * leaves out. The tests that also need CPUs 0 and 1 to be two cores (whole, for the spread pool)
+ * of NUMA node 0 are meson tests of their own (main()), which skip where they are not.
  */
 
 #include <errno.h>
@@ -688,41 +688,58 @@ START_TEST(test_cpu1_online) {
 }
 END_TEST
 
-int main(void) {
+/*
+ * Four modes, four meson tests. "basic" (the default) runs wherever the integration suite runs.
+ * The others need CPUs 0 and 1 to be a certain shape and exit 77 (a skip), saying why, where they
+ * are not: "spread-pool" two whole cores (no SMT sibling on either), "exclusive" two cores,
+ * "hotplug" two cores both on NUMA node 0.
+ */
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "basic";
         Suite *s = suite_create("integration-topo");
-        bool smt, one_core, off_node0;
+        bool smt = cpu_has_sibling(0, 0) || cpu_has_sibling(1, 1), one_core = cpu_has_sibling(0, 1);
+        bool hotplug = false;
         TCase *tc;
         int r;
 
-        /* The pool of 2 cores is CPUs 0 and 1, with every other CPU reserved: whole cores only
-         * without SMT siblings. The exclusive services are a core each, CPU 0's and CPU 1's; the
-         * hotplug test's pool of node 0 has both CPUs as well. */
-        smt = cpu_has_sibling(0, 0) || cpu_has_sibling(1, 1);
-        one_core = cpu_has_sibling(0, 1);
-        off_node0 = !cpus_0_1_on_node0();
-        if (smt)
-                printf("SKIP: test_spread_pool: CPU 0 or CPU 1 has an SMT sibling here, so CPUs 0 and 1 "
-                       "are not 2 whole cores, which its pool is to be\n");
-        if (one_core)
-                printf("SKIP: test_exclusive_services, test_hotplug: CPUs 0 and 1 are SMT siblings of one "
-                       "core here, and these tests give each of them an exclusive core of its own\n");
-        else if (off_node0)
-                printf("SKIP: test_hotplug: CPUs 0 and 1 are not both on NUMA node 0 here, and its pool of "
-                       "node 0 is to have both\n");
-
-        if (!smt)
+        if (streq(mode, "basic")) {
+                harness_add_test(s, test_pending_on_bus);
+                harness_add_test(s, test_hotplug_storm);
+                hotplug = true;
+        } else if (streq(mode, "spread-pool")) {
+                if (smt) {
+                        printf("SKIP: CPU 0 or CPU 1 has an SMT sibling here, so CPUs 0 and 1 are not 2 "
+                               "whole cores, which the pool of cores: 2 is to be\n");
+                        return 77;
+                }
                 harness_add_test(s, test_spread_pool);
-        if (!one_core)
+        } else if (streq(mode, "exclusive")) {
+                if (one_core) {
+                        printf("SKIP: CPUs 0 and 1 are SMT siblings of one core here, and the test gives "
+                               "each an exclusive core of its own\n");
+                        return 77;
+                }
                 harness_add_test(s, test_exclusive_services);
-        harness_add_test(s, test_pending_on_bus);
-        if (!one_core && !off_node0)
+        } else if (streq(mode, "hotplug")) {
+                if (one_core || !cpus_0_1_on_node0()) {
+                        printf("SKIP: %s here, and the test's exclusive services need a core each and its "
+                               "pool of node 0 both CPUs\n",
+                               one_core ? "CPUs 0 and 1 are SMT siblings of one core"
+                                        : "CPUs 0 and 1 are not both on NUMA node 0");
+                        return 77;
+                }
                 harness_add_test(s, test_hotplug);
-        harness_add_test(s, test_hotplug_storm);
-
-        tc = tcase_create("cpu1-restored");
-        tcase_add_unchecked_fixture(tc, cpu1_restore_setup, NULL);
-        tcase_add_test(tc, test_cpu1_online);
-        suite_add_tcase(s, tc);
+                hotplug = true;
+        } else {
+                fprintf(stderr, "usage: %s [basic|spread-pool|exclusive|hotplug]\n", argv[0]);
+                return EXIT_FAILURE;
+        }
+        if (hotplug) {
+                tc = tcase_create("cpu1-restored");
+                tcase_add_unchecked_fixture(tc, cpu1_restore_setup, NULL);
+                tcase_add_test(tc, test_cpu1_online);
+                suite_add_tcase(s, tc);
+        }
 
         r = harness_main(s);
         restore_cpu1();
