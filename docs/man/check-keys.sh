@@ -1,26 +1,28 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# check-keys.sh POLICY-YAML.C AFFINITYD.YAML.5.SCD
+# check-keys.sh AFFINITYD.YAML.5.SCD LOADER.C...
 #
 # Every key of the policy schema is documented in affinityd.yaml(5): reads each KeySpec table of
-# lib/policy-yaml.c (the loader's schema: one table per YAML mapping) and checks that the section
-# of the man page that documents that mapping has an entry for every key the table accepts — a
-# line "*key:* TYPE" after a blank line, followed by text that gives a default ("Default:" or "Required") and an
-# "Example:". Keys whose parser only rejects them (misplaced_*: a setting in a policy.d file or
-# a rule in affinityd.yaml) need no entry. A new table without a section here is an error too, so
-# a key can't be added to the loader without a place in the manual.
+# the loader's files (lib/policy-*.c: one table per YAML mapping, static or not, with the entries
+# of a #define'd list of entries expanded where a table names it) and checks that the section of
+# the man page that documents that mapping has an entry for every key the table accepts — a line
+# "*key:* TYPE" after a blank line, followed by text that gives a default ("Default:" or
+# "Required") and an "Example:". Keys whose parser only rejects them (misplaced_*: a setting in a
+# policy.d file or a rule in affinityd.yaml) need no entry. A new table without a section here is
+# an error too, so a key can't be added to the loader without a place in the manual.
 # Exit status: 0 all documented, 1 something missing (each listed on stderr), 2 usage.
 
 set -eu
 
-if [ $# -ne 2 ]; then
-        echo "usage: $0 POLICY-YAML.C AFFINITYD.YAML.5.SCD" >&2
+if [ $# -lt 2 ]; then
+        echo "usage: $0 AFFINITYD.YAML.5.SCD LOADER.C..." >&2
         exit 2
 fi
-source=$1
-page=$2
-for f in "$source" "$page"; do
+page=$1
+shift
+source="$*"
+for f in "$page" "$@"; do
         if [ ! -r "$f" ]; then
                 echo "$0: cannot read $f" >&2
                 exit 2
@@ -29,14 +31,8 @@ done
 
 # "TABLE KEY" for every key of every KeySpec table, without the misplaced_* ones.
 keys=$(awk '
-        /^static const KeySpec [a-z_]+\[\] = \{/ {
-                table = $4
-                sub(/\[\].*/, "", table)
-                next
-        }
-        table != "" && /^\};/ { table = ""; next }
-        table != "" {
-                line = $0
+        # Prints "TABLE KEY" for each {"key", parser...} entry of line, but misplaced_* ones.
+        function entries(table, line,    entry, key, parser) {
                 while (match(line, /\{"[^"]+", *[a-z_]+/)) {
                         entry = substr(line, RSTART + 2, RLENGTH - 2)
                         line = substr(line, RSTART + RLENGTH)
@@ -47,7 +43,32 @@ keys=$(awk '
                         if (parser !~ /^misplaced_/)
                                 print table, key
                 }
-        }' "$source")
+        }
+        # A #define of entries: its lines (continued with backslashes) kept for the tables.
+        /^#define [A-Z_]+ *\\$/ { define = $2; macro[define] = ""; next }
+        define != "" {
+                macro[define] = macro[define] " " $0
+                if ($0 !~ /\\$/)
+                        define = ""
+                next
+        }
+        /^(static )?const KeySpec [a-z_]+\[\] = \{/ {
+                table = $0
+                sub(/^(static )?const KeySpec /, "", table)
+                sub(/\[\].*/, "", table)
+                next
+        }
+        table != "" && /^\};/ { table = ""; next }
+        table != "" {
+                line = $0
+                name = line
+                gsub(/[ \t,]/, "", name)
+                if (name in macro) {
+                        entries(table, macro[name])
+                        next
+                }
+                entries(table, line)
+        }' "$@")
 
 if [ -z "$keys" ]; then
         echo "$0: no KeySpec tables found in $source" >&2
