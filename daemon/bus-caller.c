@@ -21,7 +21,7 @@ void bus_callers_free(Manager *m) {
         m->bus_callers = mfree(m->bus_callers);
 }
 
-int caller_get(Manager *m, sd_bus_message *message, Caller *ret) {
+int bus_caller_get(Manager *m, sd_bus_message *message, Caller *ret) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const char *sender = sd_bus_message_get_sender(message);
         CallerEntry *slot = NULL;
@@ -72,45 +72,7 @@ int caller_get(Manager *m, sd_bus_message *message, Caller *ret) {
         return 0;
 }
 
-int proc_hidepid(gid_t *ret_gid, bool *ret_has_gid) {
-        _cleanup_free_ char *text = NULL;
-        int hidepid = 0;
-
-        *ret_has_gid = false;
-        if (read_full_file("/proc/self/mountinfo", 4 * 1024 * 1024, 0, &text, NULL) < 0)
-                return 0;
-        for (char *line = text, *next; line && *line; line = next) {
-                char *sep, *opt, *save = NULL;
-
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS... - FSTYPE SOURCE SUPEROPTS" */
-                if (!strstr(line, " /proc ") || !(sep = strstr(line, " - proc ")))
-                        continue;
-                sep = strchr(sep + strlen(" - proc "), ' ');
-                if (!sep)
-                        continue;
-                hidepid = 0;
-                *ret_has_gid = false;
-                for (opt = strtok_r(sep + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
-                        if (startswith(opt, "hidepid=")) {
-                                const char *v = opt + strlen("hidepid=");
-
-                                hidepid = streq(v, "noaccess") || streq(v, "1")   ? 1
-                                        : streq(v, "invisible") || streq(v, "2")  ? 2
-                                        : streq(v, "ptraceable") || streq(v, "4") ? 4
-                                                                                  : 0;
-                        } else if (startswith(opt, "gid=")) {
-                                *ret_gid = (gid_t)strtoul(opt + strlen("gid="), NULL, 10);
-                                *ret_has_gid = true;
-                        }
-                }
-        }
-        return hidepid;
-}
-
-bool caller_may_ptrace(const Caller *c, pid_t pid) {
+bool bus_caller_may_ptrace(const Caller *c, pid_t pid) {
         uid_t uids[4];
         gid_t gids[4];
 
@@ -133,19 +95,33 @@ static bool caller_in_group(const Caller *c, gid_t gid) {
         return false;
 }
 
-int caller_visibility(const Caller *c, pid_t pid, int hidepid, gid_t gid, bool has_gid) {
+int bus_caller_visibility(const Caller *c, pid_t pid, int hidepid, gid_t gid, bool has_gid) {
         if (c->uid == 0 || hidepid == 0)
                 return 0;
         if (has_gid && caller_in_group(c, gid))
                 return 0;
-        if (caller_may_ptrace(c, pid))
+        if (bus_caller_may_ptrace(c, pid))
                 return 0;
         return hidepid == 1 ? -EACCES : -ESRCH;
 }
 
-int reply_busy(sd_bus_error *error, uid_t uid, uint64_t wait_usec) {
+int bus_caller_reply_busy(sd_bus_error *error, uid_t uid, uint64_t wait_usec) {
         return sd_bus_error_setf(
                 error, AFFINITYD_ERROR_BUSY,
                 "Calls of uid %u have used their share of affinityd's time; try again in %" PRIu64 " ms",
                 (unsigned)uid, (wait_usec + 999) / 1000);
+}
+
+int bus_caller_require_root(sd_bus_message *message, sd_bus_error *error, const char *what) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t euid;
+        int r;
+
+        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &euid);
+        if (r < 0 || euid != 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may %s.", what);
+        return 0;
 }

@@ -47,14 +47,7 @@ void bus_callers_free(Manager *m);
  * to the broker the first time a unique name calls, then cached for CALLER_CACHE_MAX names).
  * Returns 0, -ENOMEM, or sd-bus's negative errno (the caller's credentials are unknown: refuse).
  */
-int caller_get(Manager *m, sd_bus_message *message, Caller *ret);
-
-/*
- * hidepid= and gid= of the /proc the daemon sees (proc(5), /proc/self/mountinfo): returns 0 off
- * (also when mountinfo can't be read), 1 noaccess, 2 invisible, 4 ptraceable; *ret_gid and
- * *ret_has_gid say whether a gid= is set. Read at each call: an administrator may remount.
- */
-int proc_hidepid(gid_t *ret_gid, bool *ret_has_gid);
+int bus_caller_get(Manager *m, sd_bus_message *message, Caller *ret);
 
 /*
  * Whether caller c could read pid's /proc files that need ptrace access (PTRACE_MODE_READ:
@@ -63,16 +56,23 @@ int proc_hidepid(gid_t *ret_gid, bool *ret_has_gid);
  * (ptrace_may_access() also asks for a dumpable task and no LSM veto; this is at least as strict
  * on the ids). False when pid is gone.
  */
-bool caller_may_ptrace(const Caller *c, pid_t pid);
+bool bus_caller_may_ptrace(const Caller *c, pid_t pid);
 
 /*
- * What /proc shows caller c of pid, given hidepid and gid (proc_hidepid()): 0 everything,
+ * What /proc shows caller c of pid, given hidepid and gid (procfs_hidepid(), lib/procfs.h): 0 everything,
  * -EACCES the PID but none of its files (hidepid=noaccess), -ESRCH not even the PID (invisible,
  * ptraceable). The kernel's rule (has_pid_permissions()): a member of gid= sees all, otherwise
- * ptrace read access is needed (caller_may_ptrace()).
+ * ptrace read access is needed (bus_caller_may_ptrace()).
  */
-int caller_visibility(const Caller *c, pid_t pid, int hidepid, gid_t gid, bool has_gid);
+int bus_caller_visibility(const Caller *c, pid_t pid, int hidepid, gid_t gid, bool has_gid);
 
 /* Sets error to org.affinityd1.Error.Busy for uid, beyond its share, saying to retry in
  * wait_usec µs. Returns what sd_bus_error_setf() returns, for the method to return. */
-int reply_busy(sd_bus_error *error, uid_t uid, uint64_t wait_usec);
+int bus_caller_reply_busy(sd_bus_error *error, uid_t uid, uint64_t wait_usec);
+
+/*
+ * For methods only root may call: 0 when the sender of message has euid 0 (asked of the bus
+ * afresh, sd_bus_query_sender_creds()); else error is set to AccessDenied, "Only root may
+ * WHAT.", and its negative errno returned; or sd-bus's negative errno.
+ */
+int bus_caller_require_root(sd_bus_message *message, sd_bus_error *error, const char *what);

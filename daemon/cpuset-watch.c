@@ -13,7 +13,6 @@
 #include "debounce.h"
 #include "log.h"
 #include "macro.h"
-#include "util.h"
 
 typedef struct WatchedDir {
         int wd; /* first: the key of by_wd */

@@ -55,7 +55,7 @@ static bool target_is_checked(const Target *t) {
         return t->has_applied && (t->state == TARGET_APPLIED || t->state == TARGET_DRIFTED);
 }
 
-void drift_tick_done(DriftTick *k) {
+void device_drift_tick_done(DriftTick *k) {
         k->table = interrupt_table_free(k->table);
         cpuset_done(&k->online);
 }
@@ -84,7 +84,7 @@ static const InterruptTable *tick_interrupts(DevicePlacement *d, DriftTick *k) {
  * IRQ now, or /proc/irq/N gone), or TARGET_UNVERIFIABLE (not listed, or the file unreadable,
  * while /proc/irq/N exists): nothing is written then.
  */
-TargetPresence irq_presence_now(DevicePlacement *d, const Target *t, DriftTick *k) {
+TargetPresence device_irq_presence_now(DevicePlacement *d, const Target *t, DriftTick *k) {
         const InterruptTable *table = tick_interrupts(d, k);
         const InterruptLine *l = table ? interrupt_table_find(table, t->irq) : NULL;
         _cleanup_free_ char *identity = NULL;
@@ -137,7 +137,7 @@ static pid_t tick_irqbalance(DevicePlacement *d, DriftTick *k) {
  * Returns 1 when an IRQ was put back (its effective affinity is due for a check), 0, or -ENOMEM.
  */
 static int device_drift_check(DevicePlacement *d) {
-        _cleanup_(drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
+        _cleanup_(device_drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
         _cleanup_free_ Target **targets = NULL;
         bool effective = false;
         uint64_t now = 0;
@@ -184,7 +184,7 @@ static int device_drift_check(DevicePlacement *d) {
                         continue;
                 }
                 if (t->kind == TARGET_IRQ) {
-                        TargetPresence p = irq_presence_now(d, t, &tick);
+                        TargetPresence p = device_irq_presence_now(d, t, &tick);
 
                         if (p == TARGET_GONE) {
                                 log_debug(

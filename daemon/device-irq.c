@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Device placement of IRQs (device-placement-internal.h): irqs: rules' assignments covered, the
- * online check, the effective-affinity follow-up after a write, irqbalance detection, ListIrqs. */
+ * effective-affinity follow-up after a write, irqbalance detection, ListIrqs. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +18,8 @@
 #define IRQ_EFFECTIVE_DELAY_USEC (1000 * USEC_PER_MSEC)
 /* ... and again while it has not fired since, this many times at most. */
 #define IRQ_EFFECTIVE_CHECKS 10
+
+/* ---- effective affinity ---- */
 
 /* The total count of irq in table (every CPU column), UINT64_MAX when it has no line. */
 static uint64_t irq_total_count(const InterruptTable *table, unsigned irq) {
@@ -214,8 +216,6 @@ void irqbalance_check(DevicePlacement *d) {
                 (int)pid, strempty(irqs), strempty(banirq), strna(cpus_text));
 }
 
-/* ---- effective affinity ---- */
-
 static int on_effective_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* Checks the IRQs written since the last check (effective_pending) IRQ_EFFECTIVE_DELAY_USEC from
@@ -285,6 +285,8 @@ static int on_effective_timer(sd_event_source *s, uint64_t usec, void *userdata)
                 irq_effective_schedule(d);
         return 0;
 }
+
+/* ---- ListIrqs ---- */
 
 int device_placement_list_irqs(DevicePlacement *d, const IrqStatus **ret, size_t *ret_n) {
         const DeviceInventory *inv = d->inv;

@@ -147,7 +147,7 @@ int place_rfs(DevicePlacement *d, const DevicePlan *dp) {
 static const DeviceNet *inventory_find_ifindex(const DeviceInventory *inv, const char *identity) {
         unsigned ifindex;
 
-        if (parse_unsigned(identity, &ifindex) < 0)
+        if (device_parse_unsigned(identity, &ifindex) < 0)
                 return NULL;
         for (size_t i = 0; inv && i < inv->n_nets; i++)
                 if (inv->nets[i].queues.ifindex >= 0 && (unsigned)inv->nets[i].queues.ifindex == ifindex)

@@ -200,7 +200,7 @@ void target_free_void(void *p);
 /* "irq", "rps", ... (target_kind_table) → TargetKind, or _TARGET_KIND_INVALID. */
 TargetKind target_kind_from_string(const char *s);
 /* A decimal unsigned (digits only, no sign, no space). Returns 0 or -EINVAL. */
-int parse_unsigned(const char *s, unsigned *ret);
+int device_parse_unsigned(const char *s, unsigned *ret);
 /* The target (kind, key) of d's tree, or NULL. */
 Target *target_find(DevicePlacement *d, TargetKind kind, const char *key);
 /* A new target (not in the tree yet), its key parsed (irq, device, queue). Returns 0, -EINVAL (a
@@ -329,9 +329,9 @@ int targets_follow_renames(DevicePlacement *d, const DeviceInventory *inv);
 /* ---- device-drift.c ---- */
 
 /* Frees what k read. */
-void drift_tick_done(DriftTick *k);
+void device_drift_tick_done(DriftTick *k);
 /* Whether IRQ t is still the IRQ it was, by ROOT/proc/interrupts as read once per tick k. */
-TargetPresence irq_presence_now(DevicePlacement *d, const Target *t, DriftTick *k);
+TargetPresence device_irq_presence_now(DevicePlacement *d, const Target *t, DriftTick *k);
 /* Arms the device drift timer when drift-interval is set and something is applied; disarms it
  * otherwise. Returns 0 or -errno of sd-event (logged at debug). */
 int device_drift_update(DevicePlacement *d);

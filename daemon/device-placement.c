@@ -17,7 +17,6 @@
 
 #include "device-placement-internal.h"
 
-#include "irq.h"
 #include "rtnl-monitor.h"
 #include "uevent-monitor.h"
 
@@ -27,8 +26,6 @@
 #define DEVICE_DEBOUNCE_MAX_USEC (1000 * USEC_PER_MSEC)
 /* Rule-level lines logged for one plan generation, at most (then they may repeat). */
 #define LOGGED_MAX 1024
-
-/* ---- the pass ---- */
 
 /* ---- rule-level logging, once per plan generation ---- */
 
@@ -144,6 +141,8 @@ static void log_device_plan(DevicePlacement *d, const DevicePlan *dp) {
                         d, LOG_INFO, NULL, "RFS: %" PRIu32 " flow entries (net.core.rps_sock_flow_entries)",
                         dp->rfs_entries);
 }
+
+/* ---- the pass ---- */
 
 /* Targets no rule covered in this pass: their originals back where they still exist, records
  * of vanished ones dropped. A record is never dropped while what it describes exists and its
@@ -493,7 +492,7 @@ const DevicePlacementCounters *device_placement_counters(const DevicePlacement *
 }
 
 int device_placement_restore_all(DevicePlacement *d) {
-        _cleanup_(drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
+        _cleanup_(device_drift_tick_done) DriftTick tick = {.online = CPUSET_NULL};
         _cleanup_free_ Target **targets = NULL;
         size_t n = 0, restored = 0, kept = 0;
         int failed = 0, r;
@@ -517,7 +516,7 @@ int device_placement_restore_all(DevicePlacement *d) {
                 }
                 /* Still the same IRQ (/proc/interrupts read once), the same interface? */
                 if (t->kind == TARGET_IRQ)
-                        p = irq_presence_now(d, t, &tick);
+                        p = device_irq_presence_now(d, t, &tick);
                 else if (!queue_same_device(d, t))
                         p = TARGET_UNVERIFIABLE; /* renamed or gone since the last pass */
                 if (p == TARGET_GONE) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Device placement's originals (device-placement-internal.h): recorded in STATE_DIR/targets
  * (lib/state.h) before a target is first written, given back, and recovered at start from what a
- * previous instance left; restore-on-exit. */
+ * previous instance left. */
 
 #include <errno.h>
 #include <limits.h>

@@ -112,7 +112,7 @@ TargetKind target_kind_from_string(const char *s) {
         return _TARGET_KIND_INVALID;
 }
 
-int parse_unsigned(const char *s, unsigned *ret) {
+int device_parse_unsigned(const char *s, unsigned *ret) {
         unsigned long v;
         char *end;
 
@@ -132,7 +132,7 @@ static int target_parse_key(Target *t) {
 
         switch (t->kind) {
         case TARGET_IRQ:
-                return parse_unsigned(t->key, &t->irq);
+                return device_parse_unsigned(t->key, &t->irq);
         case TARGET_RFS:
                 return streq(t->key, RFS_KEY) ? 0 : -EINVAL;
         case TARGET_RPS:
@@ -141,7 +141,7 @@ static int target_parse_key(Target *t) {
                 prefix = t->kind == TARGET_XPS ? "tx-" : "rx-";
                 slash = strrchr(t->key, '/');
                 if (!slash || slash == t->key || strncmp(slash + 1, prefix, 3) != 0 ||
-                    parse_unsigned(slash + 4, &t->queue) < 0)
+                    device_parse_unsigned(slash + 4, &t->queue) < 0)
                         return -EINVAL;
                 t->device = strndup(t->key, (size_t)(slash - t->key));
                 return t->device ? 0 : -ENOMEM;
@@ -317,7 +317,7 @@ int target_parse_original(const Target *t, TargetValue *ret) {
         case TARGET_XPS:
                 return cpuset_parse_mask(t->original, &ret->cpus, NULL);
         default:
-                r = parse_unsigned(t->original, &v);
+                r = device_parse_unsigned(t->original, &v);
                 if (r < 0)
                         return r;
                 ret->count = v;

@@ -55,12 +55,6 @@ int log_level_from_string(const char *s) {
         return -EINVAL;
 }
 
-const char *log_level_to_string(int level) {
-        if (level < 0 || (size_t)level >= ELEMENTSOF(level_table))
-                return NULL;
-        return level_table[level];
-}
-
 LogTarget log_target_from_string(const char *s) {
         if (!s)
                 return _LOG_TARGET_INVALID;
@@ -70,12 +64,6 @@ LogTarget log_target_from_string(const char *s) {
         if (streq(s, "stderr"))
                 return LOG_TARGET_CONSOLE;
         return _LOG_TARGET_INVALID;
-}
-
-const char *log_target_to_string(LogTarget t) {
-        if (t < 0 || t >= _LOG_TARGET_MAX)
-                return NULL;
-        return target_table[t];
 }
 
 /* Like systemd's: JOURNAL_STREAM=DEV:INODE names the stream systemd connected our stderr to. */
@@ -105,10 +93,6 @@ void log_set_target(LogTarget t) {
                 return;
         }
         target = t;
-}
-
-LogTarget log_get_target(void) {
-        return target;
 }
 
 static void write_console(const char *message) {

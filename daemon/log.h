@@ -72,20 +72,15 @@ static inline bool log_level_enabled(int level) {
  * "notice", "info", "debug", or a number 0..7. Returns the syslog level or -EINVAL.
  */
 int log_level_from_string(const char *s);
-/* The syslog name of level ("err", "debug", …), or NULL if out of range. */
-const char *log_level_to_string(int level);
 
 /* Parses "auto", "console" (or "stderr"), "journal". Returns a LogTarget or -EINVAL. */
 LogTarget log_target_from_string(const char *s);
-const char *log_target_to_string(LogTarget t);
 
 /*
  * Chooses where messages go. LOG_TARGET_AUTO checks JOURNAL_STREAM against fstat(2) of fd 2
  * now. Call again after changing the target; before the first call messages go to stderr.
  */
 void log_set_target(LogTarget t);
-/* The target in use after resolution: LOG_TARGET_CONSOLE or LOG_TARGET_JOURNAL. */
-LogTarget log_get_target(void);
 
 /*
  * Writes one message (format is printf(3) with "%m" = strerror(abs(error)); errno is

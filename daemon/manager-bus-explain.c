@@ -9,6 +9,7 @@
 
 #include "bus-caller.h"
 #include "bus-util.h"
+#include "procfs.h"
 #include "manager-bus-internal.h"
 #include "manager-explain.h"
 #include "util.h"
@@ -251,13 +252,13 @@ int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error)
         r = sd_bus_message_read(message, "u", &pid);
         if (r < 0)
                 return r;
-        r = caller_get(m, message, &c);
+        r = bus_caller_get(m, message, &c);
         if (r < 0)
                 return r;
         if (c.uid != 0) {
                 wait = caller_budget_wait(&m->bus_budget, c.uid, now_monotonic_usec());
                 if (wait > 0)
-                        return reply_busy(error, c.uid, wait);
+                        return bus_caller_reply_busy(error, c.uid, wait);
         }
         for (ExplainJob *x = m->explain_jobs; x; x = x->next)
                 n_uid += x->uid == c.uid;
@@ -266,8 +267,8 @@ int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error)
                         error, AFFINITYD_ERROR_BUSY, "%u Explain calls are being answered; try again later",
                         c.uid != 0 && n_uid >= EXPLAIN_JOBS_PER_UID ? n_uid : m->n_explain_jobs);
 
-        hidepid = c.uid != 0 ? proc_hidepid(&gid, &has_gid) : 0;
-        r = pid > INT32_MAX ? -ESRCH : caller_visibility(&c, (pid_t)pid, hidepid, gid, has_gid);
+        hidepid = c.uid != 0 ? procfs_hidepid(NULL, &gid, &has_gid) : 0;
+        r = pid > INT32_MAX ? -ESRCH : bus_caller_visibility(&c, (pid_t)pid, hidepid, gid, has_gid);
         if (r == -EACCES)
                 return sd_bus_error_setf(
                         error, SD_BUS_ERROR_ACCESS_DENIED,
@@ -282,7 +283,7 @@ int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         /* Visible, but the executable is behind ptrace access (the PID may be a thread's). */
-        if (c.uid != 0 && !caller_may_ptrace(&c, e->pid)) {
+        if (c.uid != 0 && !bus_caller_may_ptrace(&c, e->pid)) {
                 r = redact_exe(e);
                 if (r < 0)
                         return r;

@@ -9,6 +9,7 @@
 #include "device-placement.h"
 #include "bus-util.h"
 #include "bus-caller.h"
+#include "procfs.h"
 #include "manager-bus-internal.h"
 #include "manager-explain.h"
 #include "util.h"
@@ -154,19 +155,13 @@ static int method_list_policies(sd_bus_message *message, void *userdata, sd_bus_
 }
 
 static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         _cleanup_free_ char *text = NULL;
         Manager *m = userdata;
-        uid_t euid;
         int r;
 
-        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        r = bus_caller_require_root(message, error, "reload affinityd");
         if (r < 0)
                 return r;
-        r = sd_bus_creds_get_euid(creds, &euid);
-        if (r < 0 || euid != 0)
-                return sd_bus_error_set(
-                        error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may reload affinityd.");
 
         r = manager_reload(m, &text);
         if (r < 0) {
@@ -194,14 +189,14 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
         bool has_gid = false;
         int hidepid = 0, r;
 
-        r = caller_get(m, message, &c);
+        r = bus_caller_get(m, message, &c);
         if (r < 0)
                 return r;
         if (c.uid != 0) {
                 wait = caller_budget_wait(&m->bus_budget, c.uid, t0);
                 if (wait > 0)
-                        return reply_busy(error, c.uid, wait);
-                hidepid = proc_hidepid(&gid, &has_gid);
+                        return bus_caller_reply_busy(error, c.uid, wait);
+                hidepid = procfs_hidepid(NULL, &gid, &has_gid);
         }
         r = manager_list_processes(m, &list, &n);
         if (r < 0)
@@ -219,7 +214,7 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
                 const char *comm, *policy;
 
                 /* Under hidepid=, what /proc would show the caller. */
-                if (hidepid > 0 && caller_visibility(&c, list[i]->pid, hidepid, gid, has_gid) < 0)
+                if (hidepid > 0 && bus_caller_visibility(&c, list[i]->pid, hidepid, gid, has_gid) < 0)
                         continue;
                 r = tracked_process_cpus(list[i], &cpus);
                 if (r < 0)
@@ -246,17 +241,12 @@ static int method_list_processes(sd_bus_message *message, void *userdata, sd_bus
 }
 
 static int method_rescan(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         Manager *m = userdata;
-        uid_t euid;
         int r;
 
-        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        r = bus_caller_require_root(message, error, "rescan");
         if (r < 0)
                 return r;
-        r = sd_bus_creds_get_euid(creds, &euid);
-        if (r < 0 || euid != 0)
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may rescan.");
 
         r = manager_rescan_all(m);
         if (r == -EOPNOTSUPP)

@@ -19,7 +19,8 @@
  * (their priority is SD_EVENT_PRIORITY_NORMAL): a flood of calls waits while processes are
  * placed (and, while events keep coming, once every 1024 of them: manager-events.c, on_bus_guard()).
  * Explain reads threads on the worker thread and merges them in steps at the priority after that
- * (manager-bus.c, manager_explain_read() and manager_explain_merge()).
+ * (manager-bus-explain.c, with manager-explain.c's manager_explain_read() and
+ * manager_explain_merge()).
  */
 #define AFFINITYD_BUS_EVENT_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 10)
 

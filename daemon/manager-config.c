@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Configuration: loading and reloading policies (lib/policy-yaml.c), installing the plan,
+/* Configuration: loading and reloading policies (lib/policy-yaml.h), installing the plan,
  * and re-planning after CPU hotplug (kernel uevents). */
 
 #include <errno.h>
@@ -21,9 +21,21 @@
 #include "policy-yaml.h"
 #include "unit-placement.h"
 #include "manager-internal.h"
+#include "util.h"
 
 /* ---- configuration ---- */
 
+/* The index in plan of the active policy named name, or -ENOENT. */
+static int plan_find_active(const Plan *plan, const char *name) {
+        for (size_t i = 0; i < plan->n_policies; i++)
+                if (plan->policies[i].policy && streq(plan->policies[i].policy->name, name))
+                        return plan->policies[i].pending_reason ? -ENOENT : (int)i;
+        return -ENOENT;
+}
+
+/* Logs each diagnostic of d as "file:line:column: message": errors at error_level (LOG_ERR at
+ * startup, LOG_WARNING for a reload that keeps the running configuration), warnings at
+ * LOG_WARNING. */
 void log_diagnostics(const Diagnostics *d, int error_level) {
         for (size_t i = 0; i < d->n_items; i++) {
                 _cleanup_free_ char *line = NULL;
@@ -92,6 +104,9 @@ static int manager_load(
         return 0;
 }
 
+/* The machine's topology from hwloc: the XML file of --topology= when given (tests, planning for
+ * another machine), else this machine's. Returns 0 and *ret, or topology_load_*()'s negative
+ * errno. */
 int manager_load_topology(Manager *m, Topology **ret) {
         if (m->topology_path)
                 return topology_load_xml(m->topology_path, ret);
@@ -313,7 +328,7 @@ static char *plan_pending_names(const Plan *plan) {
  * rescan. Targets come from the plan, which holds online CPUs only, so no empty mask is ever
  * written (and the kernel refuses a mask with no online CPU). One info line per re-plan.
  */
-int manager_replan_topology(Manager *m) {
+static int manager_replan_topology(Manager *m) {
         _cleanup_(topology_freep) Topology *topology = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *online = NULL, *pending = NULL;

@@ -8,8 +8,6 @@
 #include "manager-devices.h"
 #include "manager-internal.h"
 
-#include "util.h"
-
 /* DeviceContext.drift_detected and DriftContext.drift_detected: the DriftDetected signal. */
 static void on_drift_detected(
         void *userdata, const char *kind, const char *target, const char *rule, const char *found,

@@ -16,7 +16,6 @@
 #include "device-placement.h"
 #include "drift.h"
 #include "log.h"
-#include "manager-bus.h"
 #include "manager-state.h"
 #include "manager.h"
 #include "match.h"
@@ -79,6 +78,8 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
         manager_forget_gone(m, p);
         return 0;
 }
+
+/* ---- matches deferred to the worker ---- */
 
 /*
  * Matches that need a command line longer than MATCH_CMDLINE_BUDGET are decided on the worker's
@@ -271,6 +272,8 @@ static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timest
         return 0;
 }
 
+/* ---- fork, exec, comm, uid, exit ---- */
+
 static int on_fork_process(Manager *m, const ProcEvent *ev) {
         TrackedProcess *parent, *old, *p;
         const TrackedThread *forker;
@@ -284,9 +287,9 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
          * parent exited right after forking (daemons do): the entry is the best knowledge. */
         if (manager_verify_process(m, parent) == 0)
                 return 0;
-        if (!process_plan(m, parent))
+        if (!manager_process_plan(m, parent))
                 return 0; /* its policy went away in a reload: the rescan decides for both */
-        if (process_plan(m, parent)->pending_reason)
+        if (manager_process_plan(m, parent)->pending_reason)
                 return 0; /* kept as it is while a CPU change left its policy pending */
 
         r = procfs_read_stat(NULL, ev->pid, 0, &st);
@@ -329,7 +332,7 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
 
         /* The child's mask is a copy of the forking thread's, which is our doing: its original
          * is that thread's original. */
-        forker = tracked_process_find_thread(parent, ev->parent_pid);
+        forker = tracked_process_thread(parent, ev->parent_pid);
         if (forker && forker->has_original)
                 r = cpuset_copy(&p->original, thread_original(parent, forker));
         else if (parent->has_original)
@@ -358,7 +361,7 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         return r == -ESRCH ? 0 : r;
 }
 
-int on_fork_thread(Manager *m, const ProcEvent *ev) {
+static int on_fork_thread(Manager *m, const ProcEvent *ev) {
         _cleanup_(place_context_done) PlaceContext ctx = {};
         TrackedProcess *p;
         int r;
@@ -511,7 +514,7 @@ static int on_exec(Manager *m, const ProcEvent *ev) {
 
 /* Re-evaluates one thread's rule (a thread renamed itself). */
 static int manager_reevaluate_thread(Manager *m, TrackedProcess *p, pid_t tid, uint64_t timestamp_ns) {
-        const PolicyPlan *pp = process_plan(m, p);
+        const PolicyPlan *pp = manager_process_plan(m, p);
         _cleanup_(place_context_done) PlaceContext ctx = {.manager = m, .process = p};
         int r;
 
@@ -575,7 +578,7 @@ static int on_uid(Manager *m, const ProcEvent *ev) {
 static bool process_exit_is_final(const Manager *m, TrackedProcess *p, uint64_t timestamp_ns) {
         if (!p->placed || m->rescan_source || timestamp_ns <= p->identity_ns)
                 return false;
-        return p->n_threads == 0 || (p->n_threads == 1 && tracked_process_find_thread(p, p->pid));
+        return p->n_threads == 0 || (p->n_threads == 1 && tracked_process_thread(p, p->pid));
 }
 
 static int on_exit_event(Manager *m, const ProcEvent *ev) {
@@ -586,7 +589,7 @@ static int on_exit_event(Manager *m, const ProcEvent *ev) {
         if (!p)
                 return 0;
         if (ev->pid != ev->tgid) {
-                t = tracked_process_find_thread(p, ev->pid);
+                t = tracked_process_thread(p, ev->pid);
                 if (t)
                         tracked_process_remove_thread(p, t); /* frees its spread slot */
                 if (p->leader_exited) {
@@ -608,27 +611,14 @@ static int on_exit_event(Manager *m, const ProcEvent *ev) {
         return 0;
 }
 
+/* ---- lost events ---- */
+
 /* Runs the rescan scheduled by on_lost(), from whichever of its two sources fires first. */
 static void manager_run_scheduled_rescan(Manager *m) {
         m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
         m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->counters.rescans++;
         (void)manager_rescan(m);
-}
-
-int manager_rescan_all(Manager *m) {
-        int r;
-
-        if (m->topology_path)
-                return -EOPNOTSUPP;
-        m->counters.rescans++;
-        r = manager_rescan(m);
-        if (r < 0)
-                return r;
-        manager_settle_units(m);
-        r = device_placement_apply(m->devices);
-        manager_notify(m, NULL);
-        return r;
 }
 
 static int on_rescan(sd_event_source *s, void *userdata) {
@@ -691,6 +681,8 @@ static int on_monitor_error(Manager *m, const ProcEvent *ev) {
                         ev->retry_usec / USEC_PER_MSEC, suppressed > 0 ? " (the error persists)" : "");
         return 0;
 }
+
+/* ---- dispatch, and the bus between events ---- */
 
 static const char *proc_event_type_name(ProcEventType t) {
         static const char *const names[] = {
@@ -755,6 +747,10 @@ static void manager_bus_guard_count(Manager *m) {
         (void)sd_event_source_set_enabled(m->bus_guard_source, SD_EVENT_ONESHOT);
 }
 
+/* The proc connector's handler (proc_monitor_handler_t, userdata the Manager): counts the event,
+ * lets the bus in every BUS_GUARD_EVENTS events, and dispatches
+ * it unless it is about the daemon itself. Returns 0; a failure is
+ * logged, rate-limited, not returned (the monitor goes on). */
 int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata) {
         Manager *m = userdata;
         unsigned suppressed = 0;

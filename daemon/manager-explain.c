@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fileio.h"
 #include "manager-explain.h"
 #include "manager-internal.h"
 

@@ -6,7 +6,7 @@
  * (or would be), the lines saying what that policy applies and why it matched, why each policy
  * before it did not, and per-thread evidence (the mask asked for, the mask the kernel reports,
  * the CPU it last ran on, migrations, run-queue delay and involuntary switches). The data behind
- * org.affinityd1.Manager.Explain; daemon/manager-bus.c only marshals it.
+ * org.affinityd1.Manager.Explain; daemon/manager-bus-explain.c only marshals it.
  */
 
 #include <stdbool.h>

@@ -78,7 +78,6 @@ int cpuset_store_if_differs(CpuSet **slot, const CpuSet *value, const CpuSet *co
 const CpuSet *thread_original(const TrackedProcess *p, const TrackedThread *t);
 const CpuSet *thread_effective(const TrackedThread *t);
 int thread_set_applied(TrackedThread *t, const CpuSet *applied, const CpuSet *effective);
-TrackedThread *tracked_process_find_thread(TrackedProcess *p, pid_t tid);
 int tracked_process_add_thread(TrackedProcess *p, pid_t tid, TrackedThread **ret);
 void process_spread_release(TrackedProcess *p, pid_t tid);
 void tracked_process_remove_thread(TrackedProcess *p, TrackedThread *t);
@@ -89,7 +88,7 @@ CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r);
 TrackedProcess *tracked_process_free(TrackedProcess *p);
 void tracked_process_free_void(void *p);
 int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy, TrackedProcess **ret);
-const PolicyPlan *process_plan(const Manager *m, const TrackedProcess *p);
+void tracked_process_remove(Manager *m, TrackedProcess *p);
 const char *process_policy_label(const Manager *m, const TrackedProcess *p);
 
 /* manager-state.c (the rest of it: manager-state.h) */
@@ -97,7 +96,6 @@ void manager_remove_process(Manager *m, TrackedProcess *p);
 
 /* placement.c */
 void place_context_done(PlaceContext *ctx);
-int thread_record_original(PlaceContext *ctx, TrackedThread *t, const CpuSet *current);
 int place_thread(PlaceContext *ctx, pid_t tid);
 int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads);
 int process_spread_settle(Manager *m, TrackedProcess *p);
@@ -119,11 +117,9 @@ bool process_is_dead(pid_t pid, const ProcfsStat *st);
 void manager_forget_gone(Manager *m, TrackedProcess *p);
 
 /* manager-events.c */
-int on_fork_thread(Manager *m, const ProcEvent *ev);
 int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata);
 
 /* manager-rescan.c */
-int plan_find_active(const Plan *plan, const char *name);
 int manager_rescan(Manager *m);
 void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata);
 void manager_settle_units(Manager *m);
@@ -134,12 +130,9 @@ void log_plan(Manager *m, const Plan *plan);
 int manager_load_topology(Manager *m, Topology **ret);
 int manager_install(Manager *m, Config *config, Plan *plan);
 const char *config_counts(const Config *c, size_t n_pending, char *buf, size_t size);
-int manager_replan_topology(Manager *m);
 void manager_start_uevents(Manager *m);
 
-/* manager.c */
-uint64_t now_realtime_usec(void);
-size_t plan_n_pending(const Plan *plan);
+/* manager-status.c */
 void manager_set_state(Manager *m, ManagerState s);
 void manager_notify(Manager *m, const char *extra);
 void manager_record_latency(Manager *m, uint64_t timestamp_ns);

@@ -11,17 +11,17 @@
 #include "drift.h"
 #include "log.h"
 #include "manager-internal.h"
-#include "manager-state.h"
 #include "match.h"
 #include "plan.h"
 #include "procfs.h"
 #include "util.h"
 
-/* Forgets a process that is gone; if its placement never completed, it counts as vanished. */
+/* See manager.h. */
 void manager_release_process(Manager *m, TrackedProcess *p) {
         manager_remove_process(m, p);
 }
 
+/* Forgets a process that is gone; if its placement never completed, it counts as vanished. */
 void manager_forget_gone(Manager *m, TrackedProcess *p) {
         if (!p->placed)
                 m->counters.processes_vanished++;
@@ -72,6 +72,7 @@ int manager_match_pid_stat(
         return k;
 }
 
+/* manager_match_pid_stat() without a /proc/PID/stat read at hand. */
 int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]) {
         return manager_match_pid_stat(m, pid, explicit_only, NULL, ret_comm);
 }

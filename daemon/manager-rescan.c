@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "cpuset-watch.h"
+#include "device-placement.h"
 #include "log.h"
 #include "manager.h"
 #include "plan.h"
@@ -18,14 +19,6 @@
 #include "manager-internal.h"
 
 /* ---- scans ---- */
-
-/* The index in plan of the active policy named name, or -ENOENT. */
-int plan_find_active(const Plan *plan, const char *name) {
-        for (size_t i = 0; i < plan->n_policies; i++)
-                if (plan->policies[i].policy && streq(plan->policies[i].policy->name, name))
-                        return plan->policies[i].pending_reason ? -ENOENT : (int)i;
-        return -ENOENT;
-}
 
 /* A process a scan found that the daemon does not track. */
 typedef struct ScanCandidate {
@@ -59,8 +52,8 @@ static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
         int r;
 
         parent = manager_find_process(m, st->ppid);
-        if (!parent || parent->explicit_only || !process_plan(m, parent) ||
-            process_plan(m, parent)->pending_reason || parent->starttime > st->starttime)
+        if (!parent || parent->explicit_only || !manager_process_plan(m, parent) ||
+            manager_process_plan(m, parent)->pending_reason || parent->starttime > st->starttime)
                 return 0;
 
         r = procfs_read_exe(NULL, pid, &exe);
@@ -133,7 +126,7 @@ int manager_rescan(Manager *m) {
                         list[i] = NULL;
                         continue;
                 }
-                if (process_plan(m, p) && process_plan(m, p)->pending_reason) {
+                if (manager_process_plan(m, p) && manager_process_plan(m, p)->pending_reason) {
                         /* Kept as it is by a CPU change that made its policy pending
                          * (manager_replan_topology()), until the policy resolves again. */
                         p->rescan_policy = (int)p->policy;
@@ -157,7 +150,7 @@ int manager_rescan(Manager *m) {
                                 continue; /* not decided yet */
                         if (parent && (parent->rescan_policy >= 0 || parent->rescan_policy == -ENOENT))
                                 p->rescan_policy = parent->rescan_policy;
-                        else if (process_plan(m, p) && !process_plan(m, p)->pending_reason)
+                        else if (manager_process_plan(m, p) && !manager_process_plan(m, p)->pending_reason)
                                 p->rescan_policy = (int)p->policy;
                         else
                                 p->rescan_policy = manager_match_pid(m, p->pid, p->explicit_only, NULL);
@@ -260,12 +253,14 @@ static void manager_verify_all(Manager *m, const char *why) {
         for (size_t i = 0; i < n; i++) {
                 TrackedProcess *p = list[i];
 
-                if (!process_plan(m, p) || process_plan(m, p)->pending_reason)
+                if (!manager_process_plan(m, p) || manager_process_plan(m, p)->pending_reason)
                         continue;
                 (void)place_process(m, p, false, 0, 0);
         }
 }
 
+/* The cgroup watch's handler (cpuset_watch_handler_t, userdata the Manager): after a burst of
+ * cpuset writes, every tracked process is checked against what the kernel reports now. */
 void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata) {
         Manager *m = userdata;
         _cleanup_free_ char *why = NULL;
@@ -280,4 +275,20 @@ void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata) {
 void manager_settle_units(Manager *m) {
         if (m->units && unit_placement_take_changed(m->units))
                 manager_verify_all(m, "changing units' AllowedCPUs=");
+}
+
+/* See manager.h: the Rescan method. */
+int manager_rescan_all(Manager *m) {
+        int r;
+
+        if (m->topology_path)
+                return -EOPNOTSUPP;
+        m->counters.rescans++;
+        r = manager_rescan(m);
+        if (r < 0)
+                return r;
+        manager_settle_units(m);
+        r = device_placement_apply(m->devices);
+        manager_notify(m, NULL);
+        return r;
 }

@@ -137,7 +137,7 @@ typedef struct RestoreContext {
         unsigned n_failed;
 } RestoreContext;
 
-static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
+static int recovered_thread_restore(pid_t pid, pid_t tid, void *userdata) {
         RestoreContext *c = userdata;
         const StateProcess *s = c->state;
         const StateThread *st = state_process_find_thread(s, tid);
@@ -255,7 +255,7 @@ void manager_state_finish_recovery(Manager *m) {
                 /* Still managed: give back only what the new placement did not take over (a
                  * policy that lost its scheduler: keys while the daemon was down). Not managed any
                  * more: give everything back. */
-                r = procfs_foreach_thread(NULL, s->pid, restore_thread_visitor, &c);
+                r = procfs_foreach_thread(NULL, s->pid, recovered_thread_restore, &c);
                 if (p) {
                         p->state_dirty = true;
                         manager_state_save(m, p); /* the file now says what this instance knows */
@@ -282,11 +282,11 @@ void manager_state_finish_recovery(Manager *m) {
         m->n_recovered = 0;
 }
 
+/* ---- removing a process ---- */
+
 /* Stops tracking p: its state file is removed (nothing is left to give back after a crash)
  * and it leaves the table; p is freed. */
 void manager_remove_process(Manager *m, TrackedProcess *p) {
         manager_state_drop(m, p);
-        if (tdelete(p, &m->processes, compare_pid))
-                m->n_processes--;
-        tracked_process_free(p);
+        tracked_process_remove(m, p);
 }

@@ -53,26 +53,10 @@ ManagerBusKind manager_bus_kind_from_string(const char *s) {
         return _MANAGER_BUS_KIND_INVALID;
 }
 
-/* CLOCK_REALTIME in µs (LastReloadUSec). */
-uint64_t now_realtime_usec(void) {
-        struct timespec ts;
-
-        (void)clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / NSEC_PER_USEC;
-}
-
 uint64_t manager_latency_usec(const Manager *m, double q) {
         uint64_t ns = q >= 1.0 ? m->latency.max_ns : latency_quantile(&m->latency, q);
         /* Round up, so a recorded placement never reads as 0 µs. */
         return (ns + NSEC_PER_USEC - 1) / NSEC_PER_USEC;
-}
-
-size_t plan_n_pending(const Plan *plan) {
-        size_t n = 0;
-        for (size_t i = 0; plan && i < plan->n_policies; i++)
-                if (plan->policies[i].pending_reason)
-                        n++;
-        return n;
 }
 
 int manager_degraded_reasons(const Manager *m, char ***ret) {
@@ -121,6 +105,8 @@ void manager_notify(Manager *m, const char *extra) {
                 m->discovery == MANAGER_DISCOVERY_POLLING ? ", polling /proc" : "");
 }
 
+/* Records in the latency histogram the time from timestamp_ns (an event's CLOCK_MONOTONIC
+ * timestamp from the proc connector, in ns; 0: none, as for scans) to now. */
 void manager_record_latency(Manager *m, uint64_t timestamp_ns) {
         uint64_t now = now_monotonic_nsec();
 

@@ -23,7 +23,6 @@
 #include "manager-devices.h"
 #include "manager-state.h"
 #include "manager.h"
-#include "match.h"
 #include "plan.h"
 #include "policy-bus.h"
 #include "policy-yaml.h"
@@ -64,6 +63,7 @@ static int manager_start_discovery(Manager *m) {
                 int force_error = 0;
 
                 m->discovery = MANAGER_DISCOVERY_NETLINK;
+                proc_monitor_set_debug(m->monitor, log_get_max_level() >= LOG_DEBUG);
                 log_debug("Subscribed to the proc connector");
                 /* The kernel reports twice what it granted (bookkeeping). */
                 if (proc_monitor_get_receive_buffer(m->monitor, &rcvbuf, &force_error) >= 0 &&

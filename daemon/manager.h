@@ -185,7 +185,7 @@ typedef struct CpusetRefusal {
 #define MATCH_BUDGET_RATE_USEC (10U * 1000U)
 /* ... of them at most this many of one unprivileged uid (the real uid of the process). */
 #define MATCH_DEFERRED_PER_UID 8U
-/* Explain calls being answered at once, all callers (manager-bus.c): each has at most one job on
+/* Explain calls being answered at once, all callers (manager-bus-explain.c): each has at most one job on
  * the worker. */
 #define EXPLAIN_JOBS_MAX 16U
 /* The worker's jobs: room for both, so that neither waits for the other's slots. */
@@ -276,7 +276,7 @@ struct Manager {
         bool force_placement; /* manager_rescan() writes every thread, not only changed targets */
         bool polling_pass;    /* a /proc polling pass: placed threads are not read back */
         /* Matches that need a long command line, decided on the worker's thread (manager-events.c,
-         * worker.h); the worker also reads /proc for Explain (manager-bus.c). */
+         * worker.h); the worker also reads /proc for Explain (manager-bus-explain.c). */
         size_t cmdline_budget;                      /* ProcessFacts.cmdline_budget for the match at hand */
         DeferredMatch deferred[MATCH_DEFERRED_MAX]; /* submitted, not handed back yet */
         size_t n_deferred;
@@ -287,7 +287,7 @@ struct Manager {
          * them without it, as it is the only writer. */
         pthread_rwlock_t plan_lock;
         /* Unprivileged D-Bus callers' share of the loop's time, and the Explain calls being
-         * answered in steps (manager-bus.c). */
+         * answered in steps (manager-bus-explain.c). */
         CallerBudget bus_budget;
         CallerBudget match_budget;           /* unprivileged uids' share of the worker's matching time */
         sd_event_source *match_share_source; /* when a waiting match's uid has time again */

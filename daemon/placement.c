@@ -26,6 +26,7 @@
 
 /* ---- placement ---- */
 
+/* Releases what ctx holds (its cpuset, its error text); for _cleanup_. */
 void place_context_done(PlaceContext *ctx) {
         cpuset_done(&ctx->cpuset_allowed);
         ctx->error_text = mfree(ctx->error_text);
@@ -42,7 +43,7 @@ void place_context_done(PlaceContext *ctx) {
  */
 static int thread_target(
         Manager *m, TrackedProcess *p, pid_t tid, const char *thread_comm, CpuSet *buf, const CpuSet **ret) {
-        const PolicyPlan *pp = process_plan(m, p);
+        const PolicyPlan *pp = manager_process_plan(m, p);
         ThreadCpusChoice c = thread_cpus_choice(pp, thread_comm);
         int r;
 
@@ -92,7 +93,7 @@ static int process_spread_update(Manager *m, TrackedProcess *p) {
 
         if (!p->spread)
                 return 0;
-        order = thread_spread_order(process_plan(m, p), &n_order);
+        order = thread_spread_order(manager_process_plan(m, p), &n_order);
         r = spread_slots_cpus(&p->spread->slots, order, n_order, &handed);
         if (r < 0)
                 return r;
@@ -127,7 +128,7 @@ static void report_narrowing(
         _cleanup_free_ char *req = NULL, *eff = NULL;
         bool subset = cpuset_is_subset(effective, requested);
         /* Sized for the configuration in force; no flag for a process without a policy in it. */
-        bool *reported = process_plan(m, p) ? &m->narrowing_reported[p->policy] : NULL;
+        bool *reported = manager_process_plan(m, p) ? &m->narrowing_reported[p->policy] : NULL;
         bool already = !reported || *reported;
 
         if (subset && already && !log_level_enabled(LOG_DEBUG))
@@ -176,7 +177,7 @@ static void effective_search_action(const void *nodep, VISIT which, void *userda
 static bool mask_is_ours(Manager *m, const TrackedProcess *p, const CpuSet *mask) {
         MaskSearch s = {.mask = mask};
 
-        if (thread_mask_in_plan(process_plan(m, p), mask))
+        if (thread_mask_in_plan(manager_process_plan(m, p), mask))
                 return true;
         twalk_r(p->threads, effective_search_action, &s);
         return s.found;
@@ -188,7 +189,7 @@ static bool mask_is_ours(Manager *m, const TrackedProcess *p, const CpuSet *mask
  * created after placement, a child forked by a placed process), not chosen by the program:
  * such a thread gets the process's original instead.
  */
-int thread_record_original(PlaceContext *ctx, TrackedThread *t, const CpuSet *current) {
+static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const CpuSet *current) {
         TrackedProcess *p = ctx->process;
         const StateProcess *rec = manager_state_recovered(ctx->manager, p);
         int r;
@@ -362,7 +363,7 @@ static int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, co
         bool restore;
         int r;
 
-        restore = !thread_sched_spec(process_plan(m, p), thread_comm, &spec);
+        restore = !thread_sched_spec(manager_process_plan(m, p), thread_comm, &spec);
         if (restore && (!t->sched || !t->sched->has_applied))
                 return 0;
         if (!t->sched) {
@@ -517,7 +518,7 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL, target_buf = CPUSET_NULL;
         Manager *m = ctx->manager;
         TrackedProcess *p = ctx->process;
-        const PolicyPlan *pp = process_plan(m, p);
+        const PolicyPlan *pp = manager_process_plan(m, p);
         const CpuSet *target, *allowed;
         char comm[16] = "";
         TrackedThread *t;
@@ -545,7 +546,7 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
                                 p->comm, (int)p->pid, (int)tid);
         }
 
-        t = tracked_process_find_thread(p, tid);
+        t = tracked_process_thread(p, tid);
         if (!t) {
                 r = tracked_process_add_thread(p, tid, &t);
                 if (r < 0)
@@ -662,7 +663,7 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         return 0;
 
 gone:
-        t = tracked_process_find_thread(p, tid);
+        t = tracked_process_thread(p, tid);
         if (t)
                 tracked_process_remove_thread(p, t);
         return -ESRCH;
@@ -681,7 +682,7 @@ static void process_migrate_memory(Manager *m, TrackedProcess *p) {
         _cleanup_free_ NumaNodePages *before = NULL, *after = NULL;
         _cleanup_cpuset_ CpuSet from = CPUSET_NULL, off = CPUSET_NULL;
         _cleanup_free_ char *nodes = NULL;
-        const PolicyPlan *pp = process_plan(m, p);
+        const PolicyPlan *pp = manager_process_plan(m, p);
         size_t n_before = 0, n_after = 0;
         NumaNodePages a, b;
         int r;
@@ -736,25 +737,13 @@ static void process_migrate_memory(Manager *m, TrackedProcess *p) {
 }
 
 /*
- * Places every thread of p under its policy (threads created meanwhile included). On
- * completion counts p as placed (once). If the process is gone: counts it as vanished if its
- * placement had never completed, removes it, and returns -ESRCH (p is freed). timestamp_ns is
- * the event's kernel timestamp for the latency histogram, 0 for scans. n_threads: the
- * num_threads of a /proc/PID/stat read just before, 0 if unknown.
- *
- * With the proc connector, a thread created after the threads are listed is announced by its
- * FORK event, handled after this (on_fork_thread()): one pass over /proc/PID/task is enough,
- * and none for a process that had one thread (the leader, as after every exec). Only /proc
- * polling needs the passes that catch threads created meanwhile. See docs/performance.md.
- */
-/*
  * via: systemd: places the unit of p (from its cgroup) through systemd, once per unit and plan.
  * True when that is effective, so p's threads need no affinity write; false for every other
  * policy and whenever the caller must fall back to placing p's threads (reported by
  * unit_placement_place()).
  */
 static bool place_process_unit(Manager *m, TrackedProcess *p) {
-        const PolicyPlan *pp = process_plan(m, p);
+        const PolicyPlan *pp = manager_process_plan(m, p);
         _cleanup_(process_facts_done) ProcessFacts f = {};
         int r;
 
@@ -776,6 +765,18 @@ static bool place_process_unit(Manager *m, TrackedProcess *p) {
         return r > 0;
 }
 
+/*
+ * Places every thread of p under its policy (threads created meanwhile included). On
+ * completion counts p as placed (once). If the process is gone: counts it as vanished if its
+ * placement had never completed, removes it, and returns -ESRCH (p is freed). timestamp_ns is
+ * the event's kernel timestamp for the latency histogram, 0 for scans. n_threads: the
+ * num_threads of a /proc/PID/stat read just before, 0 if unknown.
+ *
+ * With the proc connector, a thread created after the threads are listed is announced by its
+ * FORK event, handled after this (on_fork_thread()): one pass over /proc/PID/task is enough,
+ * and none for a process that had one thread (the leader, as after every exec). Only /proc
+ * polling needs the passes that catch threads created meanwhile. See docs/performance.md.
+ */
 int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads) {
         _cleanup_(place_context_done) PlaceContext ctx = {
                 .manager = m,
@@ -931,7 +932,7 @@ int process_spread_settle(Manager *m, TrackedProcess *p) {
 static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {
         PlaceContext *ctx = userdata;
         TrackedProcess *p = ctx->process;
-        TrackedThread *t = tracked_process_find_thread(p, tid);
+        TrackedThread *t = tracked_process_thread(p, tid);
         const ThreadSched *sched = NULL;
         const CpuSet *original;
         int r;

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "bus-util.h"
-#include "manager-bus.h"
 #include "policy-bus.h"
 #include "util.h"
 

@@ -7,16 +7,11 @@
 #include <stdlib.h>
 
 #include "drift.h"
-#include "manager-state.h"
 #include "manager.h"
 #include "plan.h"
 #include "util.h"
 #include "manager-internal.h"
 
-/* ---- the tsearch(3) tables: TrackedProcess by pid, TrackedThread by tid ---- */
-
-/* Both structs start with their pid_t key, so keys and stored elements compare alike
- * (compare_pid()). */
 /* Frees a CpuSet allocated on its own (NULL is fine); returns NULL. */
 static CpuSet *cpuset_free(CpuSet *s) {
         if (s)
@@ -74,6 +69,10 @@ int thread_set_applied(TrackedThread *t, const CpuSet *applied, const CpuSet *ef
         return 0;
 }
 
+/* ---- the tsearch(3) tables: TrackedProcess by pid, TrackedThread by tid ---- */
+
+/* Both structs start with their pid_t key, so keys and stored elements compare alike
+ * (compare_pid(), lib/util.h). */
 static TrackedThread *tracked_thread_free(TrackedThread *t) {
         if (!t)
                 return NULL;
@@ -88,15 +87,13 @@ static void tracked_thread_free_void(void *p) {
         tracked_thread_free(p);
 }
 
-TrackedThread *tracked_process_find_thread(TrackedProcess *p, pid_t tid) {
+TrackedThread *tracked_process_thread(TrackedProcess *p, pid_t tid) {
         void **node = tfind(&tid, &p->threads, compare_pid);
         return node ? *node : NULL;
 }
 
-TrackedThread *tracked_process_thread(TrackedProcess *p, pid_t tid) {
-        return tracked_process_find_thread(p, tid);
-}
-
+/* The entry of thread tid of p, made when missing; one already there is given as it is (its
+ * state kept). Returns 0 and *ret, or -ENOMEM. */
 int tracked_process_add_thread(TrackedProcess *p, pid_t tid, TrackedThread **ret) {
         TrackedThread *t;
         void **node;
@@ -167,6 +164,7 @@ bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t) {
         return t->tid != p->pid;
 }
 
+/* Frees r (NULL accepted); returns NULL. */
 CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r) {
         if (!r)
                 return NULL;
@@ -175,6 +173,8 @@ CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r) {
         return mfree(r);
 }
 
+/* Frees p with its threads, spread slots and refusal, not touching the table (NULL accepted);
+ * returns NULL. */
 TrackedProcess *tracked_process_free(TrackedProcess *p) {
         if (!p)
                 return NULL;
@@ -185,6 +185,7 @@ TrackedProcess *tracked_process_free(TrackedProcess *p) {
         return mfree(p);
 }
 
+/* tracked_process_free() as a tdestroy(3) callback. */
 void tracked_process_free_void(void *p) {
         tracked_process_free(p);
 }
@@ -217,7 +218,12 @@ TrackedProcess *manager_find_process(Manager *m, pid_t pid) {
         return node ? *node : NULL;
 }
 
-/* Adds a new entry for pid (which must not be tracked yet). */
+/*
+ * Adds a new entry for pid under policy (an index into m->plan's policies), starttime its
+ * /proc/PID/stat start time. The first entry arms the drift timer (drift_update()), which runs
+ * only while something is tracked. Returns 0 and *ret; -EEXIST when pid is tracked already, or
+ * -ENOMEM (*ret untouched).
+ */
 int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy, TrackedProcess **ret) {
         TrackedProcess *p;
         void **node;
@@ -241,26 +247,28 @@ int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy
         return 0;
 }
 
-/* The plan of p's policy, or NULL when it has none in the configuration in force (POLICY_NONE
- * after a reload, or any index out of range). Every use of p->policy goes through this. */
-const PolicyPlan *process_plan(const Manager *m, const TrackedProcess *p) {
+/* Takes p out of m's table and frees it (the table's half of manager_remove_process()). */
+void tracked_process_remove(Manager *m, TrackedProcess *p) {
+        if (tdelete(p, &m->processes, compare_pid))
+                m->n_processes--;
+        tracked_process_free(p);
+}
+
+/* See manager.h. Every use of p->policy goes through this. */
+const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p) {
         if (!m->plan || p->policy >= m->plan->n_policies || !m->plan->policies[p->policy].policy)
                 return NULL;
         return &m->plan->policies[p->policy];
 }
 
-const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p) {
-        return process_plan(m, p);
-}
-
 const char *manager_process_policy_name(const Manager *m, const TrackedProcess *p) {
-        const PolicyPlan *pp = process_plan(m, p);
+        const PolicyPlan *pp = manager_process_plan(m, p);
         return pp ? pp->policy->name : "";
 }
 
 /* The policy name for messages: "" is not helpful there. */
 const char *process_policy_label(const Manager *m, const TrackedProcess *p) {
-        return process_plan(m, p) ? manager_process_policy_name(m, p) : "(none)";
+        return manager_process_plan(m, p) ? manager_process_policy_name(m, p) : "(none)";
 }
 
 int manager_list_processes(Manager *m, TrackedProcess ***ret, size_t *ret_n) {

@@ -7,7 +7,7 @@
  * - matches that need a command line longer than the loop's budget (manager-events.c,
  *   MATCH_CMDLINE_BUDGET): any user can exec a program with an argv of up to ARG_MAX, and reading
  *   it from /proc/PID/cmdline and scanning it with every cmdline: regex costs milliseconds per MiB;
- * - Explain's per-thread /proc reads (manager-bus.c, manager_explain_read()): ~60 µs a thread,
+ * - Explain's per-thread /proc reads (manager-bus-explain.c, manager_explain_read()): ~60 µs a thread,
  *   and any user can ask about a process of thousands.
  * On the loop that time would delay every other process's placement (docs/security.md,
  * docs/performance.md).

@@ -21,7 +21,6 @@
 
 #include "devplan.h"
 #include "interrupts.h"
-#include "irq.h"
 #include "netdev.h"
 #include "util.h"
 

@@ -2,7 +2,8 @@
 /*
  * Planning, the count of a selector (cores: N, cpus: N, smt: one-per-core) and the spread
  * order of thread rules: which cores of a candidate set are taken, in what order, and, when
- * a count can't be met, what keeps the CPUs it would need. Called by plan-selector.c.
+ * a count can't be met, what keeps the CPUs it would need. Called by plan-selector.c for
+ * counts, by plan.c and lib/devplan.c for the spread order.
  *
  * Counts are packed: the candidate cores are grouped by cache domain (L3), and domains are
  * taken greedily, the one with the most candidate cores first (the one holding the

@@ -642,3 +642,11 @@ const PolicyPlan *plan_find_policy(const Plan *p, const char *name) {
         /* p->policies is parallel to p->config->policies. */
         return policy ? &p->policies[policy - p->config->policies] : NULL;
 }
+
+size_t plan_n_pending(const Plan *plan) {
+        size_t n = 0;
+        for (size_t i = 0; plan && i < plan->n_policies; i++)
+                if (plan->policies[i].pending_reason)
+                        n++;
+        return n;
+}

@@ -123,6 +123,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 /* The plan of the policy named name, or NULL. Borrowed from p. */
 const PolicyPlan *plan_find_policy(const Plan *p, const char *name);
 
+/* How many policies of plan (NULL: none) are pending (PolicyPlan.pending_reason set). */
+size_t plan_n_pending(const Plan *plan);
+
 /*
  * Resolves one selector against t and the reserve (NULL: none; only its online CPUs count)
  * into *ret (an initialised set, replaced on success), with no exclusive holdings.

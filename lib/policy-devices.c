@@ -43,7 +43,7 @@ static int parse_irq_match_device(
                                 l, nodes[i],
                                 "device: \"%s\" is not a glob: name a network interface or a PCI address "
                                 "(list several, or match IRQ names with action:)",
-                                esc(l, list[i]));
+                                loader_esc(l, list[i]));
                         if (r < 0)
                                 return r;
                         ok = false;
@@ -98,7 +98,7 @@ static int parse_irq_match(Loader *l, const KeySpec *spec, const Node *key, cons
         if (value->kind == NODE_ALIAS)
                 return 0;
         if (value->kind != NODE_MAPPING)
-                return type_error(
+                return loader_type_error(
                         l, value, "match",
                         "a mapping of IRQ conditions (device: an interface or PCI address, action: IRQ "
                         "name globs)");
@@ -109,7 +109,7 @@ static int parse_irq_match(Loader *l, const KeySpec *spec, const Node *key, cons
         if (value->n_children == 0) {
                 char names[256];
 
-                spec_names(irq_match_keys, ELEMENTSOF(irq_match_keys), names, sizeof names);
+                key_spec_names(irq_match_keys, ELEMENTSOF(irq_match_keys), names, sizeof names);
                 return node_error(l, value, "match: needs at least one of %s", names);
         }
         return 0;
@@ -154,9 +154,9 @@ static int irq_rule_add(Loader *l, const Node *item, void *r, void *obj) {
         if (first)
                 return loader_log(
                         l, DIAGNOSTIC_ERROR, rule->name_location.line, rule->name_location.column,
-                        "duplicate irq rule name \"%s\" (first defined at %s:%u:%u)", esc(l, rule->name),
-                        strna(first->name_location.file), first->name_location.line,
-                        first->name_location.column);
+                        "duplicate irq rule name \"%s\" (first defined at %s:%u:%u)",
+                        loader_esc(l, rule->name), strna(first->name_location.file),
+                        first->name_location.line, first->name_location.column);
         return config_add_irq_rule(c, rule);
 }
 
@@ -199,29 +199,29 @@ static int parse_net_device(Loader *l, const KeySpec *spec, const Node *key, con
 
                 if (c == ':')
                         r = loader_log(
-                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                l, DIAGNOSTIC_ERROR, value->line, node_scalar_column(value, bad),
                                 "device: \"%s\" is not an interface name (they contain no \":\"; net: rules "
                                 "select devices by interface name, not by PCI address)",
-                                esc(l, v));
+                                loader_esc(l, v));
                 else if (c == '/')
                         r = loader_log(
-                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                l, DIAGNOSTIC_ERROR, value->line, node_scalar_column(value, bad),
                                 "device: \"%s\" is not an interface name (they contain no \"/\")",
-                                esc(l, v));
+                                loader_esc(l, v));
                 else
                         r = loader_log(
-                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                l, DIAGNOSTIC_ERROR, value->line, node_scalar_column(value, bad),
                                 "device: \"%s\" is not an interface name (they contain no white space)",
-                                esc(l, v));
+                                loader_esc(l, v));
                 return r < 0 ? r : 0;
         }
         if (has_control_chars(v))
-                return node_error(l, value, "device: \"%s\" contains control characters", esc(l, v));
+                return node_error(l, value, "device: \"%s\" contains control characters", loader_esc(l, v));
         if (!has_glob_chars(v) && strlen(v) > IFNAME_MAX)
                 return node_error(
                         l, value,
                         "device: \"%s\" is %zu characters long, but network interface names have at most %u",
-                        esc(l, v), strlen(v), IFNAME_MAX);
+                        loader_esc(l, v), strlen(v), IFNAME_MAX);
         r = free_and_strdup(&rule->device, v);
         if (r < 0)
                 return r;
@@ -309,7 +309,7 @@ static int net_rule_add(Loader *l, const Node *item, void *r, void *obj) {
         if (first && name)
                 return node_error(
                         l, name, "duplicate net rule name \"%s\" (first defined at %s:%u:%u%s)",
-                        esc(l, rule->name), strna(first->location.file), first->location.line,
+                        loader_esc(l, rule->name), strna(first->location.file), first->location.line,
                         first->location.column,
                         mapping_key(item, "name")
                                 ? ""

@@ -35,7 +35,7 @@ void loader_done(Loader *l) {
  * s fit for a one-line message: control characters escaped, so a diagnostic is always one
  * line. Owned by l; s itself when it needs no escaping (or on OOM).
  */
-const char *esc(Loader *l, const char *s) {
+const char *loader_esc(Loader *l, const char *s) {
         char **a = NULL, *e = NULL;
         size_t size;
 
@@ -50,7 +50,7 @@ const char *esc(Loader *l, const char *s) {
                         l->scratch = a;
                 return s;
         }
-        escape_into(s, e, size);
+        yaml_escape_into(s, e, size);
         l->scratch = a;
         l->scratch[l->n_scratch++] = e;
         return e;
@@ -71,7 +71,7 @@ Location node_location(const Loader *l, const Node *n) {
 }
 
 /* "WHAT: expected EXPECTED, got …". Returns 0 or -ENOMEM. */
-int type_error(Loader *l, const Node *n, const char *what, const char *expected) {
+int loader_type_error(Loader *l, const Node *n, const char *what, const char *expected) {
         char buf[64];
 
         if (n->kind == NODE_ALIAS) /* already reported */
@@ -88,7 +88,7 @@ int node_string(Loader *l, const Node *n, const char *what, const char *expected
         int r;
 
         if (n->kind != NODE_SCALAR || node_is_null(n)) {
-                r = type_error(l, n, what, expected);
+                r = loader_type_error(l, n, what, expected);
                 return r < 0 ? r : 0;
         }
         if (memchr(n->value, '\0', n->length)) {
@@ -112,7 +112,7 @@ static size_t utf8_chars(const char *s, size_t n) {
  * The column of byte offset inside scalar n, when the scalar is written on one line without
  * escapes (so its text maps 1:1 onto the file); else the column where the scalar starts.
  */
-unsigned scalar_column(const Node *n, size_t offset) {
+unsigned node_scalar_column(const Node *n, size_t offset) {
         unsigned quote;
 
         if (n->style == YAML_PLAIN_SCALAR_STYLE)
@@ -167,7 +167,7 @@ static void suggest_consider(const char *word, const char *candidate, unsigned *
 /* ---- schema tables ---------------------------------------------------------------------- */
 
 /* "a, b, c": the key names of a table, for messages. */
-void spec_names(const KeySpec *specs, size_t n_specs, char *buf, size_t size) {
+void key_spec_names(const KeySpec *specs, size_t n_specs, char *buf, size_t size) {
         size_t used = 0;
 
         buf[0] = '\0';
@@ -180,7 +180,7 @@ void spec_names(const KeySpec *specs, size_t n_specs, char *buf, size_t size) {
         }
 }
 
-bool spec_has(const KeySpec *specs, size_t n, const char *key) {
+bool key_spec_has(const KeySpec *specs, size_t n, const char *key) {
         for (size_t i = 0; i < n; i++)
                 if (streq(specs[i].name, key))
                         return true;
@@ -196,16 +196,17 @@ static int unknown_key(Loader *l, const Node *key, const char *what, const KeySp
                 suggest_consider(key->value, specs[i].name, &best, &suggestion);
         if (suggestion)
                 return node_error(
-                        l, key, "unknown key \"%s\" in %s (did you mean \"%s\"?)", esc(l, key->value), what,
-                        suggestion);
+                        l, key, "unknown key \"%s\" in %s (did you mean \"%s\"?)", loader_esc(l, key->value),
+                        what, suggestion);
 
         hint = l->misplaced_key_hint ? l->misplaced_key_hint(what, key->value) : NULL;
         if (hint)
-                return node_error(l, key, "unknown key \"%s\" in %s (%s)", esc(l, key->value), what, hint);
+                return node_error(
+                        l, key, "unknown key \"%s\" in %s (%s)", loader_esc(l, key->value), what, hint);
 
-        spec_names(specs, n_specs, expected, sizeof expected);
+        key_spec_names(specs, n_specs, expected, sizeof expected);
         return node_error(
-                l, key, "unknown key \"%s\" in %s (expected one of: %s)", esc(l, key->value), what,
+                l, key, "unknown key \"%s\" in %s (expected one of: %s)", loader_esc(l, key->value), what,
                 expected);
 }
 
@@ -303,7 +304,7 @@ int parse_string_list(
                 items = n->children;
                 n_items = n->n_children;
         } else
-                return type_error(l, n, what, "a string or a list of strings");
+                return loader_type_error(l, n, what, "a string or a list of strings");
 
         list = calloc(n_items + 1, sizeof(char *));
         nodes = calloc(n_items, sizeof(Node *));
@@ -368,31 +369,31 @@ int parse_cpu_list_node(Loader *l, const Node *n, const char *what, const char *
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                unsigned column = scalar_column(n, offset);
+                unsigned column = node_scalar_column(n, offset);
                 unsigned char c = offset < strlen(s) ? (unsigned char)s[offset] : 0;
 
                 if (reason)
                         r = loader_log(
                                 l, DIAGNOSTIC_ERROR, n->line, column, "%s: invalid cpu-list \"%s\": %s",
-                                what, esc(l, s), reason);
+                                what, loader_esc(l, s), reason);
                 else if (r == -ERANGE)
                         r = loader_log(
                                 l, DIAGNOSTIC_ERROR, n->line, column,
                                 "%s: %s number too large in \"%s\" (the maximum is %u)", what, unit,
-                                esc(l, s), CPUSET_MAX_CPUS - 1);
+                                loader_esc(l, s), CPUSET_MAX_CPUS - 1);
                 else if (c >= 0x20 && c < 0x7f)
                         r = loader_log(
                                 l, DIAGNOSTIC_ERROR, n->line, column,
-                                "%s: invalid cpu-list \"%s\": unexpected character '%c'", what, esc(l, s),
-                                c);
+                                "%s: invalid cpu-list \"%s\": unexpected character '%c'", what,
+                                loader_esc(l, s), c);
                 else
                         r = loader_log(
                                 l, DIAGNOSTIC_ERROR, n->line, column, "%s: invalid cpu-list \"%s\"", what,
-                                esc(l, s));
+                                loader_esc(l, s));
                 return r < 0 ? r : 0;
         }
         if (cpuset_is_empty(&set)) {
-                r = node_error(l, n, "%s: the cpu-list \"%s\" names no %s", what, esc(l, s), unit);
+                r = node_error(l, n, "%s: the cpu-list \"%s\" names no %s", what, loader_esc(l, s), unit);
                 return r < 0 ? r : 0;
         }
 
@@ -414,7 +415,7 @@ int check_comm(Loader *l, const char *what, const Node *n, const char *value) {
                 l, n,
                 "%s: \"%s\" is %zu characters long, but the kernel keeps only the first %u characters "
                 "of a task's name, so it can never match; write \"%.15s\" or a glob such as \"%.14s*\"",
-                what, esc(l, value), len, TASK_COMM_MAX, esc(l, value), esc(l, value));
+                what, loader_esc(l, value), len, TASK_COMM_MAX, loader_esc(l, value), loader_esc(l, value));
         return r < 0 ? r : 1;
 }
 
@@ -426,7 +427,7 @@ int check_absolute(Loader *l, const char *what, const Node *n, const char *value
                 return 1;
         r = node_warning(
                 l, n, "%s: \"%s\" is not an absolute path and can never match; write \"/…/%s\" or \"*/%s\"",
-                what, esc(l, value), esc(l, value), esc(l, value));
+                what, loader_esc(l, value), loader_esc(l, value), loader_esc(l, value));
         return r < 0 ? r : 1;
 }
 
@@ -456,7 +457,7 @@ int check_user(Loader *l, const char *what, const Node *n, const char *value) {
                 l, n,
                 "%s: \"%s\" is neither a user name ([a-z_][a-z0-9_-]*, optionally ending in $) nor a "
                 "decimal uid",
-                what, esc(l, value));
+                what, loader_esc(l, value));
         return r < 0 ? r : 0;
 }
 
@@ -489,10 +490,11 @@ int parse_enum_value(Loader *l, const Node *n, const char *what, const EnumSpec 
                         suggestion = e->hints[i].meant;
         if (suggestion)
                 r = node_error(
-                        l, n, "%s: invalid value \"%s\" (did you mean \"%s\"?)", what, esc(l, v),
+                        l, n, "%s: invalid value \"%s\" (did you mean \"%s\"?)", what, loader_esc(l, v),
                         suggestion);
         else
-                r = node_error(l, n, "%s: invalid value \"%s\" (expected %s)", what, esc(l, v), e->expected);
+                r = node_error(
+                        l, n, "%s: invalid value \"%s\" (expected %s)", what, loader_esc(l, v), e->expected);
         return r < 0 ? r : 0;
 }
 
@@ -509,7 +511,7 @@ int parse_bool_node(Loader *l, const Node *n, const char *what, bool *ret) {
         else if (streq(v, "false") || streq(v, "False") || streq(v, "FALSE"))
                 *ret = false;
         else {
-                r = node_error(l, n, "%s: expected true or false, got \"%s\"", what, esc(l, v));
+                r = node_error(l, n, "%s: expected true or false, got \"%s\"", what, loader_esc(l, v));
                 return r < 0 ? r : 0;
         }
         return 1;
@@ -553,9 +555,10 @@ int parse_int_range(Loader *l, const Node *n, const char *what, long min, long m
         errno = 0;
         x = strtol(v, &end, 10);
         if (isempty(v) || *end != '\0' || !(v[0] == '-' || (v[0] >= '0' && v[0] <= '9')))
-                r = node_error(l, n, "%s: expected %s, got \"%s\"", what, expected, esc(l, v));
+                r = node_error(l, n, "%s: expected %s, got \"%s\"", what, expected, loader_esc(l, v));
         else if (errno != 0 || x < min || x > max)
-                r = node_error(l, n, "%s: %s is out of range (%ld to %ld)", what, esc(l, v), min, max);
+                r = node_error(
+                        l, n, "%s: %s is out of range (%ld to %ld)", what, loader_esc(l, v), min, max);
         else {
                 *ret = x;
                 return 1;
@@ -621,14 +624,14 @@ int parse_on_drift(Loader *l, const KeySpec *spec, const Node *key, const Node *
 
 /*
  * A list key (policies:, threads:, irqs:, net:): 1 when value is a sequence to walk; 0 when there
- * is nothing to walk (null; an alias, reported where aliases are); else what type_error() returns
+ * is nothing to walk (null; an alias, reported where aliases are); else what loader_type_error() returns
  * after reporting "KEY: expected WHAT".
  */
 static int list_value(Loader *l, const Node *value, const char *key, const char *what) {
         if (value->kind == NODE_ALIAS || node_is_null(value))
                 return 0;
         if (value->kind != NODE_SEQUENCE)
-                return type_error(l, value, key, what);
+                return loader_type_error(l, value, key, what);
         return 1;
 }
 

@@ -126,7 +126,7 @@ static int parse_count(
                 if (errno != 0 || v > CPUSET_MAX_CPUS)
                         r = node_error(
                                 l, n, "%s: %s is more %s than affinityd can handle (at most %u)", what,
-                                esc(l, s), unit, CPUSET_MAX_CPUS);
+                                loader_esc(l, s), unit, CPUSET_MAX_CPUS);
                 else if (v == 0)
                         r = node_error(l, n, "%s: must be at least 1", what);
                 else {
@@ -137,7 +137,8 @@ static int parse_count(
                 r = node_error(l, n, "%s: must be at least 1", what);
         else
                 r = node_error(
-                        l, n, "%s: expected %s, got \"%s\"%s", what, expected, esc(l, s), hint ? hint : "");
+                        l, n, "%s: expected %s, got \"%s\"%s", what, expected, loader_esc(l, s),
+                        hint ? hint : "");
         return r < 0 ? r : 0;
 }
 
@@ -223,7 +224,7 @@ int check_device_name(
                                 "%s: \"%s\" is not a PCI address (expected DOMAIN:BUS:DEVICE.FUNCTION in "
                                 "hex, "
                                 "e.g. \"0000:3b:00.0\"; network interface names contain no \":\")",
-                                what, esc(l, v));
+                                what, loader_esc(l, v));
                         return r < 0 ? r : 0;
                 }
                 *ret = buf;
@@ -240,26 +241,26 @@ int check_device_name(
 
                 if (c == '/')
                         r = loader_log(
-                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                l, DIAGNOSTIC_ERROR, value->line, node_scalar_column(value, bad),
                                 "%s: \"%s\" is not a network interface name (they contain no \"/\"; a PCI "
                                 "address is written like \"0000:3b:00.0\")",
-                                what, esc(l, v));
+                                what, loader_esc(l, v));
                 else
                         r = loader_log(
-                                l, DIAGNOSTIC_ERROR, value->line, scalar_column(value, bad),
+                                l, DIAGNOSTIC_ERROR, value->line, node_scalar_column(value, bad),
                                 "%s: \"%s\" is not a network interface name (they contain no white space)",
-                                what, esc(l, v));
+                                what, loader_esc(l, v));
                 return r < 0 ? r : 0;
         }
         if (has_control_chars(v))
-                r = node_error(l, value, "%s: \"%s\" contains control characters", what, esc(l, v));
+                r = node_error(l, value, "%s: \"%s\" contains control characters", what, loader_esc(l, v));
         else if (streq(v, ".") || streq(v, ".."))
                 r = node_error(l, value, "%s: \"%s\" is not a network interface name", what, v);
         else if (strlen(v) > IFNAME_MAX)
                 r = node_error(
                         l, value,
                         "%s: \"%s\" is %zu characters long, but network interface names have at most %u",
-                        what, esc(l, v), strlen(v), IFNAME_MAX);
+                        what, loader_esc(l, v), strlen(v), IFNAME_MAX);
         else {
                 *ret = v;
                 return 1;
@@ -363,7 +364,7 @@ static int parse_selector(
                         "cpu-list string, e.g. %s: \"0,2-3\")",
                         what, what);
         }
-        return type_error(
+        return loader_type_error(
                 l, value, what,
                 "a cpu-list such as \"2-5\" or a selector mapping (nodes:, packages:, near:, cores:, …)");
 }

@@ -79,7 +79,7 @@ bool node_is_null(const Node *n);
 
 /* Writes s with control characters escaped (\n, \t, \xNN) into buf (NUL-terminated, size
  * bytes, truncated to fit); returns the length written. */
-size_t escape_into(const char *s, char *buf, size_t size);
+size_t yaml_escape_into(const char *s, char *buf, size_t size);
 
 /* "a list", "a mapping", "an empty value" or the scalar itself, quoted and shortened (into buf,
  * size bytes, which is returned then). */
@@ -118,14 +118,14 @@ typedef struct Loader {
         size_t n_scratch;
 } Loader;
 
-/* Frees the strings esc() made. */
+/* Frees the strings loader_esc() made. */
 void loader_done(Loader *l);
 
 /*
  * s fit for a one-line message: control characters escaped, so a diagnostic is always one
  * line. Owned by l; s itself when it needs no escaping (or on OOM).
  */
-const char *esc(Loader *l, const char *s);
+const char *loader_esc(Loader *l, const char *s);
 
 /* A diagnostic at line:column (1-based) of l's file. Returns 0 or -ENOMEM. */
 _printf_(5, 6) int loader_log(
@@ -139,7 +139,7 @@ Location node_location(const Loader *l, const Node *n);
 
 /* Reports "WHAT: expected EXPECTED, got …" (nothing for an alias: reported when read).
  * Returns 0 or -ENOMEM. */
-int type_error(Loader *l, const Node *n, const char *what, const char *expected);
+int loader_type_error(Loader *l, const Node *n, const char *what, const char *expected);
 
 /*
  * The text of a scalar that must be a string. Returns 1 and *ret (pointing into n), 0 when
@@ -151,7 +151,7 @@ int node_string(Loader *l, const Node *n, const char *what, const char *expected
  * The column of byte offset inside scalar n, when the scalar is written on one line without
  * escapes (so its text maps 1:1 onto the file); else the column where the scalar starts.
  */
-unsigned scalar_column(const Node *n, size_t offset);
+unsigned node_scalar_column(const Node *n, size_t offset);
 
 /* A word that is not a value of an enumerated key but says clearly which one was meant. */
 typedef struct ValueHint {
@@ -190,10 +190,10 @@ struct KeySpec {
 };
 
 /* "a, b, c": the key names of a table, for messages, into buf (size bytes, truncated). */
-void spec_names(const KeySpec *specs, size_t n_specs, char *buf, size_t size);
+void key_spec_names(const KeySpec *specs, size_t n_specs, char *buf, size_t size);
 
 /* Whether the table specs (n entries) has a key named key. */
-bool spec_has(const KeySpec *specs, size_t n, const char *key);
+bool key_spec_has(const KeySpec *specs, size_t n, const char *key);
 
 /*
  * Walks mapping n against specs: every key must be a string, known and unique; each known key

@@ -37,7 +37,7 @@ bool node_is_null(const Node *n) {
 }
 
 /* Writes s with control characters escaped (\n, \t, \xNN) into buf (NUL-terminated); the length. */
-size_t escape_into(const char *s, char *buf, size_t size) {
+size_t yaml_escape_into(const char *s, char *buf, size_t size) {
         size_t k = 0;
 
         for (; *s && k + 5 < size; s++) {
@@ -70,7 +70,7 @@ const char *node_describe(const Node *n, char *buf, size_t size) {
 
                 if (node_is_null(n))
                         return "an empty value";
-                if (escape_into(n->value, e, sizeof e) > 40 || strlen(n->value) > 40)
+                if (yaml_escape_into(n->value, e, sizeof e) > 40 || strlen(n->value) > 40)
                         snprintf(buf, size, "\"%.37s...\"", e);
                 else
                         snprintf(buf, size, "\"%s\"", e);

@@ -67,7 +67,7 @@ static int parse_match_cmdline(
                 if (r < 0) {
                         r = node_error(
                                 l, nodes[i], "%s: invalid regular expression \"%s\": %s", spec->name,
-                                esc(l, list[i]), strna(why));
+                                loader_esc(l, list[i]), strna(why));
                         if (r < 0)
                                 return r;
                         bad++;
@@ -83,7 +83,7 @@ static int parse_match_cmdline(
         if (r < 0)
                 return node_error(
                         l, bad < n ? nodes[bad] : value, "%s: invalid regular expression \"%s\": %s",
-                        spec->name, esc(l, list[bad < n ? bad : 0]), strna(error));
+                        spec->name, loader_esc(l, list[bad < n ? bad : 0]), strna(error));
 
         strv_free(m->cmdline);
         regex_set_free(m->cmdline_re);
@@ -110,7 +110,7 @@ static int parse_match(Loader *l, const KeySpec *spec, const Node *key, const No
         int r;
 
         if (value->kind != NODE_MAPPING)
-                return type_error(
+                return loader_type_error(
                         l, value, "match",
                         "a mapping of conditions (comm:, exe:, cmdline:, user:, cgroup:, unit:)");
 
@@ -120,7 +120,7 @@ static int parse_match(Loader *l, const KeySpec *spec, const Node *key, const No
         if (value->n_children == 0) {
                 char names[256];
 
-                spec_names(match_keys, ELEMENTSOF(match_keys), names, sizeof names);
+                key_spec_names(match_keys, ELEMENTSOF(match_keys), names, sizeof names);
                 return node_error(l, value, "match: needs at least one of %s", names);
         }
         return 0;
@@ -276,7 +276,7 @@ static int parse_scheduler_io(
         if (value->kind == NODE_ALIAS)
                 return 0;
         if (value->kind != NODE_MAPPING)
-                return type_error(
+                return loader_type_error(
                         l, value, "scheduler: io",
                         "a mapping { class: realtime|best-effort|idle, level: 0-7 }");
         s->io_level = UINT_MAX;
@@ -342,7 +342,7 @@ static int parse_scheduler(Loader *l, const KeySpec *spec, const Node *key, cons
         if (value->kind == NODE_ALIAS)
                 return 0;
         if (value->kind != NODE_MAPPING)
-                return type_error(
+                return loader_type_error(
                         l, value, "scheduler", "a mapping (policy:, priority:, nice:, reset-on-fork:, io:)");
         s->location = node_location(l, value);
         r = parse_mapping(l, value, "scheduler", scheduler_keys, ELEMENTSOF(scheduler_keys), s);
@@ -363,7 +363,8 @@ static int parse_memory_nodes(
         if (value->kind == NODE_ALIAS)
                 return 0;
         if (value->kind != NODE_SCALAR || node_is_null(value))
-                return type_error(l, value, "memory: nodes", "local or a NUMA node list such as \"0-1\"");
+                return loader_type_error(
+                        l, value, "memory: nodes", "local or a NUMA node list such as \"0-1\"");
         r = parse_cpu_list_node(l, value, "memory: nodes", "NUMA node", &m->nodes);
         if (r > 0)
                 m->kind = MEMORY_NODES;
@@ -394,7 +395,8 @@ static int parse_memory(Loader *l, const KeySpec *spec, const Node *key, const N
         if (value->kind == NODE_ALIAS)
                 return 0;
         if (value->kind != NODE_MAPPING)
-                return type_error(l, value, "memory", "a mapping (nodes: local or a node list, migrate:)");
+                return loader_type_error(
+                        l, value, "memory", "a mapping (nodes: local or a node list, migrate:)");
         p->memory.location = node_location(l, value);
         r = parse_mapping(l, value, "memory", memory_keys, ELEMENTSOF(memory_keys), &p->memory);
         return r < 0 ? r : 0;
@@ -546,7 +548,7 @@ static int check_via(Loader *l, const Node *policy, const Policy *p) {
                                 "via: systemd needs literal unit names, but unit: \"%s\" is a glob (systemd "
                                 "can only be asked about a unit by its exact name); list the units or use "
                                 "via: process",
-                                esc(l, u));
+                                loader_esc(l, u));
                         if (r < 0)
                                 return r;
                 } else if (!strchr(u, '.')) {
@@ -554,7 +556,7 @@ static int check_via(Loader *l, const Node *policy, const Policy *p) {
                                 l, n,
                                 "via: systemd needs full unit names with their type suffix, but unit: "
                                 "\"%s\" has none; write \"%s.service\" (or .scope)",
-                                esc(l, u), esc(l, u));
+                                loader_esc(l, u), loader_esc(l, u));
                         if (r < 0)
                                 return r;
                 }
@@ -667,9 +669,10 @@ static int parse_poll_interval(
                         l, value,
                         "poll-interval: invalid time span \"%s\" (expected e.g. \"500ms\", \"2s\", "
                         "\"1min\")",
-                        esc(l, v));
+                        loader_esc(l, v));
         if (usec < POLL_INTERVAL_MIN_USEC || usec > POLL_INTERVAL_MAX_USEC)
-                return node_error(l, value, "poll-interval: %s is out of range (10ms to 1h)", esc(l, v));
+                return node_error(
+                        l, value, "poll-interval: %s is out of range (10ms to 1h)", loader_esc(l, v));
         c->poll_interval_usec = usec;
         return 0;
 }
@@ -689,10 +692,10 @@ static int parse_drift_interval(
                         l, value,
                         "drift-interval: invalid time span \"%s\" (expected e.g. \"500ms\", \"30s\", "
                         "\"5min\")",
-                        esc(l, v));
+                        loader_esc(l, v));
         if (usec < DRIFT_INTERVAL_MIN_USEC || usec > DRIFT_INTERVAL_MAX_USEC)
                 return node_error(
-                        l, value, "drift-interval: %s is out of range (10ms to 1440min)", esc(l, v));
+                        l, value, "drift-interval: %s is out of range (10ms to 1440min)", loader_esc(l, v));
         c->drift_interval_usec = usec;
         return 0;
 }
@@ -774,21 +777,21 @@ static const KeySpec rules_keys[] = {
 
 /* A key that is valid one level up or down: say where it goes. */
 static const char *misplaced_key_hint(const char *what, const char *key) {
-        if (streq(what, "policy") && spec_has(match_keys, ELEMENTSOF(match_keys), key))
+        if (streq(what, "policy") && key_spec_has(match_keys, ELEMENTSOF(match_keys), key))
                 return "conditions go under match:";
-        if (streq(what, "policy") && spec_has(selector_keys, n_selector_keys, key))
+        if (streq(what, "policy") && key_spec_has(selector_keys, n_selector_keys, key))
                 return "selector keys go under cpus:";
-        if (streq(what, "match") && spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
+        if (streq(what, "match") && key_spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
                 return "it belongs to the policy, one level up, not under match:";
-        if (streq(what, "the top level") && spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
+        if (streq(what, "the top level") && key_spec_has(policy_keys, ELEMENTSOF(policy_keys), key))
                 return "policies are entries of a policies: list";
-        if (streq(what, "policy") && spec_has(scheduler_keys, ELEMENTSOF(scheduler_keys), key))
+        if (streq(what, "policy") && key_spec_has(scheduler_keys, ELEMENTSOF(scheduler_keys), key))
                 return "scheduling keys go under scheduler:";
-        if (streq(what, "thread rule") && spec_has(scheduler_keys, ELEMENTSOF(scheduler_keys), key))
+        if (streq(what, "thread rule") && key_spec_has(scheduler_keys, ELEMENTSOF(scheduler_keys), key))
                 return "scheduling keys go under scheduler:";
         if (streq(what, "policy") && streq(key, "migrate"))
                 return "migrate: goes under memory:";
-        if (streq(what, "scheduler") && spec_has(io_keys, ELEMENTSOF(io_keys), key))
+        if (streq(what, "scheduler") && key_spec_has(io_keys, ELEMENTSOF(io_keys), key))
                 return "I/O priority keys go under io:";
         if ((streq(what, "thread rule") || streq(what, "policy")) && streq(key, "spread"))
                 return "write cpus: spread in a thread rule";
@@ -797,19 +800,19 @@ static const char *misplaced_key_hint(const char *what, const char *key) {
                        "rule";
         if ((streq(what, "irq rule") || streq(what, "net rule")) && streq(key, "exclusive"))
                 return "exclusive: applies to policies only";
-        if (streq(what, "irq rule") && spec_has(irq_match_keys, n_irq_match_keys, key))
+        if (streq(what, "irq rule") && key_spec_has(irq_match_keys, n_irq_match_keys, key))
                 return "conditions go under match:";
-        if (streq(what, "irq rule") && spec_has(selector_keys, n_selector_keys, key))
+        if (streq(what, "irq rule") && key_spec_has(selector_keys, n_selector_keys, key))
                 return "selector keys go under cpus:";
-        if (streq(what, "irq match") && spec_has(irq_rule_keys, n_irq_rule_keys, key))
+        if (streq(what, "irq match") && key_spec_has(irq_rule_keys, n_irq_rule_keys, key))
                 return "it belongs to the irqs: rule, one level up, not under match:";
-        if (streq(what, "irq match") && spec_has(match_keys, ELEMENTSOF(match_keys), key))
+        if (streq(what, "irq match") && key_spec_has(match_keys, ELEMENTSOF(match_keys), key))
                 return "IRQs are matched by device: (an interface or PCI address) and action: (IRQ "
                        "names), processes in policies:";
         if (streq(what, "net rule") && streq(key, "cpus"))
                 return "a net: rule sets rps: (receive) and xps: (transmit) CPUs; interrupt CPUs go in "
                        "an irqs: rule";
-        if (streq(what, "net rule") && spec_has(selector_keys, n_selector_keys, key))
+        if (streq(what, "net rule") && key_spec_has(selector_keys, n_selector_keys, key))
                 return "selector keys go under rps: or xps:";
         if (streq(what, "net rule") && streq(key, "match"))
                 return "a net: rule selects devices by device: (a glob on interface names)";
@@ -826,7 +829,7 @@ static int load_root(Loader *l, const Node *root) {
         if (!root || root->kind == NODE_ALIAS || node_is_null(root))
                 return 0; /* an empty or comment-only file */
         if (root->kind != NODE_MAPPING)
-                return type_error(
+                return loader_type_error(
                         l, root, "top level",
                         l->is_settings ? "a mapping of settings (reserve: …)"
                                        : "a mapping with a policies: list");

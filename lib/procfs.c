@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "procfs.h"
 #include "util.h"
@@ -955,4 +956,44 @@ int procfs_foreach_thread(const char *root, pid_t pid, procfs_thread_visitor_t v
 
 int procfs_foreach_thread_once(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata) {
         return foreach_thread(root, pid, true, visit, userdata);
+}
+
+int procfs_hidepid(const char *root, gid_t *ret_gid, bool *ret_has_gid) {
+        _cleanup_free_ char *text = NULL;
+        char path[PATH_MAX];
+        int hidepid = 0;
+
+        *ret_has_gid = false;
+        if (snprintf(path, sizeof(path), "%s/proc/self/mountinfo", root_prefix(root)) >= (int)sizeof(path) ||
+            read_full_file(path, 4 * 1024 * 1024, 0, &text, NULL) < 0)
+                return 0;
+        for (char *line = text, *next; line && *line; line = next) {
+                char *sep, *opt, *save = NULL;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS... - FSTYPE SOURCE SUPEROPTS" */
+                if (!strstr(line, " /proc ") || !(sep = strstr(line, " - proc ")))
+                        continue;
+                sep = strchr(sep + strlen(" - proc "), ' ');
+                if (!sep)
+                        continue;
+                hidepid = 0;
+                *ret_has_gid = false;
+                for (opt = strtok_r(sep + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+                        if (startswith(opt, "hidepid=")) {
+                                const char *v = opt + strlen("hidepid=");
+
+                                hidepid = streq(v, "noaccess") || streq(v, "1")   ? 1
+                                        : streq(v, "invisible") || streq(v, "2")  ? 2
+                                        : streq(v, "ptraceable") || streq(v, "4") ? 4
+                                                                                  : 0;
+                        } else if (startswith(opt, "gid=")) {
+                                *ret_gid = (gid_t)strtoul(opt + strlen("gid="), NULL, 10);
+                                *ret_has_gid = true;
+                        }
+                }
+        }
+        return hidepid;
 }

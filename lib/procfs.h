@@ -9,6 +9,7 @@
  * /proc files are both mapped to it), so callers can tell "gone" from real failures.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -126,6 +127,14 @@ int procfs_unit_from_cgroup(const char *cgroup_path, char **ret);
 /* The Uid: and Gid: ids of /proc/PID/status (procfs_parse_status_ids()). Returns 0, -ESRCH,
  * -EBADMSG, -ENOMEM. */
 int procfs_read_ids(const char *root, pid_t pid, uid_t uids[4], gid_t gids[4]);
+
+/*
+ * hidepid= and gid= of the proc mounted at /proc, from ROOT/proc/self/mountinfo (proc(5); the
+ * last such mount wins): returns 0 off (also when mountinfo can't be read), 1 noaccess, 2
+ * invisible, 4 ptraceable; *ret_has_gid says whether gid= is set, *ret_gid its value. Read at
+ * each call: an administrator may remount.
+ */
+int procfs_hidepid(const char *root, gid_t *ret_gid, bool *ret_has_gid);
 
 /* Cpus_allowed_list of /proc/PID[/task/TID]/status into *ret (procfs_parse_status_cpus_allowed()).
  * Returns 0, -ESRCH, -EBADMSG, -ENOMEM, -errno. */

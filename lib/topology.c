@@ -580,10 +580,6 @@ Topology *topology_free(Topology *t) {
         return NULL;
 }
 
-hwloc_topology_t topology_hwloc(const Topology *t) {
-        return t->hwloc;
-}
-
 const CpuSet *topology_all_cpus(const Topology *t) {
         return &t->all;
 }

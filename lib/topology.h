@@ -11,8 +11,6 @@
  * never an hwloc logical index.
  */
 
-#include <hwloc.h>
-
 #include "cpuset.h"
 #include "macro.h"
 
@@ -34,9 +32,6 @@ int topology_load_synthetic(const char *description, Topology **ret);
 
 Topology *topology_free(Topology *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Topology *, topology_free);
-
-/* The underlying hwloc topology, for modules that need more than this API offers. */
-hwloc_topology_t topology_hwloc(const Topology *t);
 
 /* Every PU hwloc knows of (online or not, allowed or not): hwloc's complete cpuset. */
 const CpuSet *topology_all_cpus(const Topology *t);

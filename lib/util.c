@@ -94,3 +94,10 @@ int tree_collect(const void *root, size_t n, void ***ret, size_t *ret_n) {
         *ret_n = c.n;
         return 0;
 }
+
+uint64_t now_realtime_usec(void) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
+}

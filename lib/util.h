@@ -49,3 +49,5 @@ int compare_string_ptr(const void *a, const void *b);
 /* CLOCK_MONOTONIC now, in µs and in ns. */
 uint64_t now_monotonic_usec(void);
 uint64_t now_monotonic_nsec(void);
+/* CLOCK_REALTIME now, in µs (for timestamps people read, like LastReloadUSec). */
+uint64_t now_realtime_usec(void);

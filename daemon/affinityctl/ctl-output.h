@@ -30,6 +30,11 @@ typedef struct JsonWriter {
 
 #define JSON_WRITER(file) ((JsonWriter){.f = (file)})
 
+/*
+ * The writer: each call writes one token to w->f, with the comma before it where one is due.
+ * Nothing fails here: a write error stays in ferror(w->f), which the caller checks when the
+ * document is done.
+ */
 void json_begin_object(JsonWriter *w);
 void json_end_object(JsonWriter *w);
 void json_begin_array(JsonWriter *w);
@@ -146,6 +151,7 @@ struct Table {
 
 /* Appends a row of t->n_columns cells (strings are copied). Returns 0 or -ENOMEM. */
 int table_add_row(Table *t, const Cell *row);
+/* Frees t's rows and their strings; t is empty (its columns kept) afterwards. */
 void table_done(Table *t);
 /* The value of row, column (both in range) as added, its strings owned by t. */
 const Cell *table_cell(const Table *t, size_t row, size_t column);

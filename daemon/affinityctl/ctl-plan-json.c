@@ -326,3 +326,11 @@ int plan_report_print_json(FILE *f, const PlanReport *rep) {
         json_end_document(&w);
         return 0;
 }
+
+bool plan_report_note_shown(const PlanReport *rep, const char *line, bool warning) {
+        if (!rep->devices_unknown)
+                return true;
+        if (warning)
+                return !streq(line, "matches no IRQ") && !streq(line, "matches no device");
+        return strncmp(line, "device ", strlen("device ")) != 0;
+}

@@ -153,14 +153,6 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
         return 0;
 }
 
-bool plan_report_note_shown(const PlanReport *rep, const char *line, bool warning) {
-        if (!rep->devices_unknown)
-                return true;
-        if (warning)
-                return !streq(line, "matches no IRQ") && !streq(line, "matches no device");
-        return strncmp(line, "device ", strlen("device ")) != 0;
-}
-
 static void print_device_notes(
         FILE *f, const PlanReport *rep, const char *label, char *const *l, bool warning) {
         bool first = true;

@@ -1784,7 +1784,7 @@ static pid_t daemon_worker_tid(pid_t daemon) {
 
 /*
  * Explain of a process with many threads is answered in steps (placement runs between them:
- * daemon/manager-bus.c), and the answer is still whole: one row per thread. The per-thread /proc
+ * daemon/manager-bus-explain.c), and the answer is still whole: one row per thread. The per-thread /proc
  * reads (comm, stat, sched, schedstat, status: five or more each) are done on the worker thread
  * (at nice 19), not the loop's: while 301 threads are explained the worker makes over 3 reads per
  * thread, and the loop fewer than the worker (its eventfd, other processes' events, and the

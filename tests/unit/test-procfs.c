@@ -471,6 +471,49 @@ static int parse_stat_str(const char *s, ProcfsStat *ret) {
         return parse_stat_exact(s, strlen(s), ret);
 }
 
+/* hidepid= and gid= of the proc at /proc, from mountinfo: each spelling, the last mount at
+ * /proc winning, other mounts and file systems ignored, and no file at all. */
+START_TEST(test_hidepid) {
+        gid_t gid = 12345;
+        bool has_gid = true;
+
+        /* no mountinfo: off */
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 0);
+        ck_assert(!has_gid);
+
+        puts_("proc/self/mountinfo",
+              "22 1 0:21 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
+              "23 1 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:14 - proc proc rw\n"
+              "24 23 0:23 / /proc/sys/fs/binfmt_misc rw - binfmt_misc binfmt_misc rw\n");
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 0);
+        ck_assert(!has_gid);
+
+        puts_("proc/self/mountinfo",
+              "23 1 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:14 - proc proc "
+              "rw,gid=1000,hidepid=invisible\n"
+              "30 1 0:40 / /srv/proc rw - proc proc rw,hidepid=ptraceable\n");
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 2);
+        ck_assert(has_gid);
+        ck_assert_uint_eq(gid, 1000);
+
+        /* numbers, and the last mount at /proc wins (one mounted over the first) */
+        puts_("proc/self/mountinfo",
+              "23 1 0:22 / /proc rw - proc proc rw,hidepid=2,gid=7\n"
+              "31 23 0:41 / /proc rw - proc proc rw,hidepid=1\n");
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 1);
+        ck_assert(!has_gid);
+        puts_("proc/self/mountinfo", "23 1 0:22 / /proc rw - proc proc rw,hidepid=4\n");
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 4);
+        puts_("proc/self/mountinfo", "23 1 0:22 / /proc rw - proc proc rw,hidepid=ptraceable\n");
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 4);
+        puts_("proc/self/mountinfo", "23 1 0:22 / /proc rw - proc proc rw,hidepid=noaccess\n");
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 1);
+        /* a tmpfs at /proc is not proc */
+        puts_("proc/self/mountinfo", "23 1 0:22 / /proc rw - tmpfs tmpfs rw,hidepid=2\n");
+        ck_assert_int_eq(procfs_hidepid(root, &gid, &has_gid), 0);
+}
+END_TEST
+
 START_TEST(test_parse_stat) {
         ProcfsStat st;
         char buf[512];
@@ -658,7 +701,7 @@ static const char real_status[] =
         "00000,00000000,00000000,00000001\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t1\n"
         "nonvoluntary_ctxt_switches:\t1\n";
 
-/* Uid: and Gid: whole, for the ptrace-access check of D-Bus callers (daemon/manager-bus.c). */
+/* Uid: and Gid: whole, for the ptrace-access check of D-Bus callers (daemon/bus-caller.c). */
 START_TEST(test_parse_status_ids) {
         uid_t u[4] = {9, 9, 9, 9};
         gid_t g[4] = {9, 9, 9, 9};
@@ -1137,8 +1180,8 @@ static void *zombie_leader_worker(void *userdata) {
 }
 
 /*
- * What the daemon's liveness check relies on (daemon/manager-match.c, process_is_dead()): a leader that called
- * pthread_exit() is a zombie ('Z') while its other threads live on, and num_threads still counts
+ * What the daemon's liveness check relies on (daemon/manager-match.c, process_is_dead()): a leader that
+ * called pthread_exit() is a zombie ('Z') while its other threads live on, and num_threads still counts
  * them; once the last other thread has exited, num_threads is 1 (the zombie leader itself) until
  * the process is reaped.
  */
@@ -1368,6 +1411,7 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_unit_from_cgroup);
         tcase_add_test(fx, test_list);
         tcase_add_test(fx, test_foreach_fixture);
+        tcase_add_test(fx, test_hidepid);
         suite_add_tcase(s, fx);
 
         tcase_add_test(parse, test_parse_stat);

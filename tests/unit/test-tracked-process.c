@@ -89,7 +89,7 @@ START_TEST(test_threads) {
         }
         ck_assert_uint_eq(p->n_threads, 5);
         /* adding a TID that is there gives the existing entry */
-        t = tracked_process_find_thread(p, 502);
+        t = tracked_process_thread(p, 502);
         ck_assert_ptr_nonnull(t);
         ck_assert_int_eq(tracked_process_add_thread(p, 502, &again), 0);
         ck_assert_ptr_eq(again, t);
@@ -101,17 +101,17 @@ START_TEST(test_threads) {
         p->generation = 1;
         ck_assert_int_eq(tracked_process_remove_threads_if(p, thread_not_seen), 0);
         ck_assert_uint_eq(p->n_threads, 3);
-        ck_assert_ptr_null(tracked_process_find_thread(p, 503));
-        ck_assert_ptr_null(tracked_process_find_thread(p, 504));
-        ck_assert_ptr_nonnull(tracked_process_find_thread(p, 501));
+        ck_assert_ptr_null(tracked_process_thread(p, 503));
+        ck_assert_ptr_null(tracked_process_thread(p, 504));
+        ck_assert_ptr_nonnull(tracked_process_thread(p, 501));
 
-        tracked_process_remove_thread(p, tracked_process_find_thread(p, 501));
+        tracked_process_remove_thread(p, tracked_process_thread(p, 501));
         ck_assert_uint_eq(p->n_threads, 2);
 
         /* After exec only the leader is left. */
         ck_assert_int_eq(tracked_process_remove_threads_if(p, thread_not_leader), 0);
         ck_assert_uint_eq(p->n_threads, 1);
-        ck_assert_ptr_nonnull(tracked_process_find_thread(p, 500));
+        ck_assert_ptr_nonnull(tracked_process_thread(p, 500));
 
         manager_remove_process(&m, p);
         ck_assert_uint_eq(m.n_processes, 0);
@@ -182,12 +182,12 @@ START_TEST(test_no_plan) {
         TrackedProcess *p;
 
         ck_assert_int_eq(manager_add_process(&m, 800, 1, POLICY_NONE, &p), 0);
-        ck_assert_ptr_null(process_plan(&m, p));
+        ck_assert_ptr_null(manager_process_plan(&m, p));
         ck_assert_ptr_null(manager_process_plan(&m, p));
         ck_assert_str_eq(manager_process_policy_name(&m, p), "");
         ck_assert_str_eq(process_policy_label(&m, p), "(none)");
         p->policy = 3; /* out of range of no plan at all */
-        ck_assert_ptr_null(process_plan(&m, p));
+        ck_assert_ptr_null(manager_process_plan(&m, p));
         manager_remove_process(&m, p);
 }
 END_TEST
