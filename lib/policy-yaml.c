@@ -654,50 +654,49 @@ static int parse_timespan_usec(const char *s, uint64_t *ret_usec) {
         return -EINVAL;
 }
 
-static int parse_poll_interval(
-        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        Config *c = obj;
+/*
+ * A time span setting (name:) into *ret, in µs, within [min, max]: expected describes it for a
+ * value that is not a string, examples the forms offered for one that doesn't parse, range the
+ * bounds for one outside them. Returns 0, or node_error()'s -EINVAL.
+ */
+static int parse_timespan_setting(
+        Loader *l, const Node *value, const char *name, const char *expected, const char *examples,
+        uint64_t min, uint64_t max, const char *range, uint64_t *ret) {
         const char *v = NULL;
         uint64_t usec = 0;
         int r;
 
-        r = node_string(l, value, "poll-interval", "a time span such as \"500ms\" or \"2s\"", &v);
+        r = node_string(l, value, name, expected, &v);
         if (r <= 0)
                 return r;
         if (parse_timespan_usec(v, &usec) < 0)
                 return node_error(
-                        l, value,
-                        "poll-interval: invalid time span \"%s\" (expected e.g. \"500ms\", \"2s\", "
-                        "\"1min\")",
-                        loader_esc(l, v));
-        if (usec < POLL_INTERVAL_MIN_USEC || usec > POLL_INTERVAL_MAX_USEC)
-                return node_error(
-                        l, value, "poll-interval: %s is out of range (10ms to 1h)", loader_esc(l, v));
-        c->poll_interval_usec = usec;
+                        l, value, "%s: invalid time span \"%s\" (expected e.g. %s)", name, loader_esc(l, v),
+                        examples);
+        if (usec < min || usec > max)
+                return node_error(l, value, "%s: %s is out of range (%s)", name, loader_esc(l, v), range);
+        *ret = usec;
         return 0;
+}
+
+static int parse_poll_interval(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+
+        return parse_timespan_setting(
+                l, value, "poll-interval", "a time span such as \"500ms\" or \"2s\"",
+                "\"500ms\", \"2s\", \"1min\"", POLL_INTERVAL_MIN_USEC, POLL_INTERVAL_MAX_USEC, "10ms to 1h",
+                &c->poll_interval_usec);
 }
 
 static int parse_drift_interval(
         Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Config *c = obj;
-        const char *v = NULL;
-        uint64_t usec = 0;
-        int r;
 
-        r = node_string(l, value, "drift-interval", "a time span such as \"500ms\" or \"30s\"", &v);
-        if (r <= 0)
-                return r;
-        if (parse_timespan_usec(v, &usec) < 0)
-                return node_error(
-                        l, value,
-                        "drift-interval: invalid time span \"%s\" (expected e.g. \"500ms\", \"30s\", "
-                        "\"5min\")",
-                        loader_esc(l, v));
-        if (usec < DRIFT_INTERVAL_MIN_USEC || usec > DRIFT_INTERVAL_MAX_USEC)
-                return node_error(
-                        l, value, "drift-interval: %s is out of range (10ms to 1440min)", loader_esc(l, v));
-        c->drift_interval_usec = usec;
-        return 0;
+        return parse_timespan_setting(
+                l, value, "drift-interval", "a time span such as \"500ms\" or \"30s\"",
+                "\"500ms\", \"30s\", \"5min\"", DRIFT_INTERVAL_MIN_USEC, DRIFT_INTERVAL_MAX_USEC,
+                "10ms to 1440min", &c->drift_interval_usec);
 }
 
 static int parse_allow_realtime(
