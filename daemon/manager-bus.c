@@ -378,6 +378,36 @@ static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bu
  * baseline. A thread sampled by no such pass yet (just placed, or never placed: not managed)
  * reports totals since it started. UINT64_MAX: the kernel does not provide the counter.
  */
+/*
+ * Subscribe() and Unsubscribe(): the per-event signals (ProcessPlaced, PlacementFailed,
+ * DriftDetected) are sent only while some connection is subscribed, as systemd's Manager does
+ * with its unit signals: a placement costs no message, and no broker time, that nobody reads. A
+ * subscription ends with Unsubscribe() or when the connection goes away (sd_bus_track(3)); one
+ * connection is one subscription, however often it calls Subscribe().
+ */
+static int method_subscribe(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        if (!m->subscribers) {
+                r = sd_bus_track_new(sd_bus_message_get_bus(message), &m->subscribers, NULL, NULL);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_track_add_sender(m->subscribers, message);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(message, NULL);
+}
+
+static int method_unsubscribe(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        if (m->subscribers)
+                (void)sd_bus_track_remove_sender(m->subscribers, message);
+        return sd_bus_reply_method_return(message, NULL);
+}
+
 const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
@@ -446,6 +476,10 @@ const sd_bus_vtable manager_vtable[] = {
                 SD_BUS_PARAM(comm) SD_BUS_PARAM(policy) SD_BUS_PARAM(cpus) SD_BUS_PARAM(explanation)
                         SD_BUS_PARAM(unmatched) SD_BUS_PARAM(threads),
                 method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES(
+                "Subscribe", NULL, "", NULL, "", method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES(
+                "Unsubscribe", NULL, "", NULL, "", method_unsubscribe, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_NAMES(
                 "ProcessPlaced", "usss",
@@ -463,6 +497,11 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+/* Whether a per-event signal has anyone to go to (Subscribe()). */
+static bool manager_bus_events_wanted(Manager *m) {
+        return m && m->bus && m->subscribers && sd_bus_track_count(m->subscribers) > 0;
+}
+
 static int manager_bus_emit_changed_strv(Manager *m, char **properties) {
         if (!m->bus)
                 return 0;
@@ -475,7 +514,7 @@ static int manager_bus_emit_process_placed(
         _cleanup_free_ char *b1 = NULL, *b2 = NULL;
         const char *c, *p;
 
-        if (!m || !m->bus)
+        if (!manager_bus_events_wanted(m))
                 return 0;
         c = bus_string(comm, &b1);
         p = bus_string(policy, &b2);
@@ -491,7 +530,7 @@ static int manager_bus_emit_placement_failed(
         _cleanup_free_ char *b1 = NULL, *b2 = NULL, *b3 = NULL;
         const char *c, *p, *e;
 
-        if (!m || !m->bus)
+        if (!manager_bus_events_wanted(m))
                 return 0;
         c = bus_string(comm, &b1);
         p = bus_string(policy, &b2);
@@ -522,7 +561,7 @@ static int manager_bus_emit_drift_detected(
         _cleanup_free_ char *b1 = NULL, *b2 = NULL, *b3 = NULL;
         const char *t, *p, *f;
 
-        if (!m || !m->bus)
+        if (!manager_bus_events_wanted(m))
                 return 0;
         t = bus_string(target, &b1);
         p = bus_string(policy, &b2);
@@ -535,6 +574,7 @@ static int manager_bus_emit_drift_detected(
 }
 
 const ManagerReport manager_bus_report = {
+        .events_wanted = manager_bus_events_wanted,
         .changed = manager_bus_emit_changed_strv,
         .process_placed = manager_bus_emit_process_placed,
         .placement_failed = manager_bus_emit_placement_failed,

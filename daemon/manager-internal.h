@@ -141,4 +141,5 @@ void manager_schedule_summary(Manager *m);
 /* Reports through Manager.report (manager.h); nothing without a bus. */
 #define manager_report_changed(m, ...) \
         ((m)->report ? (m)->report->changed((m), (char *[]){__VA_ARGS__, NULL}) : 0)
-#define manager_report(m, what, ...) ((m)->report ? (m)->report->what((m), __VA_ARGS__) : 0)
+#define manager_report(m, what, ...)    ((m)->report ? (m)->report->what((m), __VA_ARGS__) : 0)
+#define manager_report_events_wanted(m) ((m)->report && (m)->report->events_wanted(m))

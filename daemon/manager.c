@@ -378,6 +378,7 @@ Manager *manager_free(Manager *m) {
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
         m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
         manager_bus_jobs_free(m);
+        m->subscribers = sd_bus_track_unref(m->subscribers);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);
         m->bus = sd_bus_flush_close_unref(m->bus);
 

@@ -227,6 +227,9 @@ typedef struct Manager Manager;
  * the bus layer. Each returns 0 or a negative errno, which callers ignore.
  */
 typedef struct ManagerReport {
+        /* Whether the per-event reports (process_placed, placement_failed, drift_detected)
+         * reach anyone: callers skip the work of making their text when not. */
+        bool (*events_wanted)(Manager *m);
         int (*changed)(Manager *m, char **properties);
         int (*process_placed)(Manager *m, pid_t pid, const char *comm, const char *policy, const char *cpus);
         int (*placement_failed)(
@@ -294,6 +297,7 @@ struct Manager {
         struct ExplainJob *explain_jobs;
         unsigned n_explain_jobs;
         struct BusCallers *bus_callers;    /* senders' credentials by unique name */
+        sd_bus_track *subscribers;         /* Subscribe()d connections (manager-bus.c) */
         sd_event_source *bus_guard_source; /* a bus message every 1024 events (manager-events.c) */
         unsigned events_since_bus_guard;
         bool *narrowing_reported; /* per policy: kernel narrowing already reported at info */

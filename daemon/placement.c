@@ -890,11 +890,13 @@ again:
                         (m->dry_run || ratelimit_below(&m->placed_ratelimit, &suppressed));
                 bool debug = ctx.n_set > 0 && !info && log_level_enabled(LOG_DEBUG);
 
-                if (m->bus || info || debug) {
+                bool report = manager_report_events_wanted(m);
+
+                if (report || info || debug) {
                         (void)tracked_process_cpus(p, &cpus);
                         text = cpuset_to_string(&cpus);
                 }
-                if (m->bus)
+                if (report)
                         (void)manager_report(
                                 m, process_placed, p->pid, p->comm, manager_process_policy_name(m, p),
                                 text ?: "");

@@ -120,6 +120,24 @@ static int on_bus_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 }
 
 /*
+ * Asks the daemon for its per-event signals: it sends ProcessPlaced, PlacementFailed and
+ * DriftDetected only while a connection is subscribed (Subscribe(), docs/org.affinityd1.xml),
+ * and this connection stays subscribed until it closes. wait: for the reply, so that what
+ * follows is seen (at start, before the "Monitoring" line); else sent without waiting, as from
+ * a signal handler. A daemon without the method sends them anyway: its refusal is of no matter.
+ */
+static void ask_for_events(sd_bus *bus, bool wait) {
+        if (wait)
+                (void)sd_bus_call_method(
+                        bus, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Subscribe",
+                        NULL, NULL, "");
+        else
+                (void)sd_bus_call_method_async(
+                        bus, NULL, AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE,
+                        "Subscribe", NULL, NULL, "");
+}
+
+/*
  * NameOwnerChanged(s name, s old_owner, s new_owner) of the bus driver for org.affinityd1: the
  * daemon went away (no new owner) or came back (a new owner where there was none). monitor
  * keeps running across restarts (the signal matches name the well-known name), so it says
@@ -141,6 +159,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
                         AFFINITYD_BUS_NAME);
                 event = "daemon-gone";
         } else if (old_owner[0] == 0) {
+                /* A new daemon has no subscribers: asked first, before saying it is back. */
+                ask_for_events(sd_bus_message_get_bus(m), false);
                 fprintf(stderr, "affinityd is back\n");
                 event = "daemon-back";
         }
@@ -237,6 +257,7 @@ int verb_monitor(char **args) {
                 fprintf(stderr, "Failed to set up the event loop: %s\n", strerror(-r));
                 return EXIT_FAILURE_;
         }
+        ask_for_events(bus, true);
 
         if (!arg_no_legend)
                 fprintf(stderr, "Monitoring the signals of %s; press Ctrl-C to stop.\n", AFFINITYD_BUS_NAME);

@@ -28,12 +28,17 @@
  *              before, -d after the load).
  *   floor:N    the same load with bench-listener instead of the daemon: what receiving the
  *              events costs on this machine before any placement work (probes exit at once).
+ *   placer:N   the same load as rate:N with the minimal placer (bench-listener COMM CPU: proc
+ *              connector, comm, sched_setaffinity(2)) instead of the daemon, the probes waiting
+ *              to be placed: the reference for the daemon's CPU per exec (its CPU, and the bus
+ *              daemon's, against the placer's), unplaced window and share placed before main().
  *   rss        --processes (default 10000) matching sleeping probes: VmRSS, VmHWM and
  *              smaps_rollup's Pss of the daemon before and once ManagedProcesses reached them.
  *   startup    with those processes already running (put back on CPU 0 first), a new daemon:
  *              time from exec to READY=1 and its "Ready: placed N processes ... in X ms" line,
  *              and its memory afterwards. Runs after rss (shares its processes).
- *   "all" = idle rate:200 rate:1000 rate:5000 floor:200 floor:1000 floor:5000 rss startup.
+ *   "all" = idle rate:200 rate:1000 rate:5000 floor:200 floor:1000 floor:5000 placer:1000 rss
+ *   startup.
  *
  * Options: --daemon=PATH --probe=PATH --listener=PATH (default: AFFINITYD_BIN,
  *   AFFINITYD_BENCH_PROBE, AFFINITYD_BENCH_LISTENER, else next to this program) --count=N
@@ -172,6 +177,7 @@ typedef struct RateResult {
         double cpu_ns_per_exec;                /* schedstat */
         double cpu_stat_ns_per_exec;           /* /proc/PID/stat utime + stime */
         double cpu_ns_per_event;
+        double bus_ns_per_exec;  /* the bus daemon's CPU (schedstat) over the same load */
         double perf_ns_per_exec; /* perf stat task-clock, < 0 if not measured */
         double ir_per_exec;      /* callgrind, < 0 if not measured */
         uint64_t events, lost, matched, placed, vanished, failures;
@@ -199,6 +205,8 @@ static struct {
                 double ns_per_exec, ns_per_event, foreign_share;
         } floors[8];
         size_t n_floors;
+        RateResult placers[8]; /* the minimal placer under rate:N (placer:N) */
+        size_t n_placers;
         uint64_t idle_listener_wakeups, idle_listener_events;
         unsigned idle_timerfds, idle_timerfds_armed;
 } R;
@@ -1066,7 +1074,7 @@ typedef struct Listener {
         pid_t pid;
         int fd; /* its stdout */
 } Listener;
-static void start_listener(Listener *ret);
+static void start_listener(Listener *ret, bool placer);
 static uint64_t listener_events(Listener *l);
 static void stop_listener(Listener *l);
 
@@ -1084,7 +1092,7 @@ static void measure_idle(void) {
 
         printf("== idle: %u s with no timer configured ==\n", arg.idle_seconds);
         start_daemon("idle");
-        start_listener(&li);
+        start_listener(&li, false);
         sleep_ns(2 * NSEC_PER_SEC);
         get_props(&p0);
         e0 = listener_events(&li);
@@ -1442,7 +1450,7 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
                             *run_name = xasprintf("rate%u%s", rate, attempt > 0 ? "-again" : "");
         RateResult res = {.rate = rate, .perf_ns_per_exec = -1, .ir_per_exec = -1};
         char b1[32], b2[32], b3[32], b4[32];
-        ProcSample s0, s1;
+        ProcSample s0, s1, bus0, bus1;
         Props p0, p1;
         pid_t perf_pid = 0, rec_pid = 0;
         Load l;
@@ -1463,8 +1471,8 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
         wait_cpu_idle(B.daemon_pid);
         if (arg.callgrind)
                 callgrind_control("-z");
-        if (sample_proc(B.daemon_pid, &s0) < 0)
-                die("can't read the daemon's /proc");
+        if (sample_proc(B.daemon_pid, &s0) < 0 || sample_proc(B.bus_pid, &bus0) < 0)
+                die("can't read the daemon's or the bus daemon's /proc");
 
         {
                 pid_t hostile[64] = {};
@@ -1519,8 +1527,8 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
         }
 
         wait_cpu_idle(B.daemon_pid);
-        if (sample_proc(B.daemon_pid, &s1) < 0)
-                die("can't read the daemon's /proc");
+        if (sample_proc(B.daemon_pid, &s1) < 0 || sample_proc(B.bus_pid, &bus1) < 0)
+                die("can't read the daemon's or the bus daemon's /proc");
         stop_perf(&perf_pid);
         stop_perf(&rec_pid);
         if (arg.callgrind) {
@@ -1554,6 +1562,7 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
         res.cpu_stat_ns_per_exec =
                 (double)(s1.stat_ticks - s0.stat_ticks) * 1e9 / (double)sysconf(_SC_CLK_TCK) / arg.count;
         res.cpu_ns_per_event = res.events > 0 ? (double)(s1.exec_ns - s0.exec_ns) / (double)res.events : 0;
+        res.bus_ns_per_exec = (double)(bus1.exec_ns - bus0.exec_ns) / arg.count;
         if (perf_out)
                 res.perf_ns_per_exec = perf_task_clock_ns(perf_out) / arg.count;
 
@@ -1572,7 +1581,8 @@ static void measure_rate_once(unsigned rate, unsigned attempt, RateResult *ret) 
                res.cpu_ns_per_exec / 1e3, res.cpu_stat_ns_per_exec / 1e3, sysconf(_SC_CLK_TCK));
         if (res.perf_ns_per_exec >= 0)
                 printf(", %.2f us (perf stat task-clock)", res.perf_ns_per_exec / 1e3);
-        printf("\n");
+        printf("\nbus daemon CPU per exec: %.2f us (schedstat); daemon + bus daemon: %.2f us\n",
+               res.bus_ns_per_exec / 1e3, (res.cpu_ns_per_exec + res.bus_ns_per_exec) / 1e3);
         if (res.ir_per_exec >= 0)
                 printf("daemon instructions per exec (callgrind Ir): %.0f\n", res.ir_per_exec);
         printf("events received %" PRIu64 " (%.2f us CPU each), lost %" PRIu64 "; matched %" PRIu64
@@ -1604,8 +1614,9 @@ static void measure_rate(unsigned rate) {
                 R.rates[R.n_rates++] = best;
 }
 
-/* Starts bench-listener; returns once it has subscribed. */
-static void start_listener(Listener *ret) {
+/* Starts bench-listener, as the minimal placer of the probes on CPU 1 when placer is true;
+ * returns once it has subscribed. */
+static void start_listener(Listener *ret, bool placer) {
         _cleanup_free_ char *self = xasprintf("%d", (int)getpid());
         pid_t parent = getpid(), pid;
         char buf[16] = "";
@@ -1621,7 +1632,10 @@ static void start_listener(Listener *ret) {
                 child_setup(parent, NULL);
                 if (dup2(p[1], STDOUT_FILENO) < 0)
                         _exit(126);
-                execl(arg.listener, arg.listener, self, (char *)NULL);
+                if (placer)
+                        execl(arg.listener, arg.listener, self, B.probe_name, "1", (char *)NULL);
+                else
+                        execl(arg.listener, arg.listener, self, (char *)NULL);
                 _exit(127);
         }
         close(p[1]);
@@ -1671,7 +1685,7 @@ static void measure_floor(unsigned rate) {
 
                 printf("== floor: a bare proc connector listener, %u probes at %u/s%s ==\n", arg.count, rate,
                        attempt > 0 ? " (again)" : "");
-                start_listener(&li);
+                start_listener(&li, false);
                 sleep_ns(200 * NSEC_PER_MSEC);
                 e0 = listener_events(&li);
                 if (sample_proc(li.pid, &s0) < 0)
@@ -1703,6 +1717,66 @@ static void measure_floor(unsigned rate) {
                 R.floors[R.n_floors].foreign_share = best_share;
                 R.floors[R.n_floors++].ns_per_event = best_event;
         }
+}
+
+/*
+ * The minimal placer (bench-listener with the probes' name and CPU 1: proc connector, comm,
+ * sched_setaffinity(2), nothing else) under the same load as rate:N, the probes waiting to be
+ * placed as they do for the daemon: the reference for the daemon's CPU per exec, its unplaced
+ * window and its share placed before main().
+ */
+static void measure_placer(unsigned rate) {
+        RateResult best = {.rate = rate, .foreign_share = 2};
+        char b1[32], b2[32], b3[32];
+
+        for (unsigned attempt = 0; attempt < arg.attempts; attempt++) {
+                RateResult res = {.rate = rate};
+                ProcSample s0, s1;
+                Listener li;
+                uint64_t e0, e1;
+                Load l;
+
+                printf("== placer: the minimal placer, %u probes at %u/s%s ==\n", arg.count, rate,
+                       attempt > 0 ? " (again)" : "");
+                start_listener(&li, true);
+                sleep_ns(200 * NSEC_PER_MSEC);
+                e0 = listener_events(&li);
+                if (sample_proc(li.pid, &s0) < 0)
+                        die("can't read the placer's /proc");
+                run_load(rate, arg.bound_ms, &l);
+                sleep_ns(200 * NSEC_PER_MSEC);
+                if (sample_proc(li.pid, &s1) < 0)
+                        die("can't read the placer's /proc");
+                e1 = listener_events(&li);
+                stop_listener(&li);
+                res.n = arg.count;
+                res.achieved_rate = l.achieved_rate;
+                res.n_reports = l.n_reports;
+                res.n_before_main = l.n_before_main;
+                res.n_never = l.n_never;
+                res.p50_ns = quantile(l.windows, l.n_reports, 0.50);
+                res.p99_ns = quantile(l.windows, l.n_reports, 0.99);
+                res.max_ns = l.n_reports > 0 ? l.windows[l.n_reports - 1] : 0;
+                res.events = e1 - e0;
+                res.cpu_ns_per_exec = (double)(s1.exec_ns - s0.exec_ns) / arg.count;
+                res.cpu_ns_per_event =
+                        res.events > 0 ? (double)(s1.exec_ns - s0.exec_ns) / (double)res.events : 0;
+                res.foreign_share = foreign_share(res.events);
+                load_done(&l);
+                printf("achieved %.0f/s; placed before main(): %u (%.1f%%); never placed within %u ms: %u; "
+                       "unplaced window p50 %s, p99 %s, max %s; placer CPU per exec: %.2f us (%.0f%% of the "
+                       "events from other processes)\n",
+                       res.achieved_rate, res.n_before_main, 100.0 * res.n_before_main / res.n, arg.bound_ms,
+                       res.n_never, fmt_ns(b1, sizeof b1, res.p50_ns), fmt_ns(b2, sizeof b2, res.p99_ns),
+                       fmt_ns(b3, sizeof b3, res.max_ns), res.cpu_ns_per_exec / 1e3,
+                       100.0 * res.foreign_share);
+                if (res.foreign_share < best.foreign_share)
+                        best = res;
+                if (best.foreign_share <= FOREIGN_SHARE_MAX)
+                        break;
+        }
+        if (R.n_placers < ELEMENTSOF(R.placers))
+                R.placers[R.n_placers++] = best;
 }
 
 /* Raises kernel.pid_max and RLIMIT_NPROC if n more processes would not fit (restored at exit). */
@@ -1874,6 +1948,8 @@ static void run_measurement(const char *t) {
                 measure_rate((unsigned)atoi(t + 5));
         else if (strncmp(t, "floor:", 6) == 0 && atoi(t + 6) > 0)
                 measure_floor((unsigned)atoi(t + 6));
+        else if (strncmp(t, "placer:", 7) == 0 && atoi(t + 7) > 0)
+                measure_placer((unsigned)atoi(t + 7));
         else if (streq(t, "rss"))
                 measure_rss();
         else if (streq(t, "startup"))
@@ -1910,12 +1986,40 @@ static void print_summary(void) {
                 if (r->perf_ns_per_exec >= 0)
                         printf("; perf stat: %.1f µs", r->perf_ns_per_exec / 1e3);
                 printf(") |\n");
+                printf("| %u execs/s: the bus daemon's CPU per exec (the daemon's signals routed) | — | "
+                       "%.1f "
+                       "µs |\n",
+                       r->rate, r->bus_ns_per_exec / 1e3);
                 printf("| %u execs/s: daemon CPU per proc connector event (%" PRIu64
                        " events, %.0f%% from other processes) | — | %.1f µs |\n",
                        r->rate, r->events, 100.0 * r->foreign_share, r->cpu_ns_per_event / 1e3);
                 if (r->ir_per_exec >= 0)
                         printf("| %u execs/s: daemon instructions per exec (callgrind) | — | %.0f |\n",
                                r->rate, r->ir_per_exec);
+        }
+        for (size_t i = 0; i < R.n_placers; i++) {
+                const RateResult *pl = &R.placers[i];
+                const RateResult *d = NULL;
+
+                for (size_t k = 0; k < R.n_rates; k++)
+                        if (R.rates[k].rate == pl->rate)
+                                d = &R.rates[k];
+                printf("| %u execs/s: the minimal placer: CPU per exec; unplaced window p99; placed before "
+                       "main() | — | %.1f µs; %s; %.1f%% |\n",
+                       pl->rate, pl->cpu_ns_per_exec / 1e3, fmt_ns(b2, sizeof b2, pl->p99_ns),
+                       100.0 * pl->n_before_main / pl->n);
+                if (d && pl->cpu_ns_per_exec > 0)
+                        printf("| %u execs/s: daemon + bus daemon CPU per exec / the minimal placer's | ≤ "
+                               "1.5x | "
+                               "%.2fx (%.1f + %.1f µs / %.1f µs) |\n",
+                               pl->rate, (d->cpu_ns_per_exec + d->bus_ns_per_exec) / pl->cpu_ns_per_exec,
+                               d->cpu_ns_per_exec / 1e3, d->bus_ns_per_exec / 1e3,
+                               pl->cpu_ns_per_exec / 1e3);
+                if (d && pl->p99_ns > 0 && pl->p99_ns != INT64_MAX && d->p99_ns != INT64_MAX)
+                        printf("| %u execs/s: unplaced window p99, the daemon's / the minimal placer's | ≤ "
+                               "1.5x | "
+                               "%.2fx |\n",
+                               pl->rate, (double)d->p99_ns / (double)pl->p99_ns);
         }
         for (size_t i = 0; i < R.n_floors; i++)
                 printf("| %u execs/s: a bare proc connector listener (the floor): CPU per exec / per event "
@@ -2019,7 +2123,7 @@ static void setup(void) {
 
 static void help(void) {
         printf("Usage: bench-affinityd [OPTIONS...] [MEASUREMENT...]\n"
-               "Measurements: all (default) | idle | rate:N | floor:N | rss | startup\n"
+               "Measurements: all (default) | idle | rate:N | floor:N | placer:N | rss | startup\n"
                "Options: --daemon=PATH --probe=PATH --listener=PATH --count=N --processes=N\n"
                "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N\n"
                "         --hostile-regex=RE --hostile-cpu=N --bus-flood=N --flood-threads=N --perf\n"
@@ -2074,8 +2178,8 @@ int main(int argc, char *argv[]) {
                 {"quick", no_argument, NULL, ARG_QUICK},
                 {},
         };
-        const char *const all[] = {"idle",       "rate:200",   "rate:1000", "rate:5000", "floor:200",
-                                   "floor:1000", "floor:5000", "rss",       "startup"};
+        const char *const all[] = {"idle",       "rate:200",   "rate:1000",   "rate:5000", "floor:200",
+                                   "floor:1000", "floor:5000", "placer:1000", "rss",       "startup"};
         const char *const *todo;
         size_t n_todo;
         int c;

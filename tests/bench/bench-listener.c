@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * The benchmark's floor: a proc connector listener that does nothing but receive. It subscribes
- * like affinityd (NETLINK_CONNECTOR, CN_IDX_PROC, PROC_CN_MCAST_LISTEN), waits in epoll_wait(2)
- * and reads every datagram with recvmmsg(2), as affinityd's loop does, and does nothing with
- * them. bench-affinityd runs it under the same load as the daemon: its CPU time per exec is
+ * The benchmark's floors: a proc connector listener that does nothing but receive, and the
+ * minimal placer. It subscribes like affinityd (NETLINK_CONNECTOR, CN_IDX_PROC,
+ * PROC_CN_MCAST_LISTEN), waits in epoll_wait(2) and reads every datagram with recvmmsg(2), as
+ * affinityd's loop does, and (as the bare listener) does nothing with them. bench-affinityd runs it under the same load as the daemon: its CPU time per exec is
  * what receiving the events costs on this machine before any placement work, and its wakeups
  * while idle are the ones other processes' events cause.
  *
- *   bench-listener PARENT_PID
+ *   bench-listener PARENT_PID [COMM CPU]
+ *
+ * With COMM and CPU it is the minimal placer, the reference a placement daemon's cost is held
+ * against: for each exec event it reads /proc/PID/comm and, when that is COMM, sets the
+ * process's affinity to CPU (sched_setaffinity(2) of the leader: after an exec it is the only
+ * thread). Nothing more: no policy, no state, no bus.
  *
  * Writes "ready\n" to stdout once subscribed, and on SIGUSR1 the number of datagrams (events)
  * received so far ("%llu\n"); dies with PARENT_PID (PR_SET_PDEATHSIG).
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,31 @@ static void on_usr1(int sig) {
         report = 1;
 }
 
+/* The minimal placer's work for one datagram: an exec of a process named comm goes to cpu. */
+static void place(const char *buf, size_t len, const char *comm, const cpu_set_t *cpu) {
+        const struct nlmsghdr *nl = (const struct nlmsghdr *)buf;
+        const struct cn_msg *cn = NLMSG_DATA(nl);
+        const struct proc_event *ev = (const struct proc_event *)cn->data;
+        char path[64], name[32];
+        ssize_t n;
+        int fd;
+
+        if (len < NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev)) || ev->what != PROC_EVENT_EXEC)
+                return;
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)ev->event_data.exec.process_tgid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, name, sizeof name - 1);
+        close(fd);
+        if (n <= 0)
+                return;
+        name[n] = '\0';
+        name[strcspn(name, "\n")] = '\0';
+        if (strcmp(name, comm) == 0)
+                (void)sched_setaffinity(ev->event_data.exec.process_pid, sizeof(*cpu), cpu);
+}
+
 int main(int argc, char *argv[]) {
         struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
         struct {
@@ -52,9 +84,14 @@ int main(int argc, char *argv[]) {
         struct epoll_event ev = {.events = EPOLLIN};
         int size = 8 * 1024 * 1024, fd, ep;
         unsigned long long n_events = 0;
+        const char *comm = argc == 4 ? argv[2] : NULL;
+        cpu_set_t cpu;
 
-        if (argc != 2)
+        if (argc != 2 && argc != 4)
                 return 2;
+        CPU_ZERO(&cpu);
+        if (comm)
+                CPU_SET(atoi(argv[3]), &cpu);
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != (pid_t)atoi(argv[1]))
                 return 1;
@@ -90,6 +127,8 @@ int main(int argc, char *argv[]) {
                         n = recvmmsg(fd, msgs, BATCH, MSG_DONTWAIT, NULL);
                         if (n > 0)
                                 n_events += (unsigned long long)n;
+                        for (int i = 0; comm && i < n; i++)
+                                place(bufs[i], msgs[i].msg_len, comm, &cpu);
                 } while (n > 0 || (n < 0 && errno == ENOBUFS));
                 if (report) {
                         report = 0;

@@ -463,9 +463,10 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return 0;
 }
 
-/* Subscribes, on a connection of its own, to every signal of the Manager and to its
- * PropertiesChanged; the matches are in place when this returns (AddMatch answered). */
-static void signals_subscribe(Harness *h, Signals *s) {
+/* Listens, on a connection of its own, to every signal of the Manager and to its
+ * PropertiesChanged; the matches are in place when this returns (AddMatch answered). The
+ * per-event signals come only while some connection is subscribed (signals_subscribe()). */
+static void signals_listen(Harness *h, Signals *s) {
         int r;
 
         *s = (Signals){.bus = connect_bus(h)};
@@ -475,6 +476,12 @@ static void signals_subscribe(Harness *h, Signals *s) {
         r = sd_bus_match_signal(
                 s->bus, NULL, NULL, AFFINITYD_BUS_PATH, PROPS_INTERFACE, "PropertiesChanged", on_signal, s);
         ck_assert_msg(r >= 0, "sd_bus_match_signal: %s", strerror(-r));
+}
+
+/* signals_listen(), and Subscribe() on that connection: every signal comes. */
+static void signals_subscribe(Harness *h, Signals *s) {
+        signals_listen(h, s);
+        call_ok(h, s->bus, "Subscribe");
 }
 
 static void signals_done(Signals *s) {
@@ -1036,6 +1043,8 @@ static const struct {
         {"Explain", "u", "sssasa(ss)a(ussssuttt)"},
         {"Reload", "", ""},
         {"Rescan", "", ""},
+        {"Subscribe", "", ""},
+        {"Unsubscribe", "", ""},
 };
 
 static const struct {
@@ -2055,6 +2064,78 @@ static void remove_cgroup(void) {
 }
 
 /* PlacementFailed: a process in a cpuset cgroup of CPU 0 under a policy of CPU 1. */
+/*
+ * The per-event signals go out only while a connection is subscribed (Subscribe()): matches
+ * alone don't ask for them. A process placed with nobody subscribed sends no ProcessPlaced; one
+ * placed while another connection is subscribed does (to every listener); after Unsubscribe(),
+ * and after a subscriber's connection closes, none again. Reloaded, rare, always goes out: it
+ * also tells that everything before it was sent.
+ */
+START_TEST(test_api_signals_need_subscriber) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        bool yes = true;
+        Signals s = {};
+        sd_bus *sub;
+        Child *c;
+
+        harness_write_policy(
+                h, "10-web.yaml",
+                "policies:\n"
+                "  - name: web\n"
+                "    match: {comm: \"%s\"}\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon(h);
+        signals_listen(h, &s);
+
+        /* Nobody subscribed: placed, listed, and no ProcessPlaced before the Reloaded after it. */
+        c = spawn(h, name, 0, "0");
+        harness_wait_process_cpus(h, c->pid, "1", 1);
+        harness_wait_listed(h, c->pid, "web");
+        call_ok(h, s.bus, "Reload");
+        sd_bus_message_unref(signals_wait(h, &s, "Reloaded", reloaded_is, &yes));
+        ck_assert_uint_eq(signals_count(&s, "ProcessPlaced", pid_is, &c->pid), 0);
+
+        /* Another connection subscribes: the listener gets them too. Subscribing twice is one
+         * subscription. */
+        sub = connect_bus(h);
+        call_ok(h, sub, "Subscribe");
+        call_ok(h, sub, "Subscribe");
+        c = spawn(h, name, 0, "0");
+        sd_bus_message_unref(signals_wait(h, &s, "ProcessPlaced", pid_is, &c->pid));
+
+        /* Unsubscribed: none again. */
+        call_ok(h, sub, "Unsubscribe");
+        c = spawn(h, name, 0, "0");
+        harness_wait_process_cpus(h, c->pid, "1", 1);
+        harness_wait_listed(h, c->pid, "web");
+        call_ok(h, s.bus, "Reload");
+        sd_bus_message_unref(signals_wait(h, &s, "Reloaded", reloaded_is, &yes));
+        ck_assert_uint_eq(signals_count(&s, "ProcessPlaced", pid_is, &c->pid), 0);
+
+        /* Subscribed again, then the connection closes without a word: the daemon notices (the
+         * bus tells it the name is gone). A placement that still sends a signal shows the daemon
+         * has not seen it yet; one that sends none shows it has: at most 50 tries. */
+        call_ok(h, sub, "Subscribe");
+        c = spawn(h, name, 0, "0");
+        sd_bus_message_unref(signals_wait(h, &s, "ProcessPlaced", pid_is, &c->pid));
+        sub = sd_bus_flush_close_unref(sub);
+        for (unsigned i = 0;; i++) {
+                ck_assert_msg(i < 50, "ProcessPlaced still sent after the subscriber went away");
+                c = spawn(h, name, 0, "0");
+                harness_wait_process_cpus(h, c->pid, "1", 1);
+                harness_wait_listed(h, c->pid, "web");
+                call_ok(h, s.bus, "Reload");
+                sd_bus_message_unref(signals_wait(h, &s, "Reloaded", reloaded_is, &yes));
+                if (signals_count(&s, "ProcessPlaced", pid_is, &c->pid) == 0)
+                        break;
+        }
+
+        signals_done(&s);
+}
+END_TEST
+
 START_TEST(test_api_placement_failed) {
         Harness *h = harness_new();
         const char *name = harness_unique_name(h);
@@ -2335,6 +2416,7 @@ int main(void) {
         harness_add_test(s, test_api_explain_explicit_only);
         harness_add_test(s, test_api_served_during_storm);
         harness_add_test(s, test_api_reload_signals);
+        harness_add_test(s, test_api_signals_need_subscriber);
         harness_add_test(s, test_api_placement_failed);
         harness_add_test(s, test_api_drift_signal);
         harness_add_test(s, test_api_policy_objects);

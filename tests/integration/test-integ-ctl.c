@@ -709,6 +709,15 @@ START_TEST(test_monitor) {
         sd_bus_error_free(&error);
         free(BG_EXPECT(&json, "\"signal\":\"Reloaded\""));
         free(BG_EXPECT(&text, "reloaded"));
+        /* The new daemon sends ProcessPlaced only to subscribers: monitor subscribed again. */
+        c = harness_spawn(h, &(SpawnOptions){.helper = "integ-threads", .name = name, .pipes = true});
+        free(child_expect_line(c));
+        free(pid_field);
+        ck_assert_int_ge(asprintf(&pid_field, "\"pid\":%d,", (int)c->pid), 0);
+        free(BG_EXPECT(&json, "\"signal\":\"ProcessPlaced\"", pid_field));
+        free(human);
+        ck_assert_int_ge(asprintf(&human, "placed %d %s threads 1", (int)c->pid, name), 0);
+        free(BG_EXPECT(&text, human));
 
         /* Ctrl-C ends it, successfully. */
         ck_assert_int_eq(bg_stop(&json), 0);
