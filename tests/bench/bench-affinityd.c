@@ -45,6 +45,7 @@
  *   --processes=N --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline (the policy's match
  *   key; default comm) --perf --callgrind --perf-record=FILE (perf record -g of the daemon
  *   during each rate run, FILE.RATE) --keep (keep the work directory and the daemon logs)
+ *   --state-dir=DIR (the daemon's --state-dir, e.g. on a tmpfs; default: its own)
  *   --startup-runs=N (default 5) --attempts=N (default 3: a rate or floor run in which more than 5% of
  *   the events came from other processes of the machine is run again, and the least disturbed
  *   run is reported) --quick (count 500, processes 2000, idle 10 s, 2 startup runs: a
@@ -121,6 +122,7 @@ typedef struct Options {
         bool callgrind;
         const char *perf_record;
         bool keep;
+        const char *state_dir; /* the daemon's --state-dir; NULL: its default */
         unsigned hostile;
         const char *hostile_regex;
         int hostile_cpu; /* -1: any */
@@ -650,7 +652,8 @@ static void write_policy(void) {
  * connects to the bus. Returns the time from fork() to READY=1 in ns.
  */
 static int64_t start_daemon(const char *run_name) {
-        _cleanup_free_ char *notify_path = NULL, *arg_bus = NULL, *arg_conf = NULL, *cg_out = NULL;
+        _cleanup_free_ char *notify_path = NULL, *arg_bus = NULL, *arg_conf = NULL, *cg_out = NULL,
+                            *arg_state = NULL;
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         pid_t parent = getpid();
         int64_t t0, deadline;
@@ -676,6 +679,8 @@ static int64_t start_daemon(const char *run_name) {
 
         arg_bus = xasprintf("--bus-address=%s", B.bus_address);
         arg_conf = xasprintf("--config-dir=%s", B.config_dir);
+        arg_state =
+                arg.state_dir ? xasprintf("--state-dir=%s", arg.state_dir) : xasprintf("--log-level=info");
         cg_out = xasprintf("--callgrind-out-file=%s/callgrind.out.%02u", B.dir, B.n_runs);
 
         t0 = now_ns();
@@ -690,9 +695,10 @@ static int64_t start_daemon(const char *run_name) {
                 (void)setenv("NOTIFY_SOCKET", notify_path, 1);
                 if (arg.callgrind)
                         execlp("valgrind", "valgrind", "--tool=callgrind", cg_out, "--dump-instr=no",
-                               arg.daemon, arg_bus, arg_conf, "--log-level=info", (char *)NULL);
+                               arg.daemon, arg_bus, arg_conf, arg_state, "--log-level=info", (char *)NULL);
                 else
-                        execl(arg.daemon, arg.daemon, arg_bus, arg_conf, "--log-level=info", (char *)NULL);
+                        execl(arg.daemon, arg.daemon, arg_bus, arg_conf, arg_state, "--log-level=info",
+                              (char *)NULL);
                 _exit(127);
         }
 
@@ -2127,7 +2133,8 @@ static void help(void) {
                "Options: --daemon=PATH --probe=PATH --listener=PATH --count=N --processes=N\n"
                "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N\n"
                "         --hostile-regex=RE --hostile-cpu=N --bus-flood=N --flood-threads=N --perf\n"
-               "         --perf-record=FILE --callgrind --startup-runs=N --attempts=N --keep --quick\n"
+               "         --perf-record=FILE --callgrind --startup-runs=N --attempts=N --keep --quick "
+               "--state-dir=DIR\n"
                "See the comment at the top of tests/bench/bench-affinityd.c and docs/performance.md.\n");
 }
 
@@ -2147,6 +2154,7 @@ int main(int argc, char *argv[]) {
                 ARG_PERF_RECORD,
                 ARG_CALLGRIND,
                 ARG_KEEP,
+                ARG_STATE_DIR,
                 ARG_QUICK,
                 ARG_HOSTILE,
                 ARG_HOSTILE_REGEX,
@@ -2175,6 +2183,7 @@ int main(int argc, char *argv[]) {
                 {"perf-record", required_argument, NULL, ARG_PERF_RECORD},
                 {"callgrind", no_argument, NULL, ARG_CALLGRIND},
                 {"keep", no_argument, NULL, ARG_KEEP},
+                {"state-dir", required_argument, NULL, ARG_STATE_DIR},
                 {"quick", no_argument, NULL, ARG_QUICK},
                 {},
         };
@@ -2251,6 +2260,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_KEEP:
                         arg.keep = true;
+                        break;
+                case ARG_STATE_DIR:
+                        arg.state_dir = optarg;
                         break;
                 case ARG_QUICK:
                         arg.count = 500;
