@@ -4,9 +4,9 @@
  * The benchmark's floors: a proc connector listener that does nothing but receive, and the
  * minimal placer. It subscribes like affinityd (NETLINK_CONNECTOR, CN_IDX_PROC,
  * PROC_CN_MCAST_LISTEN), waits in epoll_wait(2) and reads every datagram with recvmmsg(2), as
- * affinityd's loop does, and (as the bare listener) does nothing with them. bench-affinityd runs it under the same load as the daemon: its CPU time per exec is
- * what receiving the events costs on this machine before any placement work, and its wakeups
- * while idle are the ones other processes' events cause.
+ * affinityd's loop does, and (as the bare listener) does nothing with them. bench-affinityd runs it under
+ * the same load as the daemon: its CPU time per exec is what receiving the events costs on this machine
+ * before any placement work, and its wakeups while idle are the ones other processes' events cause.
  *
  *   bench-listener PARENT_PID [COMM CPU]
  *

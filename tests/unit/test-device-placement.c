@@ -92,6 +92,21 @@ static void write_rel(const Fixture *f, const char *rel, const char *text) {
         ck_assert_int_eq(fflush(file), 0);
 }
 
+/* A record as a previous instance leaves it in the state dir: target kind/key, the identity of
+ * what it was about, its original. */
+static void write_record(
+        Fixture *f, const char *kind, const char *key, const char *identity, const char *original) {
+        ck_assert_int_eq(
+                state_target_write(
+                        f->state_dir,
+                        &(const StateTarget){
+                                .kind = (char *)kind,
+                                .key = (char *)key,
+                                .identity = (char *)identity,
+                                .original = (char *)original}),
+                0);
+}
+
 /* A queue mask file (hex, any width) as a cpu-list. */
 static char *mask_rel(const Fixture *f, const char *rel) {
         _cleanup_free_ char *text = read_rel(f, rel);
@@ -409,34 +424,10 @@ START_TEST(test_recover) {
          * (original 0,2; not covered now). */
         write_rel(&f, "proc/irq/65/smp_affinity_list", "1\n");
         write_rel(&f, "proc/irq/67/smp_affinity_list", "1\n");
-        ck_assert_int_eq(
-                state_target_write(
-                        f.state_dir,
-                        &(const StateTarget){
-                                .kind = (char *)"irq",
-                                .key = (char *)"65",
-                                .identity = (char *)"PCI-MSIX-0000:27:00.0 0-edge",
-                                .original = (char *)"2-3"}),
-                0);
-        ck_assert_int_eq(
-                state_target_write(
-                        f.state_dir,
-                        &(const StateTarget){
-                                .kind = (char *)"irq",
-                                .key = (char *)"67",
-                                .identity = (char *)"PCI-MSIX-0000:27:00.0 2-edge",
-                                .original = (char *)"0,2"}),
-                0);
+        write_record(&f, "irq", "65", "PCI-MSIX-0000:27:00.0 0-edge", "2-3");
+        write_record(&f, "irq", "67", "PCI-MSIX-0000:27:00.0 2-edge", "0,2");
         /* Another device's IRQ 68 now: dropped, nothing written. */
-        ck_assert_int_eq(
-                state_target_write(
-                        f.state_dir,
-                        &(const StateTarget){
-                                .kind = (char *)"irq",
-                                .key = (char *)"68",
-                                .identity = (char *)"IR-PCI-MSI-edge other",
-                                .original = (char *)"3"}),
-                0);
+        write_record(&f, "irq", "68", "IR-PCI-MSI-edge other", "3");
         device_placement_free(f.d);
         ck_assert_int_eq(
                 device_placement_new(
