@@ -222,9 +222,10 @@ typedef struct Manager Manager;
 /*
  * What the Manager reports as it happens: PropertiesChanged for the named properties (a
  * NULL-terminated list) and the org.affinityd1.Manager signals (docs/org.affinityd1.xml). The bus
- * layer fills it in (daemon/manager-bus.h: manager_bus_report) when the daemon is on a bus; the
- * rest of the daemon reports through manager_report_*() (manager-internal.h) and never calls
- * the bus layer. Each returns 0 or a negative errno, which callers ignore.
+ * layer provides it (daemon/manager-bus.h: manager_bus_report), and manager.c installs it when
+ * the daemon connects to a bus; the rest of the daemon reports through manager_report*()
+ * (manager-internal.h) and never calls the bus layer. Each report returns 0 or a negative
+ * errno, which callers ignore.
  */
 typedef struct ManagerReport {
         /* Whether the per-event reports (process_placed, placement_failed, drift_detected)
