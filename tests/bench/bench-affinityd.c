@@ -1677,6 +1677,31 @@ static void stop_listener(Listener *l) {
         l->fd = -EBADF;
 }
 
+/*
+ * One run of bench-listener (as the minimal placer when placer is true) under the load rate:
+ * the probes wait up to bound_ms to be placed (0: they don't wait). Fills *l, the listener's
+ * /proc samples before and after, and the events it received meanwhile.
+ */
+static void listener_run(
+        bool placer, unsigned rate, unsigned bound_ms, Load *l, ProcSample *s0, ProcSample *s1,
+        uint64_t *ret_events) {
+        Listener li;
+        uint64_t e0, e1;
+
+        start_listener(&li, placer);
+        sleep_ns(200 * NSEC_PER_MSEC);
+        e0 = listener_events(&li);
+        if (sample_proc(li.pid, s0) < 0)
+                die("can't read bench-listener's /proc");
+        run_load(rate, bound_ms, l);
+        sleep_ns(200 * NSEC_PER_MSEC);
+        if (sample_proc(li.pid, s1) < 0)
+                die("can't read bench-listener's /proc");
+        e1 = listener_events(&li);
+        stop_listener(&li);
+        *ret_events = e1 - e0;
+}
+
 /* The floor: bench-listener, which only receives the proc connector's events, under the same
  * load (the probes don't wait to be placed: nothing places them). */
 static void measure_floor(unsigned rate) {
@@ -1684,30 +1709,19 @@ static void measure_floor(unsigned rate) {
 
         for (unsigned attempt = 0; attempt < arg.attempts; attempt++) {
                 ProcSample s0, s1;
-                Listener li;
-                uint64_t e0, e1;
+                uint64_t events;
                 double per_event, share;
                 Load l;
 
                 printf("== floor: a bare proc connector listener, %u probes at %u/s%s ==\n", arg.count, rate,
                        attempt > 0 ? " (again)" : "");
-                start_listener(&li, false);
-                sleep_ns(200 * NSEC_PER_MSEC);
-                e0 = listener_events(&li);
-                if (sample_proc(li.pid, &s0) < 0)
-                        die("can't read the listener's /proc");
-                run_load(rate, 0, &l);
-                sleep_ns(200 * NSEC_PER_MSEC);
-                if (sample_proc(li.pid, &s1) < 0)
-                        die("can't read the listener's /proc");
-                e1 = listener_events(&li);
-                stop_listener(&li);
-                per_event = e1 > e0 ? (double)(s1.exec_ns - s0.exec_ns) / (double)(e1 - e0) : 0;
-                share = foreign_share(e1 - e0);
+                listener_run(false, rate, 0, &l, &s0, &s1, &events);
+                per_event = events > 0 ? (double)(s1.exec_ns - s0.exec_ns) / (double)events : 0;
+                share = foreign_share(events);
                 printf("achieved %.0f/s; listener CPU per exec: %.2f us, per event %.2f us (%" PRIu64
                        " events: %.0f%% from other processes); wakeups per exec %.2f\n",
                        l.achieved_rate, (double)(s1.exec_ns - s0.exec_ns) / 1e3 / arg.count, per_event / 1e3,
-                       e1 - e0, 100.0 * share, (double)(s1.wakeups - s0.wakeups) / arg.count);
+                       events, 100.0 * share, (double)(s1.wakeups - s0.wakeups) / arg.count);
                 load_done(&l);
                 if (share < best_share) {
                         best_share = share;
@@ -1738,23 +1752,11 @@ static void measure_placer(unsigned rate) {
         for (unsigned attempt = 0; attempt < arg.attempts; attempt++) {
                 RateResult res = {.rate = rate};
                 ProcSample s0, s1;
-                Listener li;
-                uint64_t e0, e1;
                 Load l;
 
                 printf("== placer: the minimal placer, %u probes at %u/s%s ==\n", arg.count, rate,
                        attempt > 0 ? " (again)" : "");
-                start_listener(&li, true);
-                sleep_ns(200 * NSEC_PER_MSEC);
-                e0 = listener_events(&li);
-                if (sample_proc(li.pid, &s0) < 0)
-                        die("can't read the placer's /proc");
-                run_load(rate, arg.bound_ms, &l);
-                sleep_ns(200 * NSEC_PER_MSEC);
-                if (sample_proc(li.pid, &s1) < 0)
-                        die("can't read the placer's /proc");
-                e1 = listener_events(&li);
-                stop_listener(&li);
+                listener_run(true, rate, arg.bound_ms, &l, &s0, &s1, &res.events);
                 res.n = arg.count;
                 res.achieved_rate = l.achieved_rate;
                 res.n_reports = l.n_reports;
@@ -1763,7 +1765,6 @@ static void measure_placer(unsigned rate) {
                 res.p50_ns = quantile(l.windows, l.n_reports, 0.50);
                 res.p99_ns = quantile(l.windows, l.n_reports, 0.99);
                 res.max_ns = l.n_reports > 0 ? l.windows[l.n_reports - 1] : 0;
-                res.events = e1 - e0;
                 res.cpu_ns_per_exec = (double)(s1.exec_ns - s0.exec_ns) / arg.count;
                 res.cpu_ns_per_event =
                         res.events > 0 ? (double)(s1.exec_ns - s0.exec_ns) / (double)res.events : 0;
