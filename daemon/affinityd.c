@@ -59,7 +59,7 @@ static void help(void) {
                "       --state-dir=DIR\n"
                "           Where originals are persisted before the first write, so a restarted\n"
                "           daemon can give them back: the placement of every managed thread in\n"
-               "           DIR/processes/PID-STARTTIME, and the affinity of every IRQ and the\n"
+               "           the journal DIR/originals, and the affinity of every IRQ and the\n"
                "           rps_cpus, xps_cpus and rps_flow_cnt of every queue (and\n"
                "           net.core.rps_sock_flow_entries) an irqs: or net: rule set, in\n"
                "           DIR/targets/. Default: " AFFINITYD_RUNTIME_DIR ".\n"

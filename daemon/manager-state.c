@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <search.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apply-sched.h"
 #include "log.h"
@@ -87,8 +89,67 @@ static int state_from_process(const TrackedProcess *p, StateProcess *ret) {
         return 0;
 }
 
+/* The originals journal, opened at first use (the state directory is created then). */
+static int journal(Manager *m, StateJournal **ret) {
+        int r;
+
+        if (!m->journal) {
+                r = state_journal_open(m->state_dir, &m->journal);
+                if (r < 0)
+                        return r;
+        }
+        *ret = m->journal;
+        return 0;
+}
+
+/* Every tracked process with a record, as records: what a rewrite of the journal holds. */
+typedef struct CompactContext {
+        Manager *manager;
+        StateProcess *records;
+        size_t n;
+        int error;
+} CompactContext;
+
+static void compact_action(const void *nodep, VISIT which, void *userdata) {
+        CompactContext *c = userdata;
+        TrackedProcess *p = *(TrackedProcess *const *)nodep;
+        int r;
+
+        if ((which != postorder && which != leaf) || c->error < 0 || !p->state_saved)
+                return;
+        if (c->n >= c->manager->n_state_saved) {
+                c->error = -EINVAL; /* the count is off: better keep the file as it is */
+                return;
+        }
+        r = state_from_process(p, &c->records[c->n]);
+        if (r < 0) {
+                c->error = r;
+                return;
+        }
+        c->n++;
+}
+
+/* Rewrites the journal with the records of the tracked processes only. */
+static int journal_compact(Manager *m) {
+        CompactContext c = {.manager = m};
+        int r;
+
+        c.records = calloc(MAX(m->n_state_saved, (size_t)1), sizeof(StateProcess));
+        if (!c.records)
+                return -ENOMEM;
+        twalk_r(m->processes, compact_action, &c);
+        r = c.error;
+        if (r >= 0)
+                r = state_journal_rewrite(m->journal, c.records, c.n);
+        state_process_array_free(c.records, c.n);
+        if (r >= 0)
+                debounce_cancel(&m->journal_flush); /* nothing is queued any more */
+        return r;
+}
+
 void manager_state_save(Manager *m, TrackedProcess *p) {
         _cleanup_(state_process_done) StateProcess s = {};
+        StateJournal *j = NULL;
         int r;
 
         if (!p->state_dirty || m->dry_run || !m->state_dir)
@@ -97,7 +158,9 @@ void manager_state_save(Manager *m, TrackedProcess *p) {
                 return;
         r = state_from_process(p, &s);
         if (r >= 0)
-                r = state_write(m->state_dir, &s);
+                r = journal(m, &j);
+        if (r >= 0)
+                r = state_journal_save(j, &s);
         if (r < 0) {
                 log_struct(
                         LOG_WARNING, r, NULL, p->pid, p->comm, NULL,
@@ -107,27 +170,63 @@ void manager_state_save(Manager *m, TrackedProcess *p) {
                 return;
         }
         p->state_dirty = false;
-        p->state_saved = true;
+        if (!p->state_saved) {
+                p->state_saved = true;
+                m->n_state_saved++;
+        }
+        if (m->n_recovered == 0 && state_journal_wants_rewrite(j, m->n_state_saved)) {
+                r = journal_compact(m);
+                if (r < 0)
+                        log_warning_errno(
+                                r, "Failed to compact %s/" STATE_JOURNAL_NAME ": %m", m->state_dir);
+        }
+}
+
+static int journal_flush_handler(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        r = state_journal_flush(m->journal);
+        if (r < 0)
+                log_warning_errno(r, "Failed to write to %s/" STATE_JOURNAL_NAME ": %m", m->state_dir);
+        return 0;
 }
 
 void manager_state_drop(Manager *m, TrackedProcess *p) {
         int r;
 
-        if (!p->state_saved || !m->state_dir)
+        if (!p->state_saved || !m->journal)
                 return;
-        r = state_remove(m->state_dir, p->pid, p->starttime);
-        if (r < 0)
-                log_warning_errno(r, "Failed to remove the state file of %s[%d]: %m", p->comm, (int)p->pid);
         p->state_saved = false;
+        m->n_state_saved--;
+        /* A drop that a crash loses leaves only a record of a process that is gone (its
+         * starttime tells) or has its originals back: written with the next save, or a second
+         * later. */
+        r = state_journal_drop(m->journal, p->pid, p->starttime);
+        if (r >= 0 && m->event)
+                r = debounce_arm(
+                        &m->journal_flush, m->event, USEC_PER_SEC, USEC_PER_SEC, SD_EVENT_PRIORITY_IDLE,
+                        "journal-flush", journal_flush_handler, m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to forget the originals of %s[%d]: %m", p->comm, (int)p->pid);
 }
 
 /* ---- recovery at startup ---- */
 
+static int recovered_compare(const void *a, const void *b) {
+        const StateProcess *x = a, *y = b;
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
+}
+
 const StateProcess *manager_state_recovered(const Manager *m, const TrackedProcess *p) {
-        for (size_t i = 0; i < m->n_recovered; i++)
-                if (m->recovered[i].pid == p->pid && m->recovered[i].starttime == p->starttime)
-                        return &m->recovered[i];
-        return NULL;
+        StateProcess key = {.pid = p->pid, .starttime = p->starttime};
+
+        if (m->n_recovered == 0)
+                return NULL;
+        return bsearch(&key, m->recovered, m->n_recovered, sizeof(StateProcess), recovered_compare);
 }
 
 typedef struct RestoreContext {
@@ -178,18 +277,77 @@ static int recovered_thread_restore(pid_t pid, pid_t tid, void *userdata) {
         return 0;
 }
 
-int manager_state_recover(Manager *m) {
+/* Appends s to m->recovered (taking what it owns). Returns 0 or -ENOMEM. */
+static int recovered_add(Manager *m, StateProcess *s) {
+        StateProcess *a;
+
+        a = reallocarray(m->recovered, m->n_recovered + 1, sizeof(StateProcess));
+        if (!a)
+                return -ENOMEM;
+        m->recovered = a;
+        m->recovered[m->n_recovered++] = *s;
+        *s = (StateProcess){};
+        return 0;
+}
+
+/* The records of the journal whose process still runs (same PID and starttime). */
+static int recover_journal(Manager *m) {
+        _cleanup_strv_free_ char **warnings = NULL;
+        StateProcess *records = NULL;
+        size_t n = 0;
+        int r;
+
+        r = state_journal_read(m->state_dir, &records, &n, &warnings);
+        STRV_FOREACH (w, warnings)
+                log_warning("%s, ignoring it: the originals it held are lost", *w);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EBADMSG) {
+                /* Not a journal: kept aside for whoever wants to look, and a new one begun
+                 * (appending to it would spoil the records that follow). */
+                _cleanup_free_ char *from = NULL, *to = NULL;
+
+                if (asprintf(&from, "%s/" STATE_JOURNAL_NAME, m->state_dir) < 0 ||
+                    asprintf(&to, "%s/" STATE_JOURNAL_NAME ".bad", m->state_dir) < 0)
+                        return -ENOMEM;
+                if (rename(from, to) < 0)
+                        log_warning_errno(errno, "Failed to move %s aside: %m", from);
+                else
+                        log_warning("Moved %s aside as %s", from, to);
+                return 0;
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read %s/" STATE_JOURNAL_NAME ": %m", m->state_dir);
+                return 0;
+        }
+        if (n > 0 || warnings)
+                m->recovery_rewrite = true;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t starttime;
+
+                r = procfs_read_starttime(NULL, records[i].pid, &starttime);
+                if (r < 0 || starttime != records[i].starttime) {
+                        log_debug(
+                                "Originals of process %d-%" PRIu64 ": the process is gone, forgetting them",
+                                (int)records[i].pid, records[i].starttime);
+                        continue;
+                }
+                r = recovered_add(m, &records[i]);
+                if (r < 0)
+                        break;
+        }
+        state_process_array_free(records, n);
+        return r < 0 ? r : 0;
+}
+
+/* The state files of STATE_DIR/processes, one per process, that an instance from before the
+ * journal left (an upgrade while processes were placed): read like the journal's records,
+ * removed once the journal holds what they said (manager_state_finish_recovery()). */
+static int recover_legacy(Manager *m) {
         _cleanup_free_ StateId *ids = NULL;
         size_t n = 0;
         int r;
 
-        if (m->dry_run || !m->state_dir)
-                return 0;
-        if (m->units) {
-                r = unit_placement_recover(m->units);
-                if (r < 0)
-                        return r;
-        }
         r = state_list(m->state_dir, &ids, &n);
         if (r == -ENOMEM)
                 return r;
@@ -200,17 +358,12 @@ int manager_state_recover(Manager *m) {
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(state_process_done) StateProcess s = {};
                 _cleanup_free_ char *error = NULL;
-                StateProcess *a;
                 uint64_t starttime;
 
+                m->recovered_legacy = m->recovery_rewrite = true;
                 r = procfs_read_starttime(NULL, ids[i].pid, &starttime);
-                if (r < 0 || starttime != ids[i].starttime) {
-                        log_debug(
-                                "State file of process %d-%" PRIu64 ": the process is gone, removing it",
-                                (int)ids[i].pid, ids[i].starttime);
-                        (void)state_remove(m->state_dir, ids[i].pid, ids[i].starttime);
-                        continue;
-                }
+                if (r < 0 || starttime != ids[i].starttime)
+                        continue; /* gone: removed with the others */
                 r = state_read(m->state_dir, ids[i].pid, ids[i].starttime, &s, &error);
                 if (r == -ENOMEM)
                         return r;
@@ -223,16 +376,52 @@ int manager_state_recover(Manager *m) {
                                 log_warning_errno(
                                         r, "Failed to read the state file of process %d: %m",
                                         (int)ids[i].pid);
-                        (void)state_remove(m->state_dir, ids[i].pid, ids[i].starttime);
                         continue;
                 }
-                a = reallocarray(m->recovered, m->n_recovered + 1, sizeof(StateProcess));
-                if (!a)
-                        return -ENOMEM;
-                m->recovered = a;
-                m->recovered[m->n_recovered++] = s;
-                s = (StateProcess){};
+                if (manager_state_recovered(m, &(TrackedProcess){.pid = s.pid, .starttime = s.starttime}))
+                        continue; /* the journal knows it too; it is newer */
+                r = recovered_add(m, &s);
+                if (r < 0)
+                        return r;
         }
+        return 0;
+}
+
+/* Removes what recover_legacy() read, and the directory. */
+static void remove_legacy(Manager *m) {
+        _cleanup_free_ StateId *ids = NULL;
+        _cleanup_free_ char *dir = NULL;
+        size_t n = 0;
+
+        if (state_list(m->state_dir, &ids, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++)
+                (void)state_remove(m->state_dir, ids[i].pid, ids[i].starttime);
+        if (asprintf(&dir, "%s/processes", m->state_dir) >= 0)
+                (void)rmdir(dir);
+        m->recovered_legacy = false;
+}
+
+int manager_state_recover(Manager *m) {
+        size_t n_journal;
+        int r;
+
+        if (m->dry_run || !m->state_dir)
+                return 0;
+        if (m->units) {
+                r = unit_placement_recover(m->units);
+                if (r < 0)
+                        return r;
+        }
+        r = recover_journal(m);
+        if (r < 0)
+                return r;
+        n_journal = m->n_recovered;
+        r = recover_legacy(m);
+        if (r < 0)
+                return r;
+        if (m->n_recovered > n_journal) /* sorted for manager_state_recovered() */
+                qsort(m->recovered, m->n_recovered, sizeof(StateProcess), recovered_compare);
         if (m->n_recovered > 0)
                 log_info(
                         "Read the originals of %zu processes placed by a previous instance from %s",
@@ -241,16 +430,18 @@ int manager_state_recover(Manager *m) {
 }
 
 void manager_state_finish_recovery(Manager *m) {
-        for (size_t i = 0; i < m->n_recovered; i++) {
+        size_t n = m->n_recovered;
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
                 StateProcess *s = &m->recovered[i];
                 TrackedProcess *p = manager_find_process(m, s->pid);
                 RestoreContext c = {.state = s};
-                int r;
 
                 if (p && p->starttime != s->starttime)
                         p = NULL;
                 if (p && !p->has_original && !p->has_sched_original)
-                        p = NULL; /* tracked, but nothing recorded: the file has no owner */
+                        p = NULL; /* tracked, but nothing recorded: the record has no owner */
                 c.tracked = p;
                 /* Still managed: give back only what the new placement did not take over (a
                  * policy that lost its scheduler: keys while the daemon was down). Not managed any
@@ -258,12 +449,13 @@ void manager_state_finish_recovery(Manager *m) {
                 r = procfs_foreach_thread(NULL, s->pid, recovered_thread_restore, &c);
                 if (p) {
                         p->state_dirty = true;
-                        manager_state_save(m, p); /* the file now says what this instance knows */
+                        manager_state_save(m, p); /* the record now says what this instance knows */
                         continue;
                 }
                 if (r < 0 && r != -ESRCH)
                         log_warning_errno(
-                                r, "Failed to restore process %d from its state file: %m", (int)s->pid);
+                                r, "Failed to restore process %d from its recorded originals: %m",
+                                (int)s->pid);
                 else if (r >= 0) {
                         m->counters.restores++;
                         log_info(
@@ -271,21 +463,40 @@ void manager_state_finish_recovery(Manager *m) {
                                 "instance recorded (%u threads%s)",
                                 (int)s->pid, c.n_set, c.n_failed > 0 ? ", some refused" : "");
                 }
-                (void)state_remove(m->state_dir, s->pid, s->starttime);
+                if (m->journal)
+                        (void)state_journal_drop(m->journal, s->pid, s->starttime);
         }
-        for (size_t i = 0; i < m->n_recovered; i++)
+        for (size_t i = 0; i < n; i++)
                 state_process_done(&m->recovered[i]);
         m->recovered = mfree(m->recovered);
+        m->n_recovered = 0;
+        /* The journal holds what the previous instance wrote, the records of processes that are
+         * gone included: rewrite it with this instance's, then the files from before the
+         * journal can go. Should that fail, the queued drops say the same, more slowly. */
+        if (m->recovery_rewrite && !m->dry_run && m->state_dir) {
+                StateJournal *j;
+
+                r = journal(m, &j);
+                if (r >= 0)
+                        r = journal_compact(m);
+                if (r < 0)
+                        log_warning_errno(
+                                r, "Failed to rewrite %s/" STATE_JOURNAL_NAME ": %m", m->state_dir);
+                else if (m->recovered_legacy)
+                        remove_legacy(m);
+                if (r < 0 && m->journal)
+                        (void)state_journal_flush(m->journal);
+                m->recovery_rewrite = false;
+        }
         /* Units a previous instance set that the first pass did not place get their originals. */
         if (m->units)
                 unit_placement_flush(m->units);
-        m->n_recovered = 0;
 }
 
 /* ---- removing a process ---- */
 
-/* Stops tracking p: its state file is removed (nothing is left to give back after a crash)
- * and it leaves the table; p is freed. */
+/* Stops tracking p: its record is dropped (nothing is left to give back after a crash) and it
+ * leaves the table; p is freed. */
 void manager_remove_process(Manager *m, TrackedProcess *p) {
         manager_state_drop(m, p);
         tracked_process_remove(m, p);

@@ -9,6 +9,7 @@
  */
 
 #include "manager.h"
+#include "state-journal.h"
 #include "state.h"
 
 /*

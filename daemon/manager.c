@@ -177,7 +177,7 @@ static int manager_request_name(Manager *m) {
         return 0;
 }
 
-/* restore-on-exit: every tracked process gets its originals back, its state file removed. */
+/* restore-on-exit: every tracked process gets its originals back, its record dropped. */
 static void manager_restore_all(Manager *m) {
         _cleanup_free_ TrackedProcess **processes = NULL;
         size_t n = 0;
@@ -387,6 +387,8 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_recovered; i++)
                 state_process_done(&m->recovered[i]);
         free(m->recovered);
+        debounce_done(&m->journal_flush);
+        m->journal = state_journal_free(m->journal); /* writes the queued drops */
         free(m->state_dir);
 
         plan_free(m->plan);

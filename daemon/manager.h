@@ -41,6 +41,7 @@
 #include "apply-sched.h"
 #include "caller-budget.h"
 #include "cpuset.h"
+#include "debounce.h"
 #include "latency.h"
 #include "log.h"
 #include "worker.h"
@@ -155,8 +156,8 @@ typedef struct TrackedProcess {
         bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */
         bool has_original;
         bool has_sched_original;
-        bool state_dirty;           /* originals recorded since its state file was last written */
-        bool state_saved;           /* its state file exists (daemon/manager-state.h) */
+        bool state_dirty;           /* originals recorded since its record was last written */
+        bool state_saved;           /* the originals journal has a record of it (daemon/manager-state.h) */
         CpuSet original;            /* first original seen: the default for threads created later */
         ThreadSched sched_original; /* first original scheduling state seen: the default for
                                      * threads created later (they inherit what was set) */
@@ -270,8 +271,13 @@ struct Manager {
         char *bus_address;
         uint64_t poll_interval_usec;
         char *state_dir;                /* persisted originals (lib/state.h); NULL: none */
-        struct StateProcess *recovered; /* read at startup, consumed by the first scan */
+        struct StateJournal *journal;   /* STATE_DIR/originals (lib/state-journal.h), opened at first use */
+        size_t n_state_saved;           /* tracked processes with a record there (state_saved) */
+        Debounce journal_flush;         /* writes queued "drop" records at most 1 s after the first */
+        struct StateProcess *recovered; /* read at startup, sorted by PID; consumed by the first scan */
         size_t n_recovered;
+        bool recovered_legacy; /* STATE_DIR/processes (from before the journal) had files */
+        bool recovery_rewrite; /* the journal had records: rewritten after the first scan */
 
         /* Configuration in force. */
         Config *config;

@@ -16,7 +16,6 @@
 #include "state.h"
 #include "util.h"
 
-#define STATE_MAGIC      "affinityd-state 1"
 #define STATE_MAX_TOKENS 9
 
 void state_process_done(StateProcess *s) {

@@ -3,12 +3,15 @@
 
 /*
  * Persisted originals: what each thread of a process had before the daemon first wrote to it
- * (affinity and scheduling state), kept in one small file per process under a state directory
- * (the daemon's default is /run/affinityd, a tmpfs that survives a daemon restart but not a
- * reboot), so a restarted daemon can still give them back.
+ * (affinity and scheduling state), kept under a state directory (the daemon's default is
+ * /run/affinityd, a tmpfs that survives a daemon restart but not a reboot), so a restarted
+ * daemon can still give them back. The daemon keeps them as records of one append-only journal
+ * (lib/state-journal.h), each record holding the lines of the format below.
  *
- * Layout: STATE_DIR/processes/PID-STARTTIME, STARTTIME being field 22 of /proc/PID/stat: with
- * the PID, the identity of a process (a reused PID has another starttime).
+ * Versions before the journal kept one file per process, STATE_DIR/processes/PID-STARTTIME
+ * (STARTTIME being field 22 of /proc/PID/stat: with the PID, the identity of a process, as a
+ * reused PID has another starttime); state_read() and state_list() read them after an upgrade,
+ * state_write() writes them (for tests).
  *
  * File format (text, one record per line, fields separated by single spaces):
  *
@@ -40,6 +43,9 @@
 #include "cpuset.h"
 
 #define STATE_DIR_DEFAULT AFFINITYD_RUNTIME_DIR /* config.h: RUNSTATEDIR/affinityd */
+
+/* The first line of a process state file. */
+#define STATE_MAGIC "affinityd-state 1"
 
 typedef struct StateThread {
         pid_t tid;

@@ -13,7 +13,8 @@
 #   kill -9   the daemon killed with SIGKILL and started again 10 times while the process runs:
 #             placed every time;
 #   state     seven kinds of corrupt state file (empty, binary, truncated, huge, a directory, a
-#             future version, a bad name): the daemon starts and places;
+#             future version, a bad name) from before the journal, and a corrupt originals
+#             journal (random bytes; bad, NUL and torn lines): the daemon starts and places;
 #   fds       the daemon's open file descriptors after all of it: as many as after its start.
 #
 # The exec storm (50,000 fork+execs) and the reuse, hostile command line and D-Bus flood
@@ -126,6 +127,25 @@ else
         fail "state: did not start or place with corrupt state files (see $work/daemon.log)"
         tail -n 20 "$work/daemon.log"
 fi
+
+# a corrupt originals journal: not one at all (moved aside), then one with bad and torn lines
+for kind in binary lines; do
+        stop_daemon
+        if [ $kind = binary ]; then
+                head -c 65536 /dev/urandom >"$work/state/originals"
+        else
+                printf 'affinityd-originals 1\nsave process 1 x\ndrop\nsave process 999990 1;default 0-x -\n\0\0\nsave process 2 1;def' \
+                        >"$work/state/originals"
+        fi
+        taskset -p -c 0 "$mpid" >/dev/null
+        start_daemon
+        if kill -0 "$dpid" 2>/dev/null && all_on "$mpid" 1; then
+                ok "state: started and placed with a corrupt originals journal ($kind)"
+        else
+                fail "state: did not start or place with a corrupt originals journal ($kind; see $work/daemon.log)"
+                tail -n 20 "$work/daemon.log"
+        fi
+done
 
 echo 'exit' >&3
 echo "run-storms: $failed failed"

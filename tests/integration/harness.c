@@ -945,6 +945,15 @@ void harness_stop_daemon(Harness *h) {
         ck_assert_msg(h->n_stopping > 0, "affinityd exited without sending STOPPING=1");
 }
 
+void harness_kill_daemon(Harness *h) {
+        ck_assert_msg(daemon_alive(h), "no daemon to kill");
+        ck_assert(kill(h->daemon_pid, SIGKILL) == 0);
+        ck_assert(waitpid(h->daemon_pid, &h->daemon_status, 0) == h->daemon_pid);
+        h->daemon_exited = true;
+        h->daemon_pid = 0;
+        drain_notify(h);
+}
+
 int harness_kill_bus(Harness *h) {
         uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 

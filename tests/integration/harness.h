@@ -184,6 +184,9 @@ void harness_start_daemon(Harness *h);
 void harness_start_daemon_with(Harness *h, const DaemonOptions *o);
 /* SIGTERM; asserts that the daemon sent STOPPING=1 and exited with status 0. */
 void harness_stop_daemon(Harness *h);
+/* SIGKILLs the daemon (a crash: nothing of its exit path runs) and reaps it. May be followed by
+ * harness_start_daemon_with() (a restart). */
+void harness_kill_daemon(Harness *h);
 /* Kills the private dbus-daemon and waits (bounded) for affinityd to exit; returns its wait
  * status. The daemon is then gone: teardown doesn't stop it. */
 int harness_kill_bus(Harness *h);

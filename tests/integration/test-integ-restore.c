@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "macro.h"
+#include "state-journal.h"
 
 static void write_file(const char *path, const char *text) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -113,13 +114,34 @@ static unsigned long long read_starttime(pid_t pid) {
         return v;
 }
 
-static char *state_file(Harness *h, pid_t pid) {
-        char *path = NULL;
+/* The record of pid in the originals journal (lib/state-journal.h) in the state file format
+ * of lib/state.h, newly allocated; NULL when the journal has none. */
+static char *journal_record(Harness *h, pid_t pid) {
+        _cleanup_free_ char *dir = harness_asprintf("%s/state", harness_dir(h));
+        unsigned long long starttime = read_starttime(pid);
+        StateProcess *records = NULL;
+        char *text = NULL;
+        size_t n = 0;
 
-        ck_assert_int_ge(
-                asprintf(&path, "%s/state/processes/%d-%llu", harness_dir(h), (int)pid, read_starttime(pid)),
-                0);
-        return path;
+        ck_assert_int_eq(state_journal_read(dir, &records, &n, NULL), 0);
+        for (size_t i = 0; i < n; i++)
+                if (records[i].pid == pid && records[i].starttime == starttime)
+                        ck_assert_int_eq(state_format(&records[i], &text), 0);
+        state_process_array_free(records, n);
+        return text;
+}
+
+/* Waits (bounded) until the journal has no record of pid: a "drop" is written at most a second
+ * after the process got its originals back. */
+static void wait_no_record(Harness *h, pid_t pid) {
+        uint64_t deadline = harness_now_usec() + 10 * 1000 * 1000;
+        char *text;
+
+        while ((text = journal_record(h, pid)) && harness_now_usec() < deadline) {
+                free(text);
+                usleep(20 * 1000);
+        }
+        ck_assert_msg(!text, "the journal still records %d after the restore:\n%s", (int)pid, text);
 }
 
 /* Every thread of pid has nice value `nice` (field 19 of /proc/PID/task/TID/stat). */
@@ -148,30 +170,20 @@ static void assert_nice(pid_t pid, long nice, unsigned min_threads) {
         }
 }
 
-static bool file_exists(const char *path) {
-        return access(path, F_OK) == 0;
-}
-
-/* The state file of pid holds its original (pre-daemon) mask as the process default. */
+/* The journal's record of pid holds its original (pre-daemon) mask as the process default. */
 static void assert_state_file(Harness *h, pid_t pid, const char *default_prefix) {
-        _cleanup_free_ char *path = state_file(h, pid);
-        char buf[4096] = "";
-        FILE *f = fopen(path, "re");
-        size_t k;
+        _cleanup_free_ char *text = journal_record(h, pid);
 
-        ck_assert_msg(f, "no state file %s: %s", path, strerror(errno));
-        k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[k] = 0;
+        ck_assert_msg(text, "the originals journal has no record of %d", (int)pid);
         ck_assert_msg(
-                strstr(buf, default_prefix), "state file %s:\n%s\nlacks \"%s\"", path, buf, default_prefix);
+                strstr(text, default_prefix), "record of %d:\n%s\nlacks \"%s\"", (int)pid, text,
+                default_prefix);
 }
 
 START_TEST(test_restore_reload_removal) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         Harness *h = harness_new();
         const char *a = harness_unique_name(h);
-        _cleanup_free_ char *path = NULL;
         Child *c;
         int r;
 
@@ -182,21 +194,19 @@ START_TEST(test_restore_reload_removal) {
         assert_nice(c->pid, 5, 3);
         /* Nice 0 is the 3rd number of the SCHED part: "default 0 <policy> <prio> 0 ..." */
         assert_state_file(h, c->pid, "\ndefault 0 0 0 0 ");
-        path = state_file(h, c->pid);
 
         harness_remove_policy(h, "10-keep.yaml");
         r = harness_reload(h, &error);
         ck_assert_msg(r >= 0, "Reload failed: %s: %s", strna(error.name), strna(error.message));
         harness_assert_process_cpus_now(c->pid, "0", 3);
         assert_nice(c->pid, 0, 3);
-        ck_assert_msg(!file_exists(path), "state file %s left after the restore", path);
+        wait_no_record(h, c->pid);
 }
 END_TEST
 
 START_TEST(test_restore_after_restart) {
         Harness *h = harness_new();
         const char *a = harness_unique_name(h);
-        _cleanup_free_ char *path = NULL;
         Child *c;
 
         write_policy(h, a);
@@ -210,14 +220,13 @@ START_TEST(test_restore_after_restart) {
         harness_assert_process_cpus_now(c->pid, "1", 3);
         assert_nice(c->pid, 5, 3);
         assert_state_file(h, c->pid, "\ndefault 0 ");
-        path = state_file(h, c->pid);
 
         /* Policy removed while no daemon runs: the next instance restores it from the file. */
         harness_remove_policy(h, "10-keep.yaml");
         start_daemon(h);
         harness_assert_process_cpus_now(c->pid, "0", 3); /* before READY=1 */
         assert_nice(c->pid, 0, 3);
-        ck_assert_msg(!file_exists(path), "state file %s left after the restore", path);
+        wait_no_record(h, c->pid);
         harness_wait_log(h, "no longer matches a policy: restored the originals");
         /* Counted like any other restore. */
         ck_assert_uint_eq(restores(h), 1);
@@ -228,7 +237,6 @@ START_TEST(test_restart_keeps_true_originals) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         Harness *h = harness_new();
         const char *a = harness_unique_name(h);
-        _cleanup_free_ char *path = NULL;
         Child *c;
         int r;
 
@@ -244,21 +252,19 @@ START_TEST(test_restart_keeps_true_originals) {
         harness_assert_process_cpus_now(c->pid, "1", 3);
         assert_nice(c->pid, 5, 3);
         assert_state_file(h, c->pid, "\ndefault 0 ");
-        path = state_file(h, c->pid);
 
         harness_remove_policy(h, "10-keep.yaml");
         r = harness_reload(h, &error);
         ck_assert_msg(r >= 0, "Reload failed: %s: %s", strna(error.name), strna(error.message));
         harness_assert_process_cpus_now(c->pid, "0", 3);
         assert_nice(c->pid, 0, 3);
-        ck_assert_msg(!file_exists(path), "state file %s left after the restore", path);
+        wait_no_record(h, c->pid);
 }
 END_TEST
 
 START_TEST(test_restore_on_exit) {
         Harness *h = harness_new();
         const char *a = harness_unique_name(h);
-        _cleanup_free_ char *path = NULL;
         Child *c;
 
         write_settings(h, "restore-on-exit: true\n");
@@ -267,13 +273,96 @@ START_TEST(test_restore_on_exit) {
         c = spawn(h, a);
         harness_wait_process_cpus(h, c->pid, "1", 3);
         assert_nice(c->pid, 5, 3);
-        path = state_file(h, c->pid);
-        ck_assert_msg(file_exists(path), "no state file %s", path);
+        assert_state_file(h, c->pid, "\ndefault 0 ");
 
         harness_stop_daemon(h);
         harness_assert_process_cpus_now(c->pid, "0", 3);
         assert_nice(c->pid, 0, 3);
-        ck_assert_msg(!file_exists(path), "state file %s left after restore-on-exit", path);
+        {
+                _cleanup_free_ char *text = journal_record(h, c->pid);
+
+                ck_assert_msg(!text, "record of %d left after restore-on-exit:\n%s", (int)c->pid, text);
+        }
+}
+END_TEST
+
+/*
+ * A daemon killed (SIGKILL: no exit path runs) in the middle of a burst of matching execs, then
+ * started again with the policy gone: every process the first one changed gets its original
+ * back, whether it was placed, half placed or not reached at all.
+ */
+START_TEST(test_kill_mid_burst) {
+        Harness *h = harness_new();
+        const char *a = harness_unique_name(h);
+        _cleanup_free_ char *path = harness_asprintf("%s/%s", harness_dir(h), a);
+        const char *own = harness_own_cpus(h);
+        const unsigned n = 300;
+        pid_t pids[300];
+        unsigned placed = 0;
+
+        /* exec through a link named like the policy's comm: comm is the name exec'd */
+        ck_assert_msg(symlink("/bin/sleep", path) == 0, "symlink %s: %s", path, strerror(errno));
+        write_policy(h, a);
+        start_daemon(h);
+        for (unsigned i = 0; i < n; i++) {
+                pids[i] = harness_spawn_quick(h, path, ARGS("600"), false);
+                if (i == n / 2)
+                        harness_kill_daemon(h);
+        }
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_free_ char *cpus = harness_read_task_cpus(pids[i], pids[i]);
+
+                if (cpus && streq(cpus, "1"))
+                        placed++;
+        }
+        /* Else the test proves nothing: the first instance must have placed some. */
+        ck_assert_msg(placed > 0, "none of the first %u processes was placed before the kill", n / 2);
+
+        harness_remove_policy(h, "10-keep.yaml");
+        start_daemon(h);
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_free_ char *cpus = harness_read_task_cpus(pids[i], pids[i]);
+
+                ck_assert_msg(cpus, "process %d is gone", (int)pids[i]);
+                ck_assert_msg(
+                        streq(cpus, own), "process %d (%u of %u) is on %s after the restart, not %s",
+                        (int)pids[i], i, n, cpus, own);
+                assert_nice(pids[i], 0, 1);
+        }
+        ck_assert_uint_ge(restores(h), placed);
+        printf("kill mid-burst: %u of %u placed before the kill, all restored\n", placed, n);
+}
+END_TEST
+
+/*
+ * An upgrade from an instance that kept a file per process (STATE_DIR/processes/PID-STARTTIME):
+ * the new one reads them like journal records, gives a process whose policy is gone its original
+ * back, and removes the old files.
+ */
+START_TEST(test_legacy_state_files) {
+        Harness *h = harness_new();
+        const char *a = harness_unique_name(h);
+        _cleanup_free_ char *dir = harness_asprintf("%s/state", harness_dir(h)),
+                            *sub = harness_asprintf("%s/state/processes", harness_dir(h)), *pid_text = NULL;
+        _cleanup_(state_process_done) StateProcess s = {};
+        Child *c;
+
+        c = spawn(h, a); /* on CPU 0, nice 0 */
+        pid_text = harness_asprintf("%d", (int)c->pid);
+        /* What the old instance did: recorded the original, then moved it and reniced it. */
+        s.pid = c->pid;
+        s.starttime = read_starttime(c->pid);
+        ck_assert_int_eq(cpuset_parse_list("0", &s.affinity, NULL), 0);
+        s.has_affinity = true;
+        s.has_sched = true; /* SCHED_OTHER, nice 0, no I/O class */
+        ck_assert_int_eq(state_write(dir, &s), 0);
+        ck_assert_int_eq(harness_run_quiet(ARGS("taskset", "-a", "-p", "-c", "1", pid_text)), 0);
+        harness_assert_process_cpus_now(c->pid, "1", 3);
+
+        start_daemon(h); /* no policy matches it */
+        harness_assert_process_cpus_now(c->pid, "0", 3);
+        ck_assert_msg(access(sub, F_OK) < 0 && errno == ENOENT, "%s is still there", sub);
+        ck_assert_uint_eq(restores(h), 1);
 }
 END_TEST
 
@@ -284,5 +373,7 @@ int main(void) {
         harness_add_test(s, test_restore_after_restart);
         harness_add_test(s, test_restart_keeps_true_originals);
         harness_add_test(s, test_restore_on_exit);
+        harness_add_test(s, test_kill_mid_burst);
+        harness_add_test(s, test_legacy_state_files);
         return harness_main(s);
 }

@@ -228,6 +228,15 @@ nic() {
         return 1
 }
 
+# journal_live [FILE]: the PIDs the originals journal (default /run/affinityd/originals) still
+# records: a "save" and no "drop" after it (lib/state-journal.h).
+journal_live() {
+        awk '$1 == "save" { s = $4; sub(/;.*/, "", s); live[$3 " " s] = 1 }
+             $1 == "drop" { delete live[$2 " " $3] }
+             END { for (k in live) { split(k, f, " "); print f[1] } }' \
+                "${1:-/run/affinityd/originals}" 2>/dev/null | sort -n | tr '\n' ' ' | sed 's/ $//'
+}
+
 # reset: no daemon, no policies or settings, no state, no test units or probes, no runtime
 # unit properties left by an earlier test.
 reset() {
@@ -235,7 +244,7 @@ reset() {
         systemctl stop affinityd.service 2>/dev/null
         systemctl reset-failed affinityd.service 2>/dev/null
         rm -f "$POLICY_DIR"/* /etc/affinityd/affinityd.yaml /run/affinityd/policy.d/*
-        rm -rf /run/affinityd/processes /run/affinityd/units /run/affinityd/targets
+        rm -rf /run/affinityd/originals /run/affinityd/processes /run/affinityd/units /run/affinityd/targets
         for u in $(systemctl list-units --all --plain --no-legend 'vmt-*' | awk '{ print $1 }'); do
                 systemctl stop "$u" 2>/dev/null
                 systemctl reset-failed "$u" 2>/dev/null

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # l. With restore-on-exit: true, `systemctl stop affinityd` gives every placed thread its
-# original mask back (and leaves no state files).
+# original mask back (and leaves no live record in the originals journal).
 . /usr/lib/affinityd-vm-tests/lib.sh
 reset
 
@@ -27,12 +27,12 @@ expect_on "$p" 0-1,3 "vmt-l-probe before the daemon"
 daemon_start || abort "systemctl start affinityd failed"
 expect_on "$p" 2 "vmt-l-probe placed"
 expect_on "$hog" 2 "vmt-l-hog placed"
-say "state: $(ls /run/affinityd/processes 2>&1 | tr '\n' ' ')"
+say "originals journal records: $(journal_live)"
+expect_eq "journal records the probe and the hog" "$(printf '%s\n' "$p" "$hog" | sort -n | tr '\n' ' ' | sed 's/ $//')" "$(journal_live)"
 
 systemctl stop affinityd.service || fail "systemctl stop affinityd failed"
 expect_eq "affinityd after stop" inactive "$(systemctl is-active affinityd.service)"
 expect_on "$p" 0-1,3 "vmt-l-probe after systemctl stop (its original)"
 expect_on "$hog" 1 "vmt-l-hog after systemctl stop (its original)"
-left=$(ls /run/affinityd/processes 2>/dev/null)
-expect_eq "state files left in /run/affinityd/processes" "" "$left"
+expect_eq "records left in /run/affinityd/originals" "" "$(journal_live)"
 finish
