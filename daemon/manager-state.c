@@ -333,11 +333,13 @@ static int recover_journal(Manager *m) {
                         continue;
                 }
                 r = recovered_add(m, &records[i]);
-                if (r < 0)
-                        break;
+                if (r < 0) {
+                        state_process_array_free(records, n);
+                        return r;
+                }
         }
         state_process_array_free(records, n);
-        return r < 0 ? r : 0;
+        return 0;
 }
 
 /* The state files of STATE_DIR/processes, one per process, that an instance from before the

@@ -36,12 +36,14 @@
  *              smaps_rollup's Pss of the daemon before and once ManagedProcesses reached them.
  *   startup    with those processes already running (put back on CPU 0 first), a new daemon:
  *              time from exec to READY=1 and its "Ready: placed N processes ... in X ms" line,
- *              and its memory afterwards. Runs after rss (shares its processes).
+ *              and its memory afterwards; then (put back again) the minimal scan, bench-scan,
+ *              from fork() to exit, the reference. Runs after rss (shares its processes).
  *   "all" = idle rate:200 rate:1000 rate:5000 floor:200 floor:1000 floor:5000 placer:1000 rss
  *   startup.
  *
  * Options: --daemon=PATH --probe=PATH --listener=PATH (default: AFFINITYD_BIN,
- *   AFFINITYD_BENCH_PROBE, AFFINITYD_BENCH_LISTENER, else next to this program) --count=N
+ *   AFFINITYD_BENCH_PROBE, AFFINITYD_BENCH_LISTENER, else next to this program; bench-scan is
+ *   AFFINITYD_BENCH_SCAN, else next to this program) --count=N
  *   --processes=N --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline (the policy's match
  *   key; default comm) --perf --callgrind --perf-record=FILE (perf record -g of the daemon
  *   during each rate run, FILE.RATE) --keep (keep the work directory and the daemon logs)
@@ -111,6 +113,7 @@ typedef struct Options {
         const char *daemon;
         const char *probe;
         const char *listener;
+        const char *scan;
         unsigned count;
         unsigned processes;
         unsigned idle_seconds;
@@ -197,6 +200,7 @@ static struct {
         MemSample mem0, mem_n, mem_startup;
         unsigned mem_n_processes, startup_processes;
         double startup_ready_ms, startup_ready_min_ms, startup_ready_max_ms;
+        double startup_scan_ms; /* the minimal scan's median, fork -> exit (0: not run) */
         unsigned startup_runs;
         long startup_log_ms;
         unsigned startup_log_placed;
@@ -1883,11 +1887,51 @@ static int cmp_double(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
+/* Every sleeper back on CPU 0, so that a scan has real work to do; returns how many. */
+static unsigned sleepers_to_cpu0(void) {
+        unsigned moved = 0;
+        cpu_set_t zero;
+
+        CPU_ZERO(&zero);
+        CPU_SET(0, &zero);
+        for (size_t i = 0; i < B.n_sleepers; i++)
+                if (sched_setaffinity(B.sleepers[i], sizeof zero, &zero) == 0)
+                        moved++;
+        sleep_ns(300 * NSEC_PER_MSEC);
+        return moved;
+}
+
+/* Runs the minimal scan (bench-scan: walk /proc, read comm, set each thread of the probes' to CPU
+ * 1) on the sleepers; returns the time from fork() to its exit in ms, and prints its line. */
+static double run_minimal_scan(void) {
+        _cleanup_free_ char *out = xasprintf("%s/scan.out", B.dir), *text = NULL;
+        int64_t t0 = now_ns(), t1;
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        if (pid < 0)
+                die("fork: %m");
+        if (pid == 0) {
+                child_setup(getppid(), out);
+                execl(arg.scan, arg.scan, B.probe_name, "1", (char *)NULL);
+                _exit(127);
+        }
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                die("%s failed (status %d)", arg.scan, status);
+        t1 = now_ns();
+        text = read_text(out);
+        printf("minimal scan: fork -> exit %.1f ms; %.*s\n", (double)(t1 - t0) / 1e6,
+               text ? (int)strcspn(text, "\n") : 3, text ?: "n/a");
+        return (double)(t1 - t0) / 1e6;
+}
+
 /* --startup-runs new daemons, one after the other, each with every sleeper put back on CPU 0
- * first (so the scan has real work to do). The median run is the result; min and max are shown
- * because other processes of the machine disturb single runs. */
+ * first (so the scan has real work to do), each followed by a run of the minimal scan on the same
+ * processes (put back again). The median run is the result; min and max are shown because other
+ * processes of the machine disturb single runs. */
 static void measure_startup(void) {
-        double ready_ms[32], log_ms[32];
+        double ready_ms[32], log_ms[32], scan_ms[32];
         unsigned runs = MIN(arg.startup_runs, (unsigned)ELEMENTSOF(ready_ms));
         Props p = {};
 
@@ -1898,17 +1942,10 @@ static void measure_startup(void) {
         for (unsigned run = 0; run < runs; run++) {
                 _cleanup_free_ char *log = NULL;
                 const char *line;
-                unsigned moved = 0;
-                cpu_set_t zero;
+                unsigned moved;
                 int64_t ns;
 
-                CPU_ZERO(&zero);
-                CPU_SET(0, &zero);
-                for (size_t i = 0; i < B.n_sleepers; i++)
-                        if (sched_setaffinity(B.sleepers[i], sizeof zero, &zero) == 0)
-                                moved++;
-                sleep_ns(300 * NSEC_PER_MSEC);
-
+                moved = sleepers_to_cpu0();
                 ns = start_daemon("startup");
                 get_props(&p);
                 if (run == 0) {
@@ -1934,9 +1971,13 @@ static void measure_startup(void) {
                        line ?: "n/a");
                 if (run == 0)
                         print_mem("after the startup scan", &R.mem_startup);
+                (void)sleepers_to_cpu0();
+                scan_ms[run] = run_minimal_scan();
         }
         qsort(ready_ms, runs, sizeof(double), cmp_double);
         qsort(log_ms, runs, sizeof(double), cmp_double);
+        qsort(scan_ms, runs, sizeof(double), cmp_double);
+        R.startup_scan_ms = scan_ms[runs / 2];
         R.startup_done = true;
         R.startup_processes = p.managed;
         R.startup_runs = runs;
@@ -1946,6 +1987,8 @@ static void measure_startup(void) {
         R.startup_log_ms = (long)log_ms[runs / 2];
         printf("exec -> READY=1: median %.1f ms, min %.1f ms, max %.1f ms; logged scan time median %ld ms\n",
                R.startup_ready_ms, R.startup_ready_min_ms, R.startup_ready_max_ms, R.startup_log_ms);
+        printf("minimal scan, fork -> exit: median %.1f ms; affinityd / minimal scan: %.2fx\n",
+               R.startup_scan_ms, R.startup_ready_ms / R.startup_scan_ms);
 }
 
 static void run_measurement(const char *t) {
@@ -2053,6 +2096,9 @@ static void print_summary(void) {
                        "(%.1f–%.1f); logged scan time \"in %ld ms\" |\n",
                        R.startup_processes, R.startup_ready_ms, R.startup_runs, R.startup_ready_min_ms,
                        R.startup_ready_max_ms, R.startup_log_ms);
+                printf("| startup scan against the minimal scan (bench-scan), same processes | ≤ 2x | "
+                       "%.1f ms / %.1f ms = %.2fx |\n",
+                       R.startup_ready_ms, R.startup_scan_ms, R.startup_ready_ms / R.startup_scan_ms);
                 printf("| RSS after the startup scan of %u processes | ≤ 8 MiB | VmRSS %.2f MiB, Pss %.2f "
                        "MiB |\n",
                        R.startup_processes, R.mem_startup.rss_kb / 1024.0, R.mem_startup.pss_kb / 1024.0);
@@ -2198,6 +2244,7 @@ int main(int argc, char *argv[]) {
         arg.daemon = getenv("AFFINITYD_BIN");
         arg.probe = default_helper("AFFINITYD_BENCH_PROBE", "bench-probe");
         arg.listener = default_helper("AFFINITYD_BENCH_LISTENER", "bench-listener");
+        arg.scan = default_helper("AFFINITYD_BENCH_SCAN", "bench-scan");
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
