@@ -621,7 +621,8 @@ START_TEST(test_live_events) {
         const Recorded *fork_ev, *comm_ev, *exit_ev, *exec_ev, *uid_ev;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, record, &rec, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, record, &rec, &m), 0);
         ck_assert_int_ge(proc_monitor_get_fd(m), 0);
         /* Nothing is delivered from proc_monitor_new() itself. */
         ck_assert_uint_eq(rec.n, 0);
@@ -709,7 +710,8 @@ START_TEST(test_live_overrun) {
         pid_t pid;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, record, &rec, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, record, &rec, &m), 0);
         fd = proc_monitor_get_fd(m);
         ck_assert_int_ge(fd, 0);
 
@@ -786,7 +788,8 @@ START_TEST(test_live_receive_error_backoff) {
         pid_t pid;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, record, &rec, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, record, &rec, &m), 0);
 
         recv_fail_errno = EIO;
         recv_fail_calls = 0;
@@ -857,7 +860,8 @@ START_TEST(test_live_receive_buffer) {
         pid_t pid;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, ignore_event, NULL, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, ignore_event, NULL, &m), 0);
         ck_assert_int_eq(proc_monitor_get_receive_buffer(m, &size, &force_error), 0);
         ck_assert_int_eq(force_error, 0);
         ck_assert_uint_ge(size, 2 * (size_t)PROC_MONITOR_RCVBUF_SIZE);
@@ -876,7 +880,7 @@ START_TEST(test_live_receive_buffer) {
 
                 if (drop_net_admin() < 0 || sd_event_new(&ce) < 0)
                         _exit(10);
-                r = proc_monitor_new(ce, 5 * USEC_PER_SEC, ignore_event, NULL, &m);
+                r = proc_monitor_new(ce, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, ignore_event, NULL, &m);
                 if (r == -EPERM || r == -EACCES)
                         _exit(0); /* subscribing needs CAP_NET_ADMIN on this kernel: nothing to check */
                 if (r < 0)
@@ -929,7 +933,7 @@ START_TEST(test_live_pid_namespace_detected) {
 
                         if (getpid() != 1 || sd_event_new(&e) < 0)
                                 _exit(12);
-                        r = proc_monitor_new(e, 500 * 1000, ignore_event, NULL, &m);
+                        r = proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 500 * 1000, ignore_event, NULL, &m);
                         if (write(pipefd[1], &r, sizeof(r)) != sizeof(r))
                                 _exit(13);
                         proc_monitor_free(m);
