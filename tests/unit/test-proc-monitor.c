@@ -1239,6 +1239,15 @@ static bool filter_possible(const char **ret_reason) {
         return true;
 }
 
+/* Says why the tests of what can't run here. True when they were asked for by name (mode): the
+ * program then exits 77, a skip (freeing s); false when they are only left out of a run of all. */
+static bool not_running(Suite *s, const char *mode, const char *what, const char *reason) {
+        printf("%s the %s tests: %s\n", mode ? "Skipping" : "Not running", what, reason);
+        if (mode)
+                srunner_free(srunner_create(s));
+        return mode != NULL;
+}
+
 int main(int argc, char **argv) {
         const char *mode = argc > 1 ? argv[1] : NULL;
         const char *reason = NULL;
@@ -1277,12 +1286,8 @@ int main(int argc, char **argv) {
                         tcase_add_test(tc, test_live_pid_namespace_detected);
                         tcase_add_test(tc, test_live_unfiltered);
                         suite_add_tcase(s, tc);
-                } else if (mode) {
-                        printf("Skipping the live proc connector tests: %s\n", reason);
-                        srunner_free(srunner_create(s));
+                } else if (not_running(s, mode, "live proc connector", reason))
                         return 77;
-                } else
-                        printf("Not running the live proc connector tests: %s\n", reason);
         }
 
         if (!mode || streq(mode, "filter")) {
@@ -1291,12 +1296,8 @@ int main(int argc, char **argv) {
                         tcase_set_timeout(tc, 60);
                         tcase_add_test(tc, test_filter_exec_only);
                         suite_add_tcase(s, tc);
-                } else if (mode) {
-                        printf("Skipping the proc connector filter tests: %s\n", reason);
-                        srunner_free(srunner_create(s));
+                } else if (not_running(s, mode, "proc connector filter", reason))
                         return 77;
-                } else
-                        printf("Not running the proc connector filter tests: %s\n", reason);
         }
 
         sr = srunner_create(s);
