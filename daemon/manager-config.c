@@ -164,7 +164,8 @@ int manager_install(Manager *m, Config *config, Plan *plan) {
         m->config = config;
         m->plan = plan;
         pthread_rwlock_unlock(&m->plan_lock);
-        (void)drift_update(m->drift); /* drift-interval may have changed */
+        manager_update_proc_events(m); /* before the rescan that follows */
+        (void)drift_update(m->drift);  /* drift-interval may have changed */
         if (m->units)
                 unit_placement_new_plan(m->units);
         return 0;

@@ -568,7 +568,8 @@ static int on_uid(Manager *m, const ProcEvent *ev) {
  *  - the event is about p, not about an earlier process with the same PID whose EXIT is read
  *    late: that one exited before p started, so before p's identity was read (identity_ns);
  *  - the thread table is complete: a full placement pass listed p's threads (placed), and
- *    every thread created since was announced by a FORK event, which its creator sends before
+ *    every thread created since was announced by a FORK event (subscribed to: see
+ *    manager_proc_events()), which its creator sends before
  *    clone() returns and so before the leader's EXIT when the creator is the leader, or before
  *    the creator's own EXIT otherwise. Not while a rescan after lost events is pending (a FORK
  *    may be among them; the rescan lists every tracked process's threads again);
@@ -578,6 +579,8 @@ static int on_uid(Manager *m, const ProcEvent *ev) {
 static bool process_exit_is_final(const Manager *m, TrackedProcess *p, uint64_t timestamp_ns) {
         if (!p->placed || m->rescan_source || timestamp_ns <= p->identity_ns)
                 return false;
+        if (!(proc_monitor_get_events(m->monitor) & PROC_MONITOR_EVENT(PROC_MONITOR_FORK)))
+                return false; /* no FORK events: new threads are not announced */
         return p->n_threads == 0 || (p->n_threads == 1 && tracked_process_thread(p, p->pid));
 }
 
@@ -682,7 +685,7 @@ static int on_monitor_error(Manager *m, const ProcEvent *ev) {
         return 0;
 }
 
-/* ---- dispatch, and the bus between events ---- */
+/* ---- which events ---- */
 
 static const char *proc_event_type_name(ProcEventType t) {
         static const char *const names[] = {
@@ -692,6 +695,82 @@ static const char *proc_event_type_name(ProcEventType t) {
         };
         return (size_t)t < ELEMENTSOF(names) && names[t] ? names[t] : "unknown";
 }
+
+/*
+ * The proc connector's event types (PROC_MONITOR_EVENT() bits) the handlers above need under
+ * configuration c (NULL: none loaded):
+ *  - EXEC always: processes are matched and placed when they exec;
+ *  - EXIT always: tracked processes and threads are forgotten, spread slots given back;
+ *  - FORK with any policy: a tracked process's forked child is tracked under its policy
+ *    (on_fork_process()), its new threads get their thread rule, spread slot or the policy's
+ *    CPUs (on_fork_thread()), and process_exit_is_final() relies on every new thread of a
+ *    tracked process being announced;
+ *  - COMM with any policy: a thread's rename re-evaluates its thread rule, and a tracked
+ *    process's rename updates its comm and re-matches it (it may match another policy now,
+ *    by comm or by what else changed), besides a comm: key matching a process that renamed
+ *    itself. The kernel can't send the renames of tracked processes only, so any policy
+ *    needs them all;
+ *  - UID only when a policy has a user: key (on_uid() ignores the others).
+ * GID, SID, PTRACE and COREDUMP are never needed. Pure.
+ */
+unsigned manager_proc_events(const Config *c) {
+        unsigned events = PROC_MONITOR_EVENT(PROC_MONITOR_EXEC) | PROC_MONITOR_EVENT(PROC_MONITOR_EXIT);
+
+        if (!c)
+                return events;
+        if (c->n_policies > 0)
+                events |= PROC_MONITOR_EVENT(PROC_MONITOR_FORK) | PROC_MONITOR_EVENT(PROC_MONITOR_COMM);
+        if (c->facts & FACT_UID)
+                events |= PROC_MONITOR_EVENT(PROC_MONITOR_UID);
+        return events;
+}
+
+const char *proc_events_format(unsigned events, char *buf, size_t size) {
+        size_t k = 0;
+
+        if (size == 0)
+                return buf;
+        buf[0] = '\0';
+        for (ProcEventType t = PROC_MONITOR_FORK; t <= PROC_MONITOR_EXIT; t++)
+                if ((events & PROC_MONITOR_EVENT(t)) && k < size) {
+                        int n = snprintf(
+                                buf + k, size - k, "%s%s", k > 0 ? " " : "", proc_event_type_name(t));
+                        if (n < 0)
+                                break;
+                        k += (size_t)n;
+                }
+        return buf;
+}
+
+/*
+ * Points the proc connector at the event types the configuration in force needs, when they
+ * changed (a reload). Called before the reload's rescan: a type added is delivered from then
+ * on, and what happened before is what the rescan finds. A failure is logged, not returned.
+ */
+void manager_update_proc_events(Manager *m) {
+        unsigned events;
+        char names[64];
+        int r;
+
+        if (!m->monitor)
+                return;
+        events = manager_proc_events(m->config);
+        if (events == proc_monitor_get_events(m->monitor))
+                return;
+        proc_events_format(events, names, sizeof(names));
+        r = proc_monitor_set_events(m->monitor, events);
+        if (r < 0)
+                return (void)log_warning_errno(
+                        r,
+                        "Failed to subscribe the proc connector to %s: %m; events of the types added "
+                        "are missed until the next reload",
+                        names);
+        log_debug(
+                "Proc connector: subscribed to %s%s", names,
+                proc_monitor_is_filtered(m->monitor) ? "" : " (the kernel sends every type)");
+}
+
+/* ---- dispatch, and the bus between events ---- */
 
 static int manager_dispatch_proc_event(Manager *m, const ProcEvent *ev) {
         switch (ev->type) {

@@ -118,6 +118,11 @@ void manager_forget_gone(Manager *m, TrackedProcess *p);
 
 /* manager-events.c */
 int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata);
+unsigned manager_proc_events(const Config *c);
+/* The names of the event types in events ("FORK EXEC EXIT"), into buf of size bytes (truncated
+ * to fit); returns buf. */
+const char *proc_events_format(unsigned events, char *buf, size_t size);
+void manager_update_proc_events(Manager *m);
 
 /* manager-rescan.c */
 int manager_rescan(Manager *m);

@@ -57,14 +57,22 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
 static int manager_start_discovery(Manager *m) {
         int r;
 
-        r = proc_monitor_new(m->event, PROC_MONITOR_ACK_TIMEOUT_USEC, on_proc_event, m, &m->monitor);
+        r = proc_monitor_new(
+                m->event, manager_proc_events(m->config), PROC_MONITOR_ACK_TIMEOUT_USEC, on_proc_event, m,
+                &m->monitor);
         if (r >= 0) {
                 size_t rcvbuf = 0;
                 int force_error = 0;
+                char names[64];
 
                 m->discovery = MANAGER_DISCOVERY_NETLINK;
                 proc_monitor_set_debug(m->monitor, log_get_max_level() >= LOG_DEBUG);
-                log_debug("Subscribed to the proc connector");
+                log_debug(
+                        "Subscribed to the proc connector: %s%s",
+                        proc_events_format(proc_monitor_get_events(m->monitor), names, sizeof(names)),
+                        proc_monitor_is_filtered(m->monitor)
+                                ? ""
+                                : " (the kernel sends every type: no filter before Linux 6.6)");
                 /* The kernel reports twice what it granted (bookkeeping). */
                 if (proc_monitor_get_receive_buffer(m->monitor, &rcvbuf, &force_error) >= 0 &&
                     force_error < 0 && rcvbuf / 2 < PROC_MONITOR_RCVBUF_SIZE)

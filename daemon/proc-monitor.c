@@ -10,8 +10,25 @@
  * The proc_event sits at offset 36 of each message, so its 8-byte timestamp is not 8-byte
  * aligned in our buffer: every header is copied out with memcpy() before it is read, which
  * also makes the parser safe on arbitrary (fuzzed) buffers at any alignment.
+ *
+ * Filtering by event type (Linux 6.6, "connector/cn_proc: Add filtering to fix some bugs" and
+ * the series around it), as drivers/connector/cn_proc.c has it:
+ *  - cn_proc_mcast_ctl() takes a 4-byte enum proc_cn_mcast_op (event_type becomes
+ *    PROC_EVENT_ALL) or an 8-byte struct proc_input; before 6.6 it returns at once, without an
+ *    acknowledgement, for any length but 4. It keeps the socket's last request in
+ *    sk_user_data, and counts a LISTEN in proc_event_num_listeners only if the socket was not
+ *    listening already, an IGNORE only if it was: repeated LISTENs on one socket (a new filter)
+ *    leave the count balanced. Before 6.6 each LISTEN and IGNORE counts, blindly.
+ *  - cn_filter() is applied to every message sent, the acknowledgements (PROC_EVENT_NONE, 0)
+ *    included: with event_type PROC_EVENT_ALL everything passes; otherwise a message passes only
+ *    if event_type & what, so a filtered socket never sees an acknowledgement, its own included
+ *    (the filter is set before the acknowledgement is sent). PROC_EVENT_NONZERO_EXIT lets the
+ *    EXITs with a nonzero exit code through even without PROC_EVENT_EXIT; with PROC_EVENT_EXIT
+ *    every EXIT passes, which is what we ask for.
+ *  - IGNORE makes cn_filter() drop everything for the socket.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -22,6 +39,7 @@
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/cn_proc.h>
@@ -34,6 +52,22 @@
 #include "netlink-socket.h"
 #include "proc-monitor.h"
 #include "util.h"
+
+/* The kernel's event-type filter (Linux 6.6 uapi linux/cn_proc.h, which defines PROC_EVENT_ALL
+ * with struct proc_input); older userspace headers (Debian 12's, 6.1) have neither. The values
+ * are the kernel's ABI. */
+#ifndef PROC_EVENT_ALL
+#define PROC_EVENT_NONZERO_EXIT 0x20000000U
+#define PROC_EVENT_ALL \
+        (PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_UID | PROC_EVENT_GID | PROC_EVENT_SID | \
+         PROC_EVENT_PTRACE | PROC_EVENT_COMM | PROC_EVENT_NONZERO_EXIT | PROC_EVENT_COREDUMP | \
+         PROC_EVENT_EXIT)
+struct proc_input {
+        enum proc_cn_mcast_op mcast_op;
+        uint32_t event_type; /* enum proc_cn_event: PROC_EVENT_* bits */
+};
+#endif
+_Static_assert(sizeof(struct proc_input) == 8, "struct proc_input is 8 bytes on the wire");
 
 /* Datagrams fetched per recvmmsg(2) call, and the size of each buffer. A proc connector
  * datagram is 76 bytes; anything longer than the buffer is reported as truncated. */
@@ -75,6 +109,8 @@ struct ProcMonitor {
         proc_monitor_handler_t handler;
         void *userdata;
         bool debug;
+        unsigned events; /* PROC_MONITOR_EVENT() bits delivered */
+        bool filtered;   /* the kernel took struct proc_input: it sends only those types */
 
         /* Our request's seq and ack; the acknowledgement carries ack_value + 1. */
         uint32_t ack_seq;
@@ -246,7 +282,7 @@ static int monitor_parse(ProcMonitor *m, const void *buf, size_t len) {
                 r = parse_event(m, &cn, p + NLMSG_HDRLEN + sizeof(cn), cn.len, &ev);
                 if (r < 0)
                         return r;
-                if (r > 0 && m->state != MONITOR_AWAIT_ACK) {
+                if (r > 0 && m->state != MONITOR_AWAIT_ACK && (m->events & PROC_MONITOR_EVENT(ev.type))) {
                         monitor_deliver(m, &ev);
                         n++;
                 }
@@ -427,14 +463,15 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         return monitor_pause(m, r);
 }
 
-/* Sends PROC_CN_MCAST_LISTEN or _IGNORE to the kernel, with our seq/ack. */
-static int monitor_send_op(ProcMonitor *m, enum proc_cn_mcast_op op) {
+/* Sends a request of len bytes (enum proc_cn_mcast_op, or struct proc_input) to the kernel, with
+ * our seq/ack. */
+static int monitor_send(ProcMonitor *m, const void *request, uint16_t len) {
         union {
                 uint64_t align;
-                uint8_t bytes[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(enum proc_cn_mcast_op))];
+                uint8_t bytes[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct proc_input))];
         } buf = {};
         struct nlmsghdr nlh = {
-                .nlmsg_len = NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(op)),
+                .nlmsg_len = NLMSG_LENGTH(sizeof(struct cn_msg) + len),
                 .nlmsg_type = NLMSG_DONE,
                 .nlmsg_pid = m->portid,
                 .nlmsg_seq = m->ack_seq,
@@ -443,17 +480,47 @@ static int monitor_send_op(ProcMonitor *m, enum proc_cn_mcast_op op) {
                 .id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
                 .seq = m->ack_seq,
                 .ack = m->ack_value,
-                .len = sizeof(op),
+                .len = len,
         };
         struct sockaddr_nl kernel = {.nl_family = AF_NETLINK}; /* nl_pid 0: the kernel */
 
+        assert(len <= sizeof(struct proc_input));
         memcpy(buf.bytes, &nlh, sizeof(nlh));
         memcpy(buf.bytes + NLMSG_HDRLEN, &cn, sizeof(cn));
-        memcpy(buf.bytes + NLMSG_HDRLEN + sizeof(cn), &op, sizeof(op));
+        memcpy(buf.bytes + NLMSG_HDRLEN + sizeof(cn), request, len);
 
         if (sendto(m->fd, buf.bytes, nlh.nlmsg_len, 0, (const struct sockaddr *)&kernel, sizeof(kernel)) < 0)
                 return -errno;
         return 0;
+}
+
+/* Sends PROC_CN_MCAST_LISTEN or _IGNORE in the 4-byte form every kernel takes (event_type
+ * PROC_EVENT_ALL since 6.6). */
+static int monitor_send_op(ProcMonitor *m, enum proc_cn_mcast_op op) {
+        return monitor_send(m, &op, sizeof(op));
+}
+
+/* The kernel's PROC_EVENT_* bits for PROC_MONITOR_EVENT() bits. */
+static uint32_t kernel_event_mask(unsigned events) {
+        static const uint32_t bits[] = {
+                [PROC_MONITOR_FORK] = PROC_EVENT_FORK, [PROC_MONITOR_EXEC] = PROC_EVENT_EXEC,
+                [PROC_MONITOR_UID] = PROC_EVENT_UID,   [PROC_MONITOR_COMM] = PROC_EVENT_COMM,
+                [PROC_MONITOR_EXIT] = PROC_EVENT_EXIT,
+        };
+        uint32_t k = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(bits); i++)
+                if (events & PROC_MONITOR_EVENT(i))
+                        k |= bits[i];
+        return k;
+}
+
+/* Sends PROC_CN_MCAST_LISTEN as a struct proc_input (Linux >= 6.6) for the kernel's event_type
+ * bits (never 0: the kernel reads 0 as PROC_EVENT_ALL). */
+static int monitor_send_listen_filter(ProcMonitor *m, uint32_t event_type) {
+        struct proc_input in = {.mcast_op = PROC_CN_MCAST_LISTEN, .event_type = event_type};
+
+        return monitor_send(m, &in, sizeof(in));
 }
 
 /*
@@ -499,27 +566,71 @@ static ProcMonitor *monitor_alloc(proc_monitor_handler_t handler, void *userdata
         m->fd = -EBADF;
         m->handler = handler;
         m->userdata = userdata;
+        m->events = PROC_MONITOR_EVENTS_ALL;
         monitor_reset_msgs(m, RECV_BATCH);
         return m;
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(ProcMonitor *, proc_monitor_free);
 
+/* Sets the ack value of our next request: its acknowledgement carries value + 1. Not 0, which
+ * most listeners send, nor UINT32_MAX, whose reply would be 0. */
+static void monitor_set_ack_value(ProcMonitor *m, uint32_t value) {
+        m->ack_value = value == 0 || value == UINT32_MAX ? 0x5a5a5a5a : value;
+        m->ack_seen = false;
+        m->ack_err = 0;
+}
+
+/* Whether the running kernel filters safely (proc_monitor_kernel_filters()). */
+static bool running_kernel_filters(void) {
+        struct utsname u;
+
+        return uname(&u) >= 0 && proc_monitor_kernel_filters(u.release);
+}
+
+/*
+ * After the plain subscription was acknowledged: asks for every type in the 8-byte form and
+ * waits up to timeout_usec for its acknowledgement, which shows that the kernel takes that form
+ * (a kernel before 6.6 ignores it: no reply, no change), then names the types of m->events.
+ * A second LISTEN leaves the listener count as it is (see the top of this file), and so does an
+ * ignored one. Sets m->filtered when the kernel filters; any failure leaves the plain
+ * subscription in force, which is no error.
+ */
+static void monitor_probe_filter(ProcMonitor *m, uint64_t timeout_usec) {
+        int r;
+
+        monitor_set_ack_value(m, m->ack_value + 2);
+        r = monitor_send_listen_filter(m, PROC_EVENT_ALL);
+        if (r >= 0)
+                r = monitor_await_ack(m, timeout_usec);
+        if (r >= 0)
+                r = monitor_send_listen_filter(m, kernel_event_mask(m->events));
+        if (r < 0) {
+                monitor_debug(
+                        m, "The kernel does not filter by event type (%s): filtering on receipt",
+                        strerror(-r));
+                return;
+        }
+        m->filtered = true;
+}
+
 int proc_monitor_new(
-        sd_event *event, uint64_t timeout_usec, proc_monitor_handler_t handler, void *userdata,
-        ProcMonitor **ret) {
+        sd_event *event, unsigned events, uint64_t timeout_usec, proc_monitor_handler_t handler,
+        void *userdata, ProcMonitor **ret) {
         _cleanup_(proc_monitor_freep) ProcMonitor *m = NULL;
         struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
         socklen_t addrlen = sizeof(addr);
         int size = RCVBUF_SIZE;
+        uint32_t ack_value;
         int r;
 
-        if (!event || !handler || !ret)
+        if (!event || !handler || !ret || !(events & PROC_MONITOR_EVENTS_ALL))
                 return -EINVAL;
 
         m = monitor_alloc(handler, userdata);
         if (!m)
                 return -ENOMEM;
+        m->events = events & PROC_MONITOR_EVENTS_ALL;
 
         /* The fallback from SO_RCVBUFFORCE is capped by rmem_max: the caller learns of it from
          * proc_monitor_get_receive_buffer(). */
@@ -538,12 +649,14 @@ int proc_monitor_new(
          * ones the kernel multicasts to every listener (most listeners send ack 0). */
         m->portid = addr.nl_pid;
         m->ack_seq = addr.nl_pid;
-        if (getrandom(&m->ack_value, sizeof(m->ack_value), GRND_NONBLOCK) != sizeof(m->ack_value))
-                m->ack_value = (uint32_t)now_monotonic_nsec() ^ (addr.nl_pid << 16);
-        if (m->ack_value == 0 || m->ack_value == UINT32_MAX)
-                m->ack_value = 0x5a5a5a5a;
+        if (getrandom(&ack_value, sizeof(ack_value), GRND_NONBLOCK) != sizeof(ack_value))
+                ack_value = (uint32_t)now_monotonic_nsec() ^ (addr.nl_pid << 16);
+        monitor_set_ack_value(m, ack_value);
         m->state = MONITOR_AWAIT_ACK;
 
+        /* The 4-byte form first, on every kernel: whether the connector can be used at all is
+         * decided as before filtering existed, and a namespace that ignores us costs one
+         * timeout, not two. */
         r = monitor_send_op(m, PROC_CN_MCAST_LISTEN);
         if (r < 0)
                 return r;
@@ -556,6 +669,8 @@ int proc_monitor_new(
                         (void)monitor_send_op(m, PROC_CN_MCAST_IGNORE);
                 return r;
         }
+        if (!(events & PROC_MONITOR_NO_KERNEL_FILTER) && running_kernel_filters())
+                monitor_probe_filter(m, MIN(timeout_usec, PROC_MONITOR_FILTER_PROBE_USEC));
         m->state = MONITOR_SUBSCRIBED;
 
         r = sd_event_add_io(event, &m->source, m->fd, EPOLLIN, on_io, m);
@@ -565,6 +680,68 @@ int proc_monitor_new(
 
         *ret = TAKE_PTR(m);
         return 0;
+}
+
+int proc_monitor_set_events(ProcMonitor *m, unsigned events) {
+        int r;
+
+        if (!m || !(events & PROC_MONITOR_EVENTS_ALL))
+                return -EINVAL;
+        events &= PROC_MONITOR_EVENTS_ALL;
+        if (m->filtered && kernel_event_mask(events) != kernel_event_mask(m->events)) {
+                r = monitor_send_listen_filter(m, kernel_event_mask(events));
+                if (r < 0)
+                        return r;
+        }
+        m->events = events;
+        return 0;
+}
+
+unsigned proc_monitor_get_events(const ProcMonitor *m) {
+        return m ? m->events : 0;
+}
+
+bool proc_monitor_is_filtered(const ProcMonitor *m) {
+        return m && m->filtered;
+}
+
+/* Reads a decimal number of at most 6 digits at *p, advancing *p. Returns 0 or -EINVAL. */
+static int parse_version_number(const char **p, unsigned *ret) {
+        unsigned n = 0;
+        size_t k = 0;
+
+        for (; (*p)[k] >= '0' && (*p)[k] <= '9'; k++) {
+                if (k >= 6)
+                        return -EINVAL;
+                n = n * 10 + (unsigned)((*p)[k] - '0');
+        }
+        if (k == 0)
+                return -EINVAL;
+        *p += k;
+        *ret = n;
+        return 0;
+}
+
+bool proc_monitor_kernel_filters(const char *release) {
+        unsigned major, minor, patch = 0;
+        const char *p = release;
+
+        if (!p || parse_version_number(&p, &major) < 0 || *p++ != '.' ||
+            parse_version_number(&p, &minor) < 0)
+                return false;
+        if (*p == '.' && (p++, parse_version_number(&p, &patch) < 0))
+                return false;
+
+        if (major < 6 || (major == 6 && minor < 6))
+                return false;
+        /* c46bfba1337d without its revert (see proc-monitor.h): 6.6.13 (January 2024) to
+         * 6.6.17; 6.7 from 6.7.1, and 6.7.0 to be safe, to 6.7.5. The revert is in 6.6.18,
+         * 6.7.6 and 6.8. */
+        if (major == 6 && minor == 6 && patch >= 13 && patch <= 17)
+                return false;
+        if (major == 6 && minor == 7 && patch <= 5)
+                return false;
+        return true;
 }
 
 int proc_monitor_new_parser(proc_monitor_handler_t handler, void *userdata, ProcMonitor **ret) {

@@ -7,8 +7,12 @@
  *  - "live": the real proc connector on a real sd_event loop, with a forked and exec'd
  *    /bin/true, a child that changes its uid, a thread that renames itself, and a provoked
  *    receive-queue overrun (ENOBUFS). Needs root in the initial PID and user namespaces;
- *    exits 77 only where that is not the case.
- * Usage: test-proc-monitor [parse|live] (no argument: both).
+ *    exits 77 only where that is not the case. With it, the subscription that kernels before
+ *    6.6 take (forced), and its types dropped on receipt.
+ *  - "filter": the kernel's event-type filter (Linux >= 6.6, proc_monitor_kernel_filters()):
+ *    what reaches the socket, read past the monitor, before and after a change of types. Exits
+ *    77 where the live tests can't run or the kernel doesn't filter.
+ * Usage: test-proc-monitor [parse|live|filter] (no argument: all).
  */
 
 #include <check.h>
@@ -20,7 +24,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -295,6 +301,97 @@ START_TEST(test_parse_ignored) {
 
         proc_monitor_free(m);
         recorder_done(&rec);
+}
+END_TEST
+
+/* Only the types asked for are delivered; LOST is not a type (always delivered). */
+START_TEST(test_parse_event_mask) {
+        struct proc_event pe[5];
+        ProcEvent expected[5];
+        Recorder rec = {};
+        ProcMonitor *m = parser_new(&rec);
+        Datagram d = {};
+
+        ck_assert_uint_eq(proc_monitor_get_events(m), PROC_MONITOR_EVENTS_ALL);
+        ck_assert(!proc_monitor_is_filtered(m));
+        ck_assert_int_eq(proc_monitor_set_events(m, 0), -EINVAL);
+        ck_assert_int_eq(proc_monitor_set_events(m, PROC_MONITOR_EVENT(PROC_MONITOR_LOST)), -EINVAL);
+        ck_assert_int_eq(proc_monitor_set_events(NULL, PROC_MONITOR_EVENTS_ALL), -EINVAL);
+
+        build_all_types(pe, expected); /* FORK, EXEC, UID, COMM, EXIT */
+        for (size_t i = 0; i < ELEMENTSOF(pe); i++)
+                datagram_add(&d, &pe[i]);
+
+        ck_assert_int_eq(
+                proc_monitor_set_events(
+                        m, PROC_MONITOR_EVENT(PROC_MONITOR_EXEC) | PROC_MONITOR_EVENT(PROC_MONITOR_EXIT)),
+                0);
+        ck_assert_uint_eq(
+                proc_monitor_get_events(m),
+                PROC_MONITOR_EVENT(PROC_MONITOR_EXEC) | PROC_MONITOR_EVENT(PROC_MONITOR_EXIT));
+        ck_assert_int_eq(parse_copy(m, d.bytes, d.len, 0), 2);
+        ck_assert_uint_eq(rec.n, 2);
+        assert_event_eq(&rec.items[0].ev, &expected[1]);
+        assert_event_eq(&rec.items[1].ev, &expected[4]);
+
+        /* Back to every type. */
+        rec.n = 0;
+        ck_assert_int_eq(proc_monitor_set_events(m, PROC_MONITOR_EVENTS_ALL), 0);
+        ck_assert_int_eq(parse_copy(m, d.bytes, d.len, 0), 5);
+        for (size_t i = 0; i < ELEMENTSOF(pe); i++)
+                assert_event_eq(&rec.items[i].ev, &expected[i]);
+
+        proc_monitor_free(m);
+        recorder_done(&rec);
+}
+END_TEST
+
+/* Which kernel releases filter by event type, safely. */
+START_TEST(test_kernel_filters) {
+        static const struct {
+                const char *release;
+                bool filters;
+        } cases[] = {
+                /* Debian 12, and older kernels: no struct proc_input. */
+                {"6.1.0-18-amd64", false},
+                {"5.15.0-105-generic", false},
+                {"5.14.0-427.13.1.el9_4.x86_64", false},
+                {"6.5.13", false},
+                {"4.19.0", false},
+                /* 6.6 and later. */
+                {"6.6.0", true},
+                {"6.6", true},
+                {"6.6.12", true},
+                {"6.8.0-31-generic", true},
+                {"6.12.27-amd64", true},
+                {"6.18.0-rc1", true},
+                {"6.18.44-fc-v669", true},
+                {"7.0.0", true},
+                {"10.2", true},
+                /* c46bfba1337d without its revert. */
+                {"6.6.13", false},
+                {"6.6.17-200.fc39.x86_64", false},
+                {"6.6.18", true},
+                {"6.7.0", false},
+                {"6.7.5-arch1-1", false},
+                {"6.7.6", true},
+                /* Not a release. */
+                {"garbage", false},
+                {"", false},
+                {"6", false},
+                {"6.", false},
+                {"6.x", false},
+                {".6.6", false},
+                {"6.6.x", false},
+                {"1234567.1", false},
+                {"-6.6", false},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                ck_assert_msg(
+                        proc_monitor_kernel_filters(cases[i].release) == cases[i].filters, "%s: expected %s",
+                        cases[i].release, cases[i].filters ? "true" : "false");
+        ck_assert(!proc_monitor_kernel_filters(NULL));
 }
 END_TEST
 
@@ -621,7 +718,8 @@ START_TEST(test_live_events) {
         const Recorded *fork_ev, *comm_ev, *exit_ev, *exec_ev, *uid_ev;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, record, &rec, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, record, &rec, &m), 0);
         ck_assert_int_ge(proc_monitor_get_fd(m), 0);
         /* Nothing is delivered from proc_monitor_new() itself. */
         ck_assert_uint_eq(rec.n, 0);
@@ -709,7 +807,8 @@ START_TEST(test_live_overrun) {
         pid_t pid;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, record, &rec, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, record, &rec, &m), 0);
         fd = proc_monitor_get_fd(m);
         ck_assert_int_ge(fd, 0);
 
@@ -786,7 +885,8 @@ START_TEST(test_live_receive_error_backoff) {
         pid_t pid;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, record, &rec, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, record, &rec, &m), 0);
 
         recv_fail_errno = EIO;
         recv_fail_calls = 0;
@@ -857,7 +957,8 @@ START_TEST(test_live_receive_buffer) {
         pid_t pid;
 
         ck_assert_int_eq(sd_event_new(&e), 0);
-        ck_assert_int_eq(proc_monitor_new(e, 5 * USEC_PER_SEC, ignore_event, NULL, &m), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, ignore_event, NULL, &m), 0);
         ck_assert_int_eq(proc_monitor_get_receive_buffer(m, &size, &force_error), 0);
         ck_assert_int_eq(force_error, 0);
         ck_assert_uint_ge(size, 2 * (size_t)PROC_MONITOR_RCVBUF_SIZE);
@@ -876,7 +977,7 @@ START_TEST(test_live_receive_buffer) {
 
                 if (drop_net_admin() < 0 || sd_event_new(&ce) < 0)
                         _exit(10);
-                r = proc_monitor_new(ce, 5 * USEC_PER_SEC, ignore_event, NULL, &m);
+                r = proc_monitor_new(ce, PROC_MONITOR_EVENTS_ALL, 5 * USEC_PER_SEC, ignore_event, NULL, &m);
                 if (r == -EPERM || r == -EACCES)
                         _exit(0); /* subscribing needs CAP_NET_ADMIN on this kernel: nothing to check */
                 if (r < 0)
@@ -929,7 +1030,7 @@ START_TEST(test_live_pid_namespace_detected) {
 
                         if (getpid() != 1 || sd_event_new(&e) < 0)
                                 _exit(12);
-                        r = proc_monitor_new(e, 500 * 1000, ignore_event, NULL, &m);
+                        r = proc_monitor_new(e, PROC_MONITOR_EVENTS_ALL, 500 * 1000, ignore_event, NULL, &m);
                         if (write(pipefd[1], &r, sizeof(r)) != sizeof(r))
                                 _exit(13);
                         proc_monitor_free(m);
@@ -947,6 +1048,147 @@ START_TEST(test_live_pid_namespace_detected) {
         /* And the same call from the initial namespace succeeds (test_live_events), so the
          * timeout is the namespace's doing. */
         ck_assert_int_eq(child_r, -ETIMEDOUT);
+}
+END_TEST
+
+/* ---- the event types subscribed to ---- */
+
+#define EV(t) PROC_MONITOR_EVENT(PROC_MONITOR_##t)
+
+/* A child that forks and exits without exec: a FORK and an EXIT, nothing else. */
+static pid_t spawn_exit(void) {
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                _exit(0);
+        return pid;
+}
+
+/*
+ * Reads what the kernel queued on m's socket, past the monitor (so past its dropping of the
+ * types not asked for), into rec through a parser that delivers every type: until the EXEC of
+ * pid is among it (a failure after 30 s), then whatever else is queued.
+ */
+static void read_raw_until_exec(ProcMonitor *m, Recorder *rec, pid_t pid) {
+        ProcMonitor *parser = parser_new(rec);
+        uint64_t deadline = now_ns() + 30 * NSEC_PER_SEC;
+        int fd = proc_monitor_get_fd(m);
+        bool seen = false;
+
+        ck_assert_int_ge(fd, 0);
+        for (;;) {
+                uint64_t buf[1024 / sizeof(uint64_t)];
+                struct pollfd pfd = {.fd = fd, .events = POLLIN};
+                ssize_t n;
+
+                n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+                if (n < 0) {
+                        ck_assert_int_eq(errno, EAGAIN);
+                        if (seen)
+                                break; /* drained */
+                        ck_assert_msg(now_ns() < deadline, "timed out waiting for the EXEC of %d", (int)pid);
+                        ck_assert_int_ge(poll(&pfd, 1, 100), 0);
+                        continue;
+                }
+                ck_assert_int_ge(proc_monitor_parse(parser, buf, (size_t)n), 0);
+                seen = seen || find_event(rec, PROC_MONITOR_EXEC, pid, NULL);
+        }
+        proc_monitor_free(parser);
+}
+
+/* How many events of type rec holds, from anyone. */
+static size_t count_type(const Recorder *rec, ProcEventType type) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < rec->n; i++)
+                n += rec->items[i].ev.type == type;
+        return n;
+}
+
+/*
+ * The subscription kernels before 6.6 take, forced: subscribed, not filtered by the kernel (every
+ * type reaches the socket), and the types not asked for are dropped on receipt.
+ */
+START_TEST(test_live_unfiltered) {
+        sd_event *e = NULL;
+        ProcMonitor *m = NULL;
+        Recorder raw = {}, rec = {};
+        pid_t pid, sentinel;
+
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        ck_assert_int_eq(
+                proc_monitor_new(
+                        e, EV(EXEC) | PROC_MONITOR_NO_KERNEL_FILTER, 5 * USEC_PER_SEC, record, &rec, &m),
+                0);
+        ck_assert(!proc_monitor_is_filtered(m));
+        ck_assert_uint_eq(proc_monitor_get_events(m), EV(EXEC)); /* the flag is no type */
+
+        /* At the socket: the FORK and EXIT too. */
+        pid = spawn_true();
+        wait_ok(pid);
+        read_raw_until_exec(m, &raw, pid);
+        ck_assert_ptr_nonnull(find_event(&raw, PROC_MONITOR_FORK, pid, NULL));
+        ck_assert_ptr_nonnull(find_event(&raw, PROC_MONITOR_EXIT, pid, NULL));
+
+        /* Delivered: the EXEC only. The sentinel's EXEC comes after the first child's EXIT. */
+        pid = spawn_true();
+        wait_ok(pid);
+        sentinel = spawn_true();
+        wait_ok(sentinel);
+        run_until(e, &rec, saw_exec, &sentinel);
+        ck_assert_ptr_nonnull(find_event(&rec, PROC_MONITOR_EXEC, pid, NULL));
+        ck_assert_uint_eq(count_type(&rec, PROC_MONITOR_EXEC), rec.n);
+
+        proc_monitor_free(m);
+        sd_event_unref(e);
+        recorder_done(&raw);
+        recorder_done(&rec);
+}
+END_TEST
+
+/*
+ * The kernel's filter: with EXEC only, a fork + exit and a fork + exec + exit put nothing but
+ * EXECs on the socket, and EXECs keep coming after events the filter dropped (the listener
+ * count survives them). After proc_monitor_set_events() adds FORK, FORKs come too, and still no
+ * EXIT.
+ */
+START_TEST(test_filter_exec_only) {
+        sd_event *e = NULL;
+        ProcMonitor *m = NULL;
+        Recorder raw = {};
+        pid_t quiet, pid;
+
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        ck_assert_int_eq(proc_monitor_new(e, EV(EXEC), 5 * USEC_PER_SEC, record, &raw, &m), 0);
+        ck_assert(proc_monitor_is_filtered(m));
+        ck_assert_uint_eq(proc_monitor_get_events(m), EV(EXEC));
+
+        quiet = spawn_exit();
+        wait_ok(quiet);
+        pid = spawn_true();
+        wait_ok(pid);
+        read_raw_until_exec(m, &raw, pid);
+        ck_assert_uint_gt(raw.n, 0);
+        ck_assert_uint_eq(count_type(&raw, PROC_MONITOR_EXEC), raw.n);
+        ck_assert_ptr_null(find_event(&raw, PROC_MONITOR_FORK, quiet, NULL));
+        ck_assert_ptr_null(find_event(&raw, PROC_MONITOR_EXIT, quiet, NULL));
+
+        /* A second LISTEN on the same socket, with FORK added. */
+        raw.n = 0;
+        ck_assert_int_eq(proc_monitor_set_events(m, EV(EXEC) | EV(FORK)), 0);
+        ck_assert(proc_monitor_is_filtered(m));
+        ck_assert_uint_eq(proc_monitor_get_events(m), EV(EXEC) | EV(FORK));
+        pid = spawn_true();
+        wait_ok(pid);
+        read_raw_until_exec(m, &raw, pid);
+        ck_assert_ptr_nonnull(find_event(&raw, PROC_MONITOR_FORK, pid, NULL));
+        ck_assert_uint_eq(count_type(&raw, PROC_MONITOR_EXIT), 0);
+        ck_assert_uint_eq(count_type(&raw, PROC_MONITOR_EXEC) + count_type(&raw, PROC_MONITOR_FORK), raw.n);
+
+        proc_monitor_free(m);
+        sd_event_unref(e);
+        recorder_done(&raw);
 }
 END_TEST
 
@@ -978,6 +1220,34 @@ static bool live_possible(const char **ret_reason) {
         return true;
 }
 
+/* Whether the filter tests can run here: the live tests can, and the kernel filters. */
+static bool filter_possible(const char **ret_reason) {
+        static char reason[128 + sizeof(((struct utsname *)0)->release)];
+        struct utsname u;
+
+        if (!live_possible(ret_reason))
+                return false;
+        if (uname(&u) < 0 || !proc_monitor_kernel_filters(u.release)) {
+                snprintf(
+                        reason, sizeof(reason),
+                        "Linux %s does not filter proc connector events by type (before 6.6, or a "
+                        "release that zeroes the listener count)",
+                        uname(&u) < 0 ? "?" : u.release);
+                *ret_reason = reason;
+                return false;
+        }
+        return true;
+}
+
+/* Says why the tests of what can't run here. True when they were asked for by name (mode): the
+ * program then exits 77, a skip (freeing s); false when they are only left out of a run of all. */
+static bool not_running(Suite *s, const char *mode, const char *what, const char *reason) {
+        printf("%s the %s tests: %s\n", mode ? "Skipping" : "Not running", what, reason);
+        if (mode)
+                srunner_free(srunner_create(s));
+        return mode != NULL;
+}
+
 int main(int argc, char **argv) {
         const char *mode = argc > 1 ? argv[1] : NULL;
         const char *reason = NULL;
@@ -985,8 +1255,8 @@ int main(int argc, char **argv) {
         SRunner *sr;
         int failed;
 
-        if (mode && !streq(mode, "parse") && !streq(mode, "live")) {
-                fprintf(stderr, "Usage: %s [parse|live]\n", argv[0]);
+        if (mode && !streq(mode, "parse") && !streq(mode, "live") && !streq(mode, "filter")) {
+                fprintf(stderr, "Usage: %s [parse|live|filter]\n", argv[0]);
                 return 2;
         }
 
@@ -1000,6 +1270,8 @@ int main(int argc, char **argv) {
                 tcase_add_test(tc, test_parse_inconsistent_lengths);
                 tcase_add_test(tc, test_parse_unaligned);
                 tcase_add_test(tc, test_parse_garbage);
+                tcase_add_test(tc, test_parse_event_mask);
+                tcase_add_test(tc, test_kernel_filters);
                 suite_add_tcase(s, tc);
         }
 
@@ -1012,13 +1284,20 @@ int main(int argc, char **argv) {
                         tcase_add_test(tc, test_live_receive_error_backoff);
                         tcase_add_test(tc, test_live_receive_buffer);
                         tcase_add_test(tc, test_live_pid_namespace_detected);
+                        tcase_add_test(tc, test_live_unfiltered);
                         suite_add_tcase(s, tc);
-                } else if (mode) {
-                        printf("Skipping the live proc connector tests: %s\n", reason);
-                        srunner_free(srunner_create(s));
+                } else if (not_running(s, mode, "live proc connector", reason))
                         return 77;
-                } else
-                        printf("Not running the live proc connector tests: %s\n", reason);
+        }
+
+        if (!mode || streq(mode, "filter")) {
+                if (filter_possible(&reason)) {
+                        TCase *tc = tcase_create("filter");
+                        tcase_set_timeout(tc, 60);
+                        tcase_add_test(tc, test_filter_exec_only);
+                        suite_add_tcase(s, tc);
+                } else if (not_running(s, mode, "proc connector filter", reason))
+                        return 77;
         }
 
         sr = srunner_create(s);
