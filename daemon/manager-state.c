@@ -322,23 +322,11 @@ static int recover_journal(Manager *m) {
         }
         if (n > 0 || warnings)
                 m->recovery_rewrite = true;
-        for (size_t i = 0; i < n; i++) {
-                uint64_t starttime;
-
-                r = procfs_read_starttime(NULL, records[i].pid, &starttime);
-                if (r < 0 || starttime != records[i].starttime) {
-                        log_debug(
-                                "Originals of process %d-%" PRIu64 ": the process is gone, forgetting them",
-                                (int)records[i].pid, records[i].starttime);
-                        continue;
-                }
-                r = recovered_add(m, &records[i]);
-                if (r < 0) {
-                        state_process_array_free(records, n);
-                        return r;
-                }
-        }
-        state_process_array_free(records, n);
+        /* Whether each process still runs is for manager_state_finish_recovery() to see: the
+         * first scan reads the /proc/PID/stat of every one that does anyway. */
+        free(m->recovered);
+        m->recovered = records;
+        m->n_recovered = n;
         return 0;
 }
 
@@ -444,6 +432,20 @@ void manager_state_finish_recovery(Manager *m) {
                         p = NULL;
                 if (p && !p->has_original && !p->has_sched_original)
                         p = NULL; /* tracked, but nothing recorded: the record has no owner */
+                if (!p) {
+                        uint64_t starttime;
+
+                        r = procfs_read_starttime(NULL, s->pid, &starttime);
+                        if (r < 0 || starttime != s->starttime) {
+                                log_debug(
+                                        "Originals of process %d-%" PRIu64
+                                        ": the process is gone, forgetting them",
+                                        (int)s->pid, s->starttime);
+                                if (m->journal)
+                                        (void)state_journal_drop(m->journal, s->pid, s->starttime);
+                                continue;
+                        }
+                }
                 c.tracked = p;
                 /* Still managed: give back only what the new placement did not take over (a
                  * policy that lost its scheduler: keys while the daemon was down). Not managed any

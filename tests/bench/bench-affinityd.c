@@ -201,6 +201,7 @@ static struct {
         unsigned mem_n_processes, startup_processes;
         double startup_ready_ms, startup_ready_min_ms, startup_ready_max_ms;
         double startup_scan_ms; /* the minimal scan's median, fork -> exit (0: not run) */
+        double restart_ms;      /* a daemon started over the last one's records, exec -> READY=1 */
         unsigned startup_runs;
         long startup_log_ms;
         unsigned startup_log_placed;
@@ -1887,6 +1888,20 @@ static int cmp_double(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
+/* Removes what a daemon run left in its state directory (--state-dir, else the daemon's default
+ * /run/affinityd): the originals journal, and the per-process files of versions before it, so
+ * that the next run is a first start. */
+static void empty_state_dir(void) {
+        const char *dir = arg.state_dir ?: "/run/affinityd";
+        _cleanup_free_ char *journal = xasprintf("%s/originals", dir),
+                            *cmd = xasprintf("rm -rf '%s/processes'", dir);
+
+        if (unlink(journal) < 0 && errno != ENOENT)
+                die("unlink %s: %m", journal);
+        if (system(cmd) != 0)
+                die("%s failed", cmd);
+}
+
 /* Every sleeper back on CPU 0, so that a scan has real work to do; returns how many. */
 static unsigned sleepers_to_cpu0(void) {
         unsigned moved = 0;
@@ -1905,6 +1920,8 @@ static unsigned sleepers_to_cpu0(void) {
  * 1) on the sleepers; returns the time from fork() to its exit in ms, and prints its line. */
 static double run_minimal_scan(void) {
         _cleanup_free_ char *out = xasprintf("%s/scan.out", B.dir), *text = NULL;
+
+        (void)unlink(out); /* child_setup() appends */
         int64_t t0 = now_ns(), t1;
         int status;
         pid_t pid;
@@ -1927,9 +1944,10 @@ static double run_minimal_scan(void) {
 }
 
 /* --startup-runs new daemons, one after the other, each with every sleeper put back on CPU 0
- * first (so the scan has real work to do), each followed by a run of the minimal scan on the same
- * processes (put back again). The median run is the result; min and max are shown because other
- * processes of the machine disturb single runs. */
+ * first (so the scan has real work to do) and an empty state directory (a first start), each
+ * followed by a run of the minimal scan on the same processes (put back again). The median run is
+ * the result; min and max are shown because other processes of the machine disturb single runs.
+ * Then one restart: a daemon that finds the records of every process the last one placed. */
 static void measure_startup(void) {
         double ready_ms[32], log_ms[32], scan_ms[32];
         unsigned runs = MIN(arg.startup_runs, (unsigned)ELEMENTSOF(ready_ms));
@@ -1946,6 +1964,7 @@ static void measure_startup(void) {
                 int64_t ns;
 
                 moved = sleepers_to_cpu0();
+                empty_state_dir();
                 ns = start_daemon("startup");
                 get_props(&p);
                 if (run == 0) {
@@ -1973,6 +1992,17 @@ static void measure_startup(void) {
                         print_mem("after the startup scan", &R.mem_startup);
                 (void)sleepers_to_cpu0();
                 scan_ms[run] = run_minimal_scan();
+        }
+        {
+                /* The last run's records are all there; the processes are on CPU 0 again, so the
+                 * restart has to place them all (none is where its policy puts it). */
+                (void)sleepers_to_cpu0();
+                int64_t ns = start_daemon("restart");
+
+                stop_daemon();
+                R.restart_ms = (double)ns / 1e6;
+                printf("restart with the records of %zu processes: exec -> READY=1 %.1f ms\n", B.n_sleepers,
+                       R.restart_ms);
         }
         qsort(ready_ms, runs, sizeof(double), cmp_double);
         qsort(log_ms, runs, sizeof(double), cmp_double);
@@ -2099,6 +2129,9 @@ static void print_summary(void) {
                 printf("| startup scan against the minimal scan (bench-scan), same processes | ≤ 2x | "
                        "%.1f ms / %.1f ms = %.2fx |\n",
                        R.startup_ready_ms, R.startup_scan_ms, R.startup_ready_ms / R.startup_scan_ms);
+                printf("| restart with the records of %u processes (every process to place again) | — | "
+                       "exec → READY=1 %.1f ms |\n",
+                       R.startup_processes, R.restart_ms);
                 printf("| RSS after the startup scan of %u processes | ≤ 8 MiB | VmRSS %.2f MiB, Pss %.2f "
                        "MiB |\n",
                        R.startup_processes, R.mem_startup.rss_kb / 1024.0, R.mem_startup.pss_kb / 1024.0);
