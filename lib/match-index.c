@@ -63,15 +63,18 @@ static void index_fill(const PolicyPlan *policies, size_t n, MatchIndex *x) {
         x->n_exact = x->n_prefix = x->n_always = 0;
         for (size_t i = 0; i < n; i++) {
                 const Policy *p = policies[i].policy;
+                bool always;
 
                 if (!p || policies[i].pending_reason)
                         continue;
-                if (policy_always(p)) {
+                always = policy_always(p);
+                if (always) {
                         if (x->always)
                                 x->always[x->n_always] = (MatchIndexEntry){.policy = i};
                         x->n_always++;
-                        continue;
                 }
+                /* An always-tried policy's names still go in exact: explicit-only lookups see
+                 * nothing else. Its prefixes would add nothing. */
                 STRV_FOREACH (g, p->match.comm) {
                         MatchIndexEntry e = {.key = *g, .policy = i};
 
@@ -82,6 +85,8 @@ static void index_fill(const PolicyPlan *policies, size_t n, MatchIndex *x) {
                                 x->n_exact++;
                                 break;
                         case 'p':
+                                if (always)
+                                        break;
                                 if (x->prefix)
                                         x->prefix[x->n_prefix] = e;
                                 x->n_prefix++;
