@@ -200,6 +200,11 @@ typedef struct RateResult {
         double foreign_share; /* of events, from other processes of the machine */
 } RateResult;
 
+/* The median, least and greatest of a few runs' values. */
+typedef struct RunStats {
+        double median, min, max;
+} RunStats;
+
 typedef struct MemSample {
         uint64_t rss_kb, hwm_kb, pss_kb, anon_kb, private_kb;
 } MemSample;
@@ -215,7 +220,7 @@ static struct {
         unsigned startup_runs;
         long startup_log_ms;
         unsigned reload_processes, reload_runs;
-        double reload_ms, reload_min_ms, reload_max_ms, reload_cpu_ms;
+        RunStats reload_ms, reload_cpu_ms;
         unsigned startup_log_placed;
         RateResult rates[8];
         size_t n_rates;
@@ -671,6 +676,22 @@ static void write_extra_policies(void) {
         write_text(path, text);
 }
 
+/* Waits, until deadline (CLOCK_MONOTONIC ns), for the daemon's READY=1 number n + 1 since
+ * B.n_ready was last reset; what says when ("before READY=1", "during a reload") if it dies. */
+static void wait_ready(unsigned n, int64_t deadline, const char *what) {
+        while (B.n_ready <= n) {
+                struct pollfd p = {.fd = B.notify_fd, .events = POLLIN};
+
+                if (!daemon_alive())
+                        die("affinityd exited %s; see %s", what, B.daemon_log);
+                if (now_ns() > deadline)
+                        die("affinityd sent no READY=1 within %" PRId64 " s (%s)", TIMEOUT_NS / NSEC_PER_SEC,
+                            what);
+                if (poll(&p, 1, 100) > 0)
+                        drain_notify();
+        }
+}
+
 static void write_policy(void) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         const char *key = arg.match, *value = B.probe_name;
@@ -717,7 +738,7 @@ static int64_t start_daemon(const char *run_name) {
                             *arg_state = NULL;
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         pid_t parent = getpid();
-        int64_t t0, deadline;
+        int64_t t0;
         int r;
 
         if (B.bus_pid == 0)
@@ -763,17 +784,7 @@ static int64_t start_daemon(const char *run_name) {
                 _exit(127);
         }
 
-        deadline = t0 + TIMEOUT_NS;
-        while (B.n_ready == 0) {
-                struct pollfd p = {.fd = B.notify_fd, .events = POLLIN};
-
-                if (!daemon_alive())
-                        die("affinityd exited before READY=1; see %s", B.daemon_log);
-                if (now_ns() > deadline)
-                        die("affinityd sent no READY=1 within %" PRId64 " s", TIMEOUT_NS / NSEC_PER_SEC);
-                if (poll(&p, 1, 100) > 0)
-                        drain_notify();
-        }
+        wait_ready(0, t0 + TIMEOUT_NS, "before READY=1");
         t0 = now_ns() - t0;
 
         if (!B.bus) {
@@ -1988,6 +1999,12 @@ static double run_minimal_scan(void) {
         return (double)(t1 - t0) / 1e6;
 }
 
+/* The stats of the n (>= 1) values v, which it sorts. */
+static RunStats run_stats(double *v, unsigned n) {
+        qsort(v, n, sizeof(double), cmp_double);
+        return (RunStats){.median = v[n / 2], .min = v[0], .max = v[n - 1]};
+}
+
 /* --startup-runs new daemons, one after the other, each with every sleeper put back on CPU 0
  * first (so the scan has real work to do), each followed by a run of the minimal scan on the same
  * processes (put back again). The median run is the result; min and max are shown because other
@@ -2067,7 +2084,7 @@ static void measure_reload(void) {
         start_daemon("reload");
         wait_managed((unsigned)B.n_sleepers, &p);
         for (unsigned run = 0; run < runs; run++) {
-                int64_t t0, deadline;
+                int64_t t0;
                 ProcSample s0, s1;
                 unsigned n0;
 
@@ -2079,17 +2096,7 @@ static void measure_reload(void) {
                 t0 = now_ns();
                 if (kill(B.daemon_pid, SIGHUP) < 0)
                         die("kill(SIGHUP): %m");
-                deadline = t0 + TIMEOUT_NS;
-                while (B.n_ready == n0) {
-                        struct pollfd pfd = {.fd = B.notify_fd, .events = POLLIN};
-
-                        if (!daemon_alive())
-                                die("affinityd exited during a reload; see %s", B.daemon_log);
-                        if (now_ns() > deadline)
-                                die("no READY=1 within %" PRId64 " s of SIGHUP", TIMEOUT_NS / NSEC_PER_SEC);
-                        if (poll(&pfd, 1, 100) > 0)
-                                drain_notify();
-                }
+                wait_ready(n0, t0 + TIMEOUT_NS, "during a reload");
                 wall_ms[run] = (double)(now_ns() - t0) / 1e6;
                 if (sample_proc(B.daemon_pid, &s1) < 0)
                         die("can't sample the daemon: %m");
@@ -2104,17 +2111,13 @@ static void measure_reload(void) {
                 n_reloaded++;
         if (n_reloaded < runs)
                 die("%u of %u reloads logged \"Reloaded: \"; see %s", n_reloaded, runs, B.daemon_log);
-        qsort(wall_ms, runs, sizeof(double), cmp_double);
-        qsort(cpu_ms, runs, sizeof(double), cmp_double);
         R.reload_done = true;
         R.reload_processes = p.managed;
         R.reload_runs = runs;
-        R.reload_ms = wall_ms[runs / 2];
-        R.reload_min_ms = wall_ms[0];
-        R.reload_max_ms = wall_ms[runs - 1];
-        R.reload_cpu_ms = cpu_ms[runs / 2];
+        R.reload_ms = run_stats(wall_ms, runs);
+        R.reload_cpu_ms = run_stats(cpu_ms, runs);
         printf("SIGHUP -> READY=1: median %.1f ms, min %.1f ms, max %.1f ms; daemon CPU median %.1f ms\n",
-               R.reload_ms, R.reload_min_ms, R.reload_max_ms, R.reload_cpu_ms);
+               R.reload_ms.median, R.reload_ms.min, R.reload_ms.max, R.reload_cpu_ms.median);
 }
 
 static void run_measurement(const char *t) {
@@ -2242,10 +2245,10 @@ static void print_summary(void) {
         }
         if (R.reload_done)
                 printf("| reload (SIGHUP → READY=1) of %u policies, %u processes managed | — | median %.1f "
-                       "ms of "
-                       "%u runs (%.1f–%.1f); daemon CPU %.1f ms |\n",
-                       arg.policies, R.reload_processes, R.reload_ms, R.reload_runs, R.reload_min_ms,
-                       R.reload_max_ms, R.reload_cpu_ms);
+                       "ms "
+                       "of %u runs (%.1f–%.1f); daemon CPU median %.1f ms |\n",
+                       arg.policies, R.reload_processes, R.reload_ms.median, R.reload_runs, R.reload_ms.min,
+                       R.reload_ms.max, R.reload_cpu_ms.median);
 }
 
 /* ---- setup ---- */

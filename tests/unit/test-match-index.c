@@ -71,6 +71,14 @@ static char *candidates(const MatchIndex *x, const char *comm, bool explicit_onl
                         explicit_only ? " (explicit only)" : "", _got, expect); \
         } while (0)
 
+/* How many entries each list of x has. */
+static void assert_sizes(const MatchIndex *x, size_t n_exact, size_t n_prefix, size_t n_always) {
+        ck_assert_msg(
+                x->n_exact == n_exact && x->n_prefix == n_prefix && x->n_always == n_always,
+                "lists of %zu, %zu, %zu entries, expected %zu, %zu, %zu", x->n_exact, x->n_prefix,
+                x->n_always, n_exact, n_prefix, n_always);
+}
+
 /* Each kind of entry in its list; the candidates merged in file order. */
 START_TEST(test_kinds) {
         TestPolicies t = {};
@@ -86,9 +94,7 @@ START_TEST(test_kinds) {
         add(&t, STRV("*x", "nginx"), NULL);          /* 8 always, and exact for explicit-only */
         _cleanup_(match_index_freep) MatchIndex *x = build(&t);
 
-        ck_assert_uint_eq(x->n_exact, 6);
-        ck_assert_uint_eq(x->n_prefix, 2); /* not 6's "kworker/" */
-        ck_assert_uint_eq(x->n_always, 4);
+        assert_sizes(x, 6, 2, 4); /* not 6's "kworker/" */
         ck_assert_uint_eq(x->prefix_lengths, (1U << 1) | (1U << 2));
         ck_assert(match_index_uses_comm(x));
 
@@ -118,9 +124,7 @@ START_TEST(test_escaped_prefix) {
         add(&t, STRV("ab?"), NULL);    /* 4 prefix "ab" */
         _cleanup_(match_index_freep) MatchIndex *x = build(&t);
 
-        ck_assert_uint_eq(x->n_exact, 0);
-        ck_assert_uint_eq(x->n_prefix, 4);
-        ck_assert_uint_eq(x->n_always, 1);
+        assert_sizes(x, 0, 4, 1);
         assert_candidates(x, "a*bc", false, "0,2");
         assert_candidates(x, "ab?", false, "0,1,2,3,4");
         assert_candidates(x, "abcd", false, "0,1,2,3,4");
@@ -143,9 +147,7 @@ START_TEST(test_lengths) {
         add(&t, STRV("k*"), NULL);                    /* 5 prefix, 1 byte */
         _cleanup_(match_index_freep) MatchIndex *x = build(&t);
 
-        ck_assert_uint_eq(x->n_exact, 1);
-        ck_assert_uint_eq(x->n_prefix, 3);
-        ck_assert_uint_eq(x->n_always, 0);
+        assert_sizes(x, 1, 3, 0);
         assert_candidates(x, "kworker/0:1", false, "0,5");
         assert_candidates(x, "kworker/", false, "0,5");
         assert_candidates(x, "kworker", false, "5"); /* shorter than the prefix */
@@ -168,9 +170,7 @@ START_TEST(test_pending_and_empty) {
         t.pps[t.n++] = (PolicyPlan){}; /* no Policy */
         _cleanup_(match_index_freep) MatchIndex *x = build(&t);
 
-        ck_assert_uint_eq(x->n_exact, 1);
-        ck_assert_uint_eq(x->n_prefix, 0);
-        ck_assert_uint_eq(x->n_always, 0);
+        assert_sizes(x, 1, 0, 0);
         assert_candidates(x, "nginx", false, "3");
         assert_candidates(x, "nginx", true, "3");
 
