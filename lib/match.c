@@ -246,10 +246,10 @@ int match_process(const Plan *plan, ProcessFacts *f, bool explicit_only) {
         }
         if (!x)
                 return match_every_policy(plan, f, explicit_only);
-        /* (When the index does not use the comm, f->comm may be unread: "", found nowhere.) */
 
         /* Only the candidates can match; the others' comm: keys fail without reading a fact.
-         * They come in file order, so the first that matches is the one the loop would find. */
+         * They come in file order, so the first that matches is the one the loop would find.
+         * (When the index does not use the comm, f->comm may be unread: "", found nowhere.) */
         match_index_candidates(x, f->comm, explicit_only, &c);
         while ((k = match_candidates_next(&c)) >= 0) {
                 const PolicyPlan *pp = &plan->policies[k];
