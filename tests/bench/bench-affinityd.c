@@ -66,7 +66,7 @@
  *   daemon; one attempt)
  *   --policies=N (default 1: "bench" alone) loads N policies: N-1 before "bench" in file order
  *   (policy.d/45-extra.yaml), so that the probe's match is the last one: each a distinct literal
- *   comm: except one in 200, a glob with a literal prefix ("xyz7*"), and one (the middle one) with
+ *   comm: except one in 200, a glob with a literal prefix ("xyz100*"), and one (the middle one) with
  *   only a cmdline: regex that matches nothing (tried on every exec: it has no comm:). None of
  *   them matches the probe or, by their names, anything else. For the cost per exec at scale:
  *   compare rate:N with --policies=2000 against the default.
