@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "match-index.h"
 #include "match.h"
 #include "procfs.h"
 
@@ -207,16 +208,11 @@ bool policy_names_comm(const Policy *p, const char *comm) {
         return false;
 }
 
-int match_process(const Plan *plan, ProcessFacts *f, bool explicit_only) {
-        int r;
-
-        if (explicit_only) {
-                r = need(f, FACT_COMM);
-                if (r <= 0)
-                        return r < 0 ? r : -ENOENT;
-        }
+/* The first policy of every policy in plan that matches: match_process() without the index. */
+static int match_every_policy(const Plan *plan, ProcessFacts *f, bool explicit_only) {
         for (size_t i = 0; i < plan->n_policies; i++) {
                 const PolicyPlan *pp = &plan->policies[i];
+                int r;
 
                 if (pp->pending_reason || !pp->policy)
                         continue;
@@ -227,6 +223,44 @@ int match_process(const Plan *plan, ProcessFacts *f, bool explicit_only) {
                         return r;
                 if (r > 0)
                         return (int)i;
+        }
+        return -ENOENT;
+}
+
+int match_process(const Plan *plan, ProcessFacts *f, bool explicit_only) {
+        const MatchIndex *x = plan->match_index;
+        MatchCandidates c;
+        int k, r;
+
+        if (explicit_only) {
+                r = need(f, FACT_COMM);
+                if (r <= 0)
+                        return r < 0 ? r : -ENOENT;
+        } else if (x && match_index_uses_comm(x)) {
+                /* Without the comm the index can't say: every policy is tested, as unindexed
+                 * (a policy without keys before the first with a comm: still matches a process
+                 * that is gone, and a comm that could not be read fails every comm: key). */
+                r = need(f, FACT_COMM);
+                if (r <= 0)
+                        x = NULL;
+        }
+        if (!x)
+                return match_every_policy(plan, f, explicit_only);
+
+        /* Only the candidates can match; the others' comm: keys fail without reading a fact.
+         * They come in file order, so the first that matches is the one the loop would find.
+         * (When the index does not use the comm, f->comm may be unread: "", found nowhere.) */
+        match_index_candidates(x, f->comm, explicit_only, &c);
+        while ((k = match_candidates_next(&c)) >= 0) {
+                const PolicyPlan *pp = &plan->policies[k];
+
+                if (pp->pending_reason) /* the index has none; a plan edited since might */
+                        continue;
+                r = matcher_test(&pp->policy->match, pp->uids, pp->n_uids, f);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return k;
         }
         return -ENOENT;
 }

@@ -76,6 +76,10 @@ bool policy_names_comm(const Policy *p, const char *comm);
  * comm can't be read), -ESRCH if the process is gone, -EAGAIN if deciding needs a command line
  * longer than f->cmdline_budget (undecided: no policy is skipped for it), -ENOMEM. Policies
  * with a pending_reason are skipped.
+ * With plan->match_index (plan_new() makes it) the comm is read first, and only the policies the
+ * index gives for it are tested (match-index.h), so the cost does not grow with the number of
+ * policies keyed by comm: names or prefixed globs. The result is the same as testing every
+ * policy in order; when the comm can't be read, every policy is tested.
  */
 int match_process(const Plan *plan, ProcessFacts *f, bool explicit_only);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "match-index.h"
 #include "plan-internal.h"
 
 /* ---- warnings ---- */
@@ -618,6 +619,9 @@ int plan_new(const Config *c, const Topology *t, Plan **ret) {
                         return r;
         }
 
+        r = match_index_new(p->policies, p->n_policies, &p->match_index);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(p);
         return 0;
 }
@@ -630,6 +634,7 @@ Plan *plan_free(Plan *p) {
                 if (p->policies[i].policy)
                         policy_plan_done(&p->policies[i]);
         free(p->policies);
+        match_index_free(p->match_index);
         cpuset_done(&p->reserve);
         strv_free(p->warnings);
         free(p);

@@ -81,10 +81,18 @@ typedef struct PolicyPlan {
         const Location **warning_locations;
 } PolicyPlan;
 
+/* The comm index of a plan's active policies (match-index.h). */
+typedef struct MatchIndex MatchIndex;
+
 typedef struct Plan {
         const Config *config; /* borrowed */
         PolicyPlan *policies; /* parallel to config->policies */
         size_t n_policies;
+        /*
+         * Which active policies a comm could match, for match_process(); made with the plan.
+         * NULL (a plan filled in by hand): match_process() tests every policy.
+         */
+        MatchIndex *match_index;
         CpuSet reserve; /* the reserve as resolved (online CPUs only) */
         /*
          * NULL-terminated (NULL when none): a reserve naming CPUs that don't exist here or are
@@ -113,6 +121,7 @@ typedef struct Plan {
  *    NSS user database); an unknown name makes the policy pending ('user "foo" does not
  *    exist').
  * The first failure in that order is the pending reason. Same inputs, same plan.
+ * Last, the active policies' comm: keys are indexed (Plan.match_index).
  * Returns 0 and *ret, or -ENOMEM. Pending policies are not errors.
  */
 int plan_new(const Config *c, const Topology *t, Plan **ret);

@@ -38,6 +38,9 @@
  *              time from exec to READY=1 and its "Ready: placed N processes ... in X ms" line,
  *              and its memory afterwards; then (put back again) the minimal scan, bench-scan,
  *              from fork() to exit, the reference. Runs after rss (shares its processes).
+ *   reload     with those processes running and managed, --startup-runs SIGHUPs to one daemon:
+ *              time from the signal to its READY=1 (load, plan, remap and the /proc rescan of a
+ *              reload) and the daemon's CPU time meanwhile (schedstat). Not part of "all".
  *   "all" = idle rate:200 rate:1000 rate:5000 floor:200 floor:1000 floor:5000 placer:1000 rss
  *   startup.
  *
@@ -60,7 +63,13 @@
  *   costs can be told apart): what any user can do to the matcher; one attempt)
  *   --bus-flood=N (during rate runs, N D-Bus clients as nobody alternate Explain of a process of
  *   --flood-threads threads, default 2000, with ListProcesses: what any user can ask of the
- *   daemon; one attempt).
+ *   daemon; one attempt)
+ *   --policies=N (default 1: "bench" alone) loads N policies: N-1 before "bench" in file order
+ *   (policy.d/45-extra.yaml), so that the probe's match is the last one: each a distinct literal
+ *   comm: except one in 200, a glob with a literal prefix ("xyz100*"), and one (the middle one) with
+ *   only a cmdline: regex that matches nothing (tried on every exec: it has no comm:). None of
+ *   them matches the probe or, by their names, anything else. For the cost per exec at scale:
+ *   compare rate:N with --policies=2000 against the default.
  *
  * This is a measurement, not a test: it asserts nothing about time; it exits non-zero only when
  * it could not measure (daemon failed to start, ...).
@@ -131,6 +140,7 @@ typedef struct Options {
         int hostile_cpu; /* -1: any */
         unsigned bus_flood;
         unsigned flood_threads;
+        unsigned policies; /* policies loaded, "bench" last */
 } Options;
 
 static Options arg = {
@@ -144,6 +154,7 @@ static Options arg = {
         .hostile_regex = "foo.*bar",
         .hostile_cpu = -1,
         .flood_threads = 2000,
+        .policies = 1,
 };
 
 /* Everything the benchmark started, for the cleanup on any exit. */
@@ -189,12 +200,17 @@ typedef struct RateResult {
         double foreign_share; /* of events, from other processes of the machine */
 } RateResult;
 
+/* The median, least and greatest of a few runs' values. */
+typedef struct RunStats {
+        double median, min, max;
+} RunStats;
+
 typedef struct MemSample {
         uint64_t rss_kb, hwm_kb, pss_kb, anon_kb, private_kb;
 } MemSample;
 
 static struct {
-        bool idle_done, rss_done, startup_done;
+        bool idle_done, rss_done, startup_done, reload_done;
         double idle_seconds;
         uint64_t idle_wakeups, idle_ctxt, idle_slices, idle_events;
         MemSample mem0, mem_n, mem_startup;
@@ -204,6 +220,8 @@ static struct {
         double restart_ms;      /* a daemon started over the last one's records, exec -> READY=1 */
         unsigned startup_runs;
         long startup_log_ms;
+        unsigned reload_processes, reload_runs;
+        RunStats reload_ms, reload_cpu_ms;
         unsigned startup_log_placed;
         RateResult rates[8];
         size_t n_rates;
@@ -616,6 +634,65 @@ static bool daemon_alive(void) {
         return true;
 }
 
+/* How the --policies extras are made: policy i (0-based, before "bench"). */
+#define EXTRA_GLOB_EVERY 200 /* one in this many is a prefixed glob */
+#define EXTRA_CMDLINE_RE "^affinityd-bench-no-such-program( |$)"
+
+static bool extra_is_cmdline(unsigned i) {
+        return i == (arg.policies - 1) / 2;
+}
+
+static bool extra_is_glob(unsigned i) {
+        return !extra_is_cmdline(i) && i % EXTRA_GLOB_EVERY == EXTRA_GLOB_EVERY / 2;
+}
+
+/* --policies: the N-1 policies before "bench", in policy.d/45-extra.yaml. */
+static void write_extra_policies(void) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (arg.policies <= 1)
+                return;
+        f = open_memstream(&text, &size);
+        if (!f)
+                die("out of memory");
+        fprintf(f,
+                "# --policies=%u: before \"bench\", matching neither the probe nor anything else.\n"
+                "policies:\n",
+                arg.policies);
+        for (unsigned i = 0; i + 1 < arg.policies; i++) {
+                fprintf(f, "  - name: extra-%u\n    match:\n", i);
+                if (extra_is_cmdline(i))
+                        fprintf(f, "      cmdline: \"%s\"\n", EXTRA_CMDLINE_RE);
+                else if (extra_is_glob(i))
+                        fprintf(f, "      comm: \"xyz%u*\"\n", i);
+                else
+                        fprintf(f, "      comm: \"afbx%05u\"\n", i);
+                fprintf(f, "    cpus: \"0\"\n");
+        }
+        if (fclose(f) != 0)
+                die("out of memory");
+        path = xasprintf("%s/policy.d/45-extra.yaml", B.config_dir);
+        write_text(path, text);
+}
+
+/* Waits, until deadline (CLOCK_MONOTONIC ns), for the daemon's READY=1 number n + 1 since
+ * B.n_ready was last reset; what says when ("before READY=1", "during a reload") if it dies. */
+static void wait_ready(unsigned n, int64_t deadline, const char *what) {
+        while (B.n_ready <= n) {
+                struct pollfd p = {.fd = B.notify_fd, .events = POLLIN};
+
+                if (!daemon_alive())
+                        die("affinityd exited %s; see %s", what, B.daemon_log);
+                if (now_ns() > deadline)
+                        die("affinityd sent no READY=1 within %" PRId64 " s (%s)", TIMEOUT_NS / NSEC_PER_SEC,
+                            what);
+                if (poll(&p, 1, 100) > 0)
+                        drain_notify();
+        }
+}
+
 static void write_policy(void) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         const char *key = arg.match, *value = B.probe_name;
@@ -640,6 +717,7 @@ static void write_policy(void) {
 
                 write_text(hpath, htext);
         }
+        write_extra_policies();
         path = xasprintf("%s/policy.d/50-bench.yaml", B.config_dir);
         text = xasprintf(
                 "# The benchmark's policy: only the probe (a unique name) matches; CPU 1.\n"
@@ -661,7 +739,7 @@ static int64_t start_daemon(const char *run_name) {
                             *arg_state = NULL;
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         pid_t parent = getpid();
-        int64_t t0, deadline;
+        int64_t t0;
         int r;
 
         if (B.bus_pid == 0)
@@ -707,17 +785,7 @@ static int64_t start_daemon(const char *run_name) {
                 _exit(127);
         }
 
-        deadline = t0 + TIMEOUT_NS;
-        while (B.n_ready == 0) {
-                struct pollfd p = {.fd = B.notify_fd, .events = POLLIN};
-
-                if (!daemon_alive())
-                        die("affinityd exited before READY=1; see %s", B.daemon_log);
-                if (now_ns() > deadline)
-                        die("affinityd sent no READY=1 within %" PRId64 " s", TIMEOUT_NS / NSEC_PER_SEC);
-                if (poll(&p, 1, 100) > 0)
-                        drain_notify();
-        }
+        wait_ready(0, t0 + TIMEOUT_NS, "before READY=1");
         t0 = now_ns() - t0;
 
         if (!B.bus) {
@@ -1844,6 +1912,20 @@ static void spawn_sleepers(unsigned n) {
         pin_self(-1);
 }
 
+/* Waits until the daemon manages n processes, all placed. */
+static void wait_managed(unsigned n, Props *ret) {
+        int64_t deadline = now_ns() + TIMEOUT_NS;
+
+        for (;;) {
+                get_props(ret);
+                if (ret->managed >= n && ret->placed + ret->vanished == ret->matched)
+                        return;
+                if (now_ns() > deadline)
+                        die("ManagedProcesses reached only %u of %u", ret->managed, n);
+                sleep_ns(200 * NSEC_PER_MSEC);
+        }
+}
+
 static void print_mem(const char *what, const MemSample *m) {
         printf("%s: VmRSS %" PRIu64 " KiB, VmHWM %" PRIu64 " KiB, RssAnon %" PRIu64 " KiB, Pss %" PRIu64
                " KiB, private %" PRIu64 " KiB\n",
@@ -1851,7 +1933,6 @@ static void print_mem(const char *what, const MemSample *m) {
 }
 
 static void measure_rss(void) {
-        int64_t deadline;
         Props p0, p;
 
         printf("== rss: %u tracked processes ==\n", arg.processes);
@@ -1862,15 +1943,7 @@ static void measure_rss(void) {
         print_mem("before (0 tracked)", &R.mem0);
 
         spawn_sleepers(arg.processes);
-        deadline = now_ns() + TIMEOUT_NS;
-        for (;;) {
-                get_props(&p);
-                if (p.managed >= arg.processes && p.placed + p.vanished == p.matched)
-                        break;
-                if (now_ns() > deadline)
-                        die("ManagedProcesses reached only %u of %u", p.managed, arg.processes);
-                sleep_ns(200 * NSEC_PER_MSEC);
-        }
+        wait_managed(arg.processes, &p);
         sleep_ns(500 * NSEC_PER_MSEC);
         sample_mem(B.daemon_pid, &R.mem_n);
         R.mem_n_processes = p.managed;
@@ -1941,6 +2014,12 @@ static double run_minimal_scan(void) {
         printf("minimal scan: fork -> exit %.1f ms; %.*s\n", (double)(t1 - t0) / 1e6,
                text ? (int)strcspn(text, "\n") : 3, text ?: "n/a");
         return (double)(t1 - t0) / 1e6;
+}
+
+/* The stats of the n (>= 1) values v, which it sorts. */
+static RunStats run_stats(double *v, unsigned n) {
+        qsort(v, n, sizeof(double), cmp_double);
+        return (RunStats){.median = v[n / 2], .min = v[0], .max = v[n - 1]};
 }
 
 /* --startup-runs new daemons, one after the other, each with every sleeper put back on CPU 0
@@ -2021,6 +2100,56 @@ static void measure_startup(void) {
                R.startup_scan_ms, R.startup_ready_ms / R.startup_scan_ms);
 }
 
+/* --startup-runs reloads (SIGHUP) of one daemon managing every sleeper: signal → READY=1. */
+static void measure_reload(void) {
+        double wall_ms[32], cpu_ms[32];
+        unsigned runs = MIN(arg.startup_runs, (unsigned)ELEMENTSOF(wall_ms)), n_reloaded = 0;
+        _cleanup_free_ char *log = NULL;
+        Props p;
+
+        if (B.n_sleepers == 0)
+                spawn_sleepers(arg.processes);
+        printf("== reload: %u policies, %zu matching processes running, %u runs ==\n", arg.policies,
+               B.n_sleepers, runs);
+        start_daemon("reload");
+        wait_managed((unsigned)B.n_sleepers, &p);
+        for (unsigned run = 0; run < runs; run++) {
+                int64_t t0;
+                ProcSample s0, s1;
+                unsigned n0;
+
+                sleep_ns(300 * NSEC_PER_MSEC);
+                drain_notify();
+                n0 = B.n_ready;
+                if (sample_proc(B.daemon_pid, &s0) < 0)
+                        die("can't sample the daemon: %m");
+                t0 = now_ns();
+                if (kill(B.daemon_pid, SIGHUP) < 0)
+                        die("kill(SIGHUP): %m");
+                wait_ready(n0, t0 + TIMEOUT_NS, "during a reload");
+                wall_ms[run] = (double)(now_ns() - t0) / 1e6;
+                if (sample_proc(B.daemon_pid, &s1) < 0)
+                        die("can't sample the daemon: %m");
+                cpu_ms[run] = (double)(s1.exec_ns - s0.exec_ns) / 1e6;
+                get_props(&p);
+                printf("run %u: SIGHUP -> READY=1 %.1f ms, daemon CPU %.1f ms; ManagedProcesses %u\n",
+                       run + 1, wall_ms[run], cpu_ms[run], p.managed);
+        }
+        stop_daemon();
+        log = read_text(B.daemon_log);
+        for (const char *l = log; l && (l = strstr(l, "Reloaded: ")); l++)
+                n_reloaded++;
+        if (n_reloaded < runs)
+                die("%u of %u reloads logged \"Reloaded: \"; see %s", n_reloaded, runs, B.daemon_log);
+        R.reload_done = true;
+        R.reload_processes = p.managed;
+        R.reload_runs = runs;
+        R.reload_ms = run_stats(wall_ms, runs);
+        R.reload_cpu_ms = run_stats(cpu_ms, runs);
+        printf("SIGHUP -> READY=1: median %.1f ms, min %.1f ms, max %.1f ms; daemon CPU median %.1f ms\n",
+               R.reload_ms.median, R.reload_ms.min, R.reload_ms.max, R.reload_cpu_ms.median);
+}
+
 static void run_measurement(const char *t) {
         if (streq(t, "idle"))
                 measure_idle();
@@ -2034,6 +2163,8 @@ static void run_measurement(const char *t) {
                 measure_rss();
         else if (streq(t, "startup"))
                 measure_startup();
+        else if (streq(t, "reload"))
+                measure_reload();
         else
                 die("unknown measurement \"%s\"; see --help", t);
 }
@@ -2047,6 +2178,15 @@ static void print_summary(void) {
 
         printf("\n== summary (the targets of docs/performance.md, for this 2-CPU machine) ==\n");
         printf("| measurement | target | measured |\n|---|---|---|\n");
+        if (arg.policies > 1) {
+                unsigned globs = 0;
+
+                for (unsigned i = 0; i + 1 < arg.policies; i++)
+                        globs += extra_is_glob(i);
+                printf("| policies loaded (\"bench\" last) | — | %u: %u literal comm:, %u prefixed globs, 1 "
+                       "cmdline: only, then \"bench\" |\n",
+                       arg.policies, arg.policies - 2 - globs, globs);
+        }
         for (size_t i = 0; i < R.n_rates; i++) {
                 const RateResult *r = &R.rates[i];
 
@@ -2136,6 +2276,12 @@ static void print_summary(void) {
                        "MiB |\n",
                        R.startup_processes, R.mem_startup.rss_kb / 1024.0, R.mem_startup.pss_kb / 1024.0);
         }
+        if (R.reload_done)
+                printf("| reload (SIGHUP → READY=1) of %u policies, %u processes managed | — | median %.1f "
+                       "ms "
+                       "of %u runs (%.1f–%.1f); daemon CPU median %.1f ms |\n",
+                       arg.policies, R.reload_processes, R.reload_ms.median, R.reload_runs, R.reload_ms.min,
+                       R.reload_ms.max, R.reload_cpu_ms.median);
 }
 
 /* ---- setup ---- */
@@ -2209,12 +2355,13 @@ static void setup(void) {
 
 static void help(void) {
         printf("Usage: bench-affinityd [OPTIONS...] [MEASUREMENT...]\n"
-               "Measurements: all (default) | idle | rate:N | floor:N | placer:N | rss | startup\n"
+               "Measurements: all (default) | idle | rate:N | floor:N | placer:N | rss | startup | reload\n"
                "Options: --daemon=PATH --probe=PATH --listener=PATH --count=N --processes=N\n"
                "         --idle-seconds=S --bound-ms=MS --match=comm|exe|cmdline --hostile=N\n"
                "         --hostile-regex=RE --hostile-cpu=N --bus-flood=N --flood-threads=N --perf\n"
                "         --perf-record=FILE --callgrind --startup-runs=N --attempts=N --keep --quick "
                "--state-dir=DIR\n"
+               "         --policies=N\n"
                "See the comment at the top of tests/bench/bench-affinityd.c and docs/performance.md.\n");
 }
 
@@ -2241,6 +2388,7 @@ int main(int argc, char *argv[]) {
                 ARG_HOSTILE_CPU,
                 ARG_BUS_FLOOD,
                 ARG_FLOOD_THREADS,
+                ARG_POLICIES,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -2259,6 +2407,7 @@ int main(int argc, char *argv[]) {
                 {"hostile-cpu", required_argument, NULL, ARG_HOSTILE_CPU},
                 {"bus-flood", required_argument, NULL, ARG_BUS_FLOOD},
                 {"flood-threads", required_argument, NULL, ARG_FLOOD_THREADS},
+                {"policies", required_argument, NULL, ARG_POLICIES},
                 {"perf", no_argument, NULL, ARG_PERF},
                 {"perf-record", required_argument, NULL, ARG_PERF_RECORD},
                 {"callgrind", no_argument, NULL, ARG_CALLGRIND},
@@ -2326,6 +2475,9 @@ int main(int argc, char *argv[]) {
                 case ARG_FLOOD_THREADS:
                         arg.flood_threads = (unsigned)strtoul(optarg, NULL, 10);
                         break;
+                case ARG_POLICIES:
+                        arg.policies = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
                 case ARG_HOSTILE:
                         arg.hostile = (unsigned)strtoul(optarg, NULL, 10);
                         arg.attempts = 1; /* the hostile loops' events are foreign by design */
@@ -2355,8 +2507,10 @@ int main(int argc, char *argv[]) {
                         return 2;
                 }
         if (arg.count < 2 || arg.processes < 1 || arg.bound_ms < 1 || arg.startup_runs < 1 ||
-            arg.attempts < 1) {
-                fprintf(stderr, "bench-affinityd: --count must be >= 2, --processes and --bound-ms >= 1\n");
+            arg.attempts < 1 || arg.policies < 1 || arg.policies > 100000) {
+                fprintf(stderr,
+                        "bench-affinityd: --count must be >= 2, --processes, --bound-ms, "
+                        "--startup-runs, --attempts >= 1, --policies 1..100000\n");
                 return 2;
         }
         if (!arg.daemon || access(arg.daemon, X_OK) < 0 || !arg.probe || access(arg.probe, R_OK) < 0 ||
@@ -2388,8 +2542,10 @@ int main(int argc, char *argv[]) {
         signal(SIGTERM, on_signal);
         signal(SIGPIPE, SIG_IGN);
         setup();
-        printf("affinityd: %s; probe: %s as %s; policy: match %s, cpus \"1\"; probes start on every CPU%s\n",
-               arg.daemon, arg.probe, B.probe_name, arg.match,
+        printf("affinityd: %s; probe: %s as %s; policy: match %s, cpus \"1\", %u of %u in file order; "
+               "probes "
+               "start on every CPU%s\n",
+               arg.daemon, arg.probe, B.probe_name, arg.match, arg.policies, arg.policies,
                arg.callgrind ? "; daemon under callgrind" : "");
 
         for (size_t i = 0; i < n_todo; i++) {

@@ -13,6 +13,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <regex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "match-index.h"
 #include "match.h"
 #include "procfs.h"
 
@@ -534,15 +536,29 @@ static void plan_add(TestPlan *t, const char *name, Matcher m, const char *pendi
         t->plan.n_policies = i + 1;
 }
 
+/*
+ * match_process() for pid through the comm index of t's plan (as plan_new() makes it), checked
+ * against the same without an index (every policy tested in order). *ret_loaded gets what the
+ * indexed match read.
+ */
 static int match_pid(const TestPlan *t, pid_t pid, unsigned *ret_loaded) {
+        _cleanup_(match_index_freep) MatchIndex *x = NULL;
+        Plan indexed = t->plan;
         ProcessFacts f;
-        int r;
+        int r, every;
 
         process_facts_init(&f, root, pid);
-        r = match_process(&t->plan, &f, false);
+        every = match_process(&t->plan, &f, false);
+        process_facts_done(&f);
+
+        ck_assert_int_eq(match_index_new(t->plan.policies, t->plan.n_policies, &x), 0);
+        indexed.match_index = x;
+        process_facts_init(&f, root, pid);
+        r = match_process(&indexed, &f, false);
         if (ret_loaded)
                 *ret_loaded = f.loaded;
         process_facts_done(&f);
+        ck_assert_msg(r == every, "pid %d: indexed match %d, every policy %d", (int)pid, r, every);
         return r;
 }
 
@@ -610,6 +626,331 @@ START_TEST(test_match_thread) {
         ck_assert_int_eq(match_thread(&p, "worker-7"), 1);
         p.n_threads = 0;
         ck_assert_int_eq(match_thread(&p, "worker-7"), -ENOENT);
+}
+END_TEST
+
+/* --- the comm index (match-index.h) ------------------------------------------------------- */
+
+/* A plan of n hand-made policies (zeroed), with names and comm: strings it owns. */
+typedef struct BigPlan {
+        Policy *policies;
+        PolicyPlan *pps;
+        char (*names)[24];
+        Plan plan;
+} BigPlan;
+
+static void big_plan_init(BigPlan *b, size_t n) {
+        *b = (BigPlan){
+                .policies = calloc(n, sizeof(Policy)),
+                .pps = calloc(n, sizeof(PolicyPlan)),
+                .names = calloc(n, sizeof(b->names[0])),
+        };
+        ck_assert(b->policies && b->pps && b->names);
+        for (size_t i = 0; i < n; i++) {
+                b->policies[i].name = (char *)"p";
+                b->pps[i].policy = &b->policies[i];
+        }
+        b->plan.policies = b->pps;
+        b->plan.n_policies = n;
+}
+
+/* (Re)builds the plan's index from what its policies are now. */
+static void big_plan_index(BigPlan *b) {
+        b->plan.match_index = match_index_free(b->plan.match_index);
+        ck_assert_int_eq(match_index_new(b->pps, b->plan.n_policies, &b->plan.match_index), 0);
+}
+
+static void big_plan_done(BigPlan *b) {
+        for (size_t i = 0; i < b->plan.n_policies; i++)
+                strv_free(b->policies[i].match.comm);
+        b->plan.match_index = match_index_free(b->plan.match_index);
+        free(b->policies);
+        free(b->pps);
+        free(b->names);
+}
+
+/* Sets policy i's comm: to a copy of the NULL-terminated list comm (NULL: no comm: key). */
+static void big_plan_comm(BigPlan *b, size_t i, char *const *comm) {
+        strv_free(b->policies[i].match.comm);
+        b->policies[i].match.comm = NULL;
+        STRV_FOREACH (g, comm)
+                ck_assert_int_eq(strv_extendf(&b->policies[i].match.comm, "%s", *g), 0);
+}
+
+/*
+ * match_process() on facts given in advance — comm (NULL: could not be read), euid, cgroup —
+ * for a pid that does not exist under the fixture root (so any other fact is "gone"). The
+ * plan's index is used if it has one.
+ */
+static int match_facts(
+        const Plan *plan, const char *comm, uid_t euid, const char *cgroup, bool explicit_only) {
+        ProcessFacts f;
+        int r;
+
+        process_facts_init(&f, root, 500);
+        if (comm) {
+                snprintf(f.comm, sizeof(f.comm), "%s", comm);
+                f.loaded |= FACT_COMM;
+        } else
+                f.failed |= FACT_COMM;
+        f.euid = euid;
+        f.loaded |= FACT_UID;
+        if (cgroup) {
+                f.cgroup = strdup(cgroup);
+                ck_assert_ptr_nonnull(f.cgroup);
+                f.loaded |= FACT_CGROUP;
+        }
+        r = match_process(plan, &f, explicit_only);
+        process_facts_done(&f);
+        return r;
+}
+
+/* The number of candidates plan's index gives for comm. */
+static size_t n_candidates(const Plan *plan, const char *comm) {
+        MatchCandidates c;
+        size_t n = 0;
+
+        match_index_candidates(plan->match_index, comm, false, &c);
+        while (match_candidates_next(&c) >= 0)
+                n++;
+        return n;
+}
+
+/* File order decides across the lists: an always-tried policy before a name, a prefix before a
+ * name; pending policies are passed over; explicit-only sees names only. */
+START_TEST(test_index_order) {
+        static const uid_t www[] = {33}, zero[] = {0};
+        BigPlan b;
+
+        big_plan_init(&b, 5);
+        /* 0: no comm: key, user 33 */
+        b.policies[0].match.user = STRV("www-data");
+        b.pps[0].uids = (uid_t *)www;
+        b.pps[0].n_uids = 1;
+        /* 1: a prefix, user 0 */
+        big_plan_comm(&b, 1, STRV("ngi*"));
+        b.policies[1].match.user = STRV("root");
+        b.pps[1].uids = (uid_t *)zero;
+        b.pps[1].n_uids = 1;
+        /* 2: the name */
+        big_plan_comm(&b, 2, STRV("nginx"));
+        /* 3: a glob with no literal prefix, in a cgroup */
+        big_plan_comm(&b, 3, STRV("[n]ginx", "bash"));
+        b.policies[3].match.cgroup = STRV("/web/*");
+        /* 4: no keys at all */
+        big_plan_index(&b);
+
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 33, "/", false), 0);
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 0, "/", false), 1);
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 7, "/", false), 2);
+        ck_assert_int_eq(match_facts(&b.plan, "bash", 7, "/web/x", false), 3);
+        ck_assert_int_eq(match_facts(&b.plan, "bash", 7, "/", false), 4);
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 7, "/", true), 2);
+        ck_assert_int_eq(match_facts(&b.plan, "ngin", 0, "/", true), -ENOENT);
+        ck_assert_int_eq(match_facts(&b.plan, "bash", 7, "/web/x", true), 3);
+
+        /* The comm could not be read: every comm: key fails, the others are tried. */
+        ck_assert_int_eq(match_facts(&b.plan, NULL, 33, "/", false), 0);
+        ck_assert_int_eq(match_facts(&b.plan, NULL, 0, "/", false), 4);
+        ck_assert_int_eq(match_facts(&b.plan, NULL, 0, "/", true), -ENOENT);
+
+        /* Gone before its comm was read: a policy with no keys before any comm: key still
+         * matches (as without the index); gone is reported where a fact is needed first. */
+        ProcessFacts f;
+        big_plan_comm(&b, 0, NULL);
+        b.policies[0].match.user = NULL;
+        big_plan_index(&b);
+        process_facts_init(&f, root, 500);
+        ck_assert_int_eq(match_process(&b.plan, &f, false), 0);
+        process_facts_done(&f);
+        big_plan_comm(&b, 0, STRV("nginx"));
+        big_plan_index(&b);
+        process_facts_init(&f, root, 500);
+        ck_assert_int_eq(match_process(&b.plan, &f, false), -ESRCH);
+        process_facts_done(&f);
+        big_plan_comm(&b, 0, NULL);
+        b.policies[0].match.user = STRV("www-data");
+
+        /* Pending: left out of the index. */
+        b.pps[2].pending_reason = (char *)"pending";
+        big_plan_index(&b);
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 7, "/", false), 4);
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 7, "/", true), -ENOENT);
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 33, "/", false), 0);
+        b.pps[0].pending_reason = (char *)"pending";
+        big_plan_index(&b);
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 33, "/", false), 4);
+        /* ... and a policy made pending after the index was built is passed over too. */
+        b.pps[4].pending_reason = (char *)"pending";
+        ck_assert_int_eq(match_facts(&b.plan, "nginx", 7, "/", false), -ENOENT);
+        big_plan_done(&b);
+}
+END_TEST
+
+/* 2,000 policies, the one that matches last: its name finds it among a handful of candidates. */
+START_TEST(test_index_many) {
+        enum { N = 2000 };
+        BigPlan b;
+        ProcessFacts f;
+        Plan every;
+
+        big_plan_init(&b, N);
+        for (size_t i = 0; i < N - 1; i++) {
+                snprintf(b.names[i], sizeof(b.names[i]), i % 500 == 7 ? "xyz%zu*" : "comm-%04zu", i);
+                big_plan_comm(&b, i, STRV(b.names[i]));
+        }
+        /* One policy for every process with a command line that nothing has. */
+        big_plan_comm(&b, 1000, STRV("*"));
+        b.policies[1000].match.cmdline = STRV("^no-such-program ");
+        compile_cmdline(&b.policies[1000].match);
+        big_plan_comm(&b, 3, STRV("xy*"));
+        big_plan_comm(&b, N - 1, STRV("nginx"));
+        b.policies[N - 1].match.exe = STRV("/usr/sbin/nginx");
+        big_plan_index(&b);
+        every = b.plan;
+        every.match_index = NULL;
+
+        ck_assert_uint_eq(n_candidates(&b.plan, "nginx"), 2);
+        ck_assert_uint_eq(n_candidates(&b.plan, "comm-0500"), 2);
+        ck_assert_uint_eq(n_candidates(&b.plan, "xyz7"), 3);           /* xy*, xyz7*, 1000 */
+        ck_assert_uint_eq(n_candidates(&b.plan, "xyz1507"), 3);        /* xy*, xyz1507*, 1000 */
+        ck_assert_uint_eq(b.plan.match_index->n_exact, N - 4 - 1 - 1); /* not xyz*, 1000, 3 */
+        ck_assert_uint_eq(b.plan.match_index->n_prefix, 5);
+        ck_assert_uint_eq(b.plan.match_index->n_always, 1);
+
+        process_facts_init(&f, root, 100);
+        ck_assert_int_eq(match_process(&b.plan, &f, false), N - 1);
+        ck_assert_uint_eq(f.loaded, FACT_COMM | FACT_CMDLINE | FACT_EXE);
+        process_facts_done(&f);
+        process_facts_init(&f, root, 100);
+        ck_assert_int_eq(match_process(&every, &f, false), N - 1);
+        process_facts_done(&f);
+
+        ck_assert_int_eq(match_facts(&b.plan, "comm-0500", 0, NULL, false), 500);
+        ck_assert_int_eq(match_facts(&b.plan, "comm-0500", 0, NULL, true), 500);
+        ck_assert_int_eq(match_facts(&b.plan, "xyz7", 0, NULL, false), 3);
+        ck_assert_int_eq(match_facts(&b.plan, "xyz7", 0, NULL, true), -ENOENT);
+        big_plan_comm(&b, 3, STRV("comm-0003"));
+        big_plan_index(&b);
+        ck_assert_int_eq(match_facts(&b.plan, "xyz7", 0, NULL, false), 7);
+        ck_assert_int_eq(match_facts(&b.plan, "comm-1999", 0, NULL, false), -ESRCH); /* 1000 reads cmdline */
+        ck_assert_int_eq(match_facts(&every, "comm-1999", 0, NULL, false), -ESRCH);
+        free_cmdline(&b.policies[1000].match);
+        big_plan_done(&b);
+}
+END_TEST
+
+/* A deterministic xorshift64 generator: the same cases on every run. */
+static uint64_t rng_next(uint64_t *s) {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+static unsigned rng_below(uint64_t *s, unsigned n) {
+        return (unsigned)(rng_next(s) % n);
+}
+
+/* A random string of len characters from a small alphabet (so names and prefixes collide). */
+static void rng_word(uint64_t *s, char *buf, size_t len) {
+        static const char alphabet[] = "ab/";
+
+        for (size_t i = 0; i < len; i++)
+                buf[i] = alphabet[rng_below(s, sizeof(alphabet) - 1)];
+        buf[len] = '\0';
+}
+
+/* A random comm: entry: a name (sometimes longer than a comm), a prefixed glob, an escaped glob,
+ * a glob with no literal prefix. */
+static void rng_pattern(uint64_t *s, char *buf, size_t size) {
+        char w[20];
+
+        rng_word(s, w, rng_below(s, 5) == 0 ? 14 + rng_below(s, 4) : rng_below(s, 4));
+        switch (rng_below(s, 8)) {
+        case 0:
+        case 1:
+        case 2:
+                snprintf(buf, size, "%s", w);
+                break;
+        case 3:
+                snprintf(buf, size, "%s*", w);
+                break;
+        case 4:
+                snprintf(buf, size, "%s?%s", w, rng_below(s, 2) ? "*" : "");
+                break;
+        case 5:
+                snprintf(buf, size, "%s\\%s*", w, rng_below(s, 2) ? "*" : "a");
+                break;
+        case 6:
+                snprintf(buf, size, "%s[ab]%s", w, rng_below(s, 2) ? "*" : "");
+                break;
+        default:
+                snprintf(buf, size, "%s%s", rng_below(s, 2) ? "*" : "[/]", w);
+                break;
+        }
+}
+
+/* The indexed match against every policy tested in order, on random plans and processes. */
+START_TEST(test_index_random) {
+        static const uid_t one[] = {1};
+        uint64_t seed = 0x9e3779b97f4a7c15ULL;
+        unsigned hits = 0, matches = 0;
+
+        for (unsigned round = 0; round < 300; round++) {
+                size_t n = 1 + rng_below(&seed, 40);
+                BigPlan b;
+                Plan every;
+
+                big_plan_init(&b, n);
+                for (size_t i = 0; i < n; i++) {
+                        unsigned k = rng_below(&seed, 10);
+
+                        if (k > 0) { /* else no comm: key */
+                                for (unsigned e = 0; e < 1U + (k > 7) + (k > 8); e++) {
+                                        char pattern[32];
+
+                                        rng_pattern(&seed, pattern, sizeof(pattern));
+                                        ck_assert_int_eq(
+                                                strv_extendf(&b.policies[i].match.comm, "%s", pattern), 0);
+                                }
+                        }
+                        if (rng_below(&seed, 4) == 0) {
+                                b.policies[i].match.user = STRV("one");
+                                b.pps[i].uids = (uid_t *)one;
+                                b.pps[i].n_uids = 1;
+                        }
+                        if (rng_below(&seed, 5) == 0)
+                                b.policies[i].match.cgroup = STRV("/a/*");
+                        if (rng_below(&seed, 8) == 0)
+                                b.pps[i].pending_reason = (char *)"pending";
+                }
+                big_plan_index(&b);
+                every = b.plan;
+                every.match_index = NULL;
+
+                for (unsigned t = 0; t < 60; t++) {
+                        char comm[16];
+                        uid_t euid = rng_below(&seed, 2);
+                        const char *cgroup = rng_below(&seed, 2) ? "/a/x" : "/b/x";
+                        bool explicit_only = rng_below(&seed, 4) == 0;
+                        int want, got;
+
+                        rng_word(&seed, comm, rng_below(&seed, 4) == 0 ? 15 : rng_below(&seed, 5));
+                        want = match_facts(&every, comm, euid, cgroup, explicit_only);
+                        got = match_facts(&b.plan, comm, euid, cgroup, explicit_only);
+                        ck_assert_msg(
+                                got == want,
+                                "round %u: comm \"%s\" uid %u %s%s: indexed %d, every policy %d", round,
+                                comm, (unsigned)euid, cgroup, explicit_only ? " explicit" : "", got, want);
+                        matches += want >= 0;
+                        hits += want > 0;
+                }
+                big_plan_done(&b);
+        }
+        /* The cases are not degenerate: many match, and not only the first policy. */
+        ck_assert_uint_gt(matches, 3000);
+        ck_assert_uint_gt(hits, 1000);
 }
 END_TEST
 
@@ -752,7 +1093,7 @@ END_TEST
 
 int main(int argc, char **argv) {
         Suite *s = suite_create("match");
-        TCase *fx = tcase_create("fixture"), *real = tcase_create("real");
+        TCase *fx = tcase_create("fixture"), *idx = tcase_create("index"), *real = tcase_create("real");
         SRunner *sr;
         int failed;
 
@@ -774,6 +1115,12 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_explain_unreadable_and_gone);
         tcase_add_test(fx, test_explain_long_cmdline);
         suite_add_tcase(s, fx);
+
+        tcase_add_checked_fixture(idx, fixture_setup, fixture_teardown);
+        tcase_add_test(idx, test_index_order);
+        tcase_add_test(idx, test_index_many);
+        tcase_add_test(idx, test_index_random);
+        suite_add_tcase(s, idx);
 
         tcase_add_test(real, test_real_self);
         tcase_add_test(real, test_real_eacces);

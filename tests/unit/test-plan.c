@@ -23,6 +23,7 @@
 
 #include "cpuset.h"
 #include "macro.h"
+#include "match-index.h"
 #include "plan.h"
 #include "policy.h"
 #include "topology.h"
@@ -1774,6 +1775,45 @@ START_TEST(test_memory_cpuless_node) {
 }
 END_TEST
 
+/* The plan indexes its active policies' comm: keys for matching; pending ones are left out. */
+START_TEST(test_match_index) {
+        _cleanup_(topology_freep) Topology *t = load_synthetic("pack:1 core:2 pu:1");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *empty = NULL;
+        MatchCandidates mc;
+        Policy *pol;
+
+        pol = config_add(c, "web", sel_literal("0"));
+        ck_assert_int_eq(strv_extendf(&pol->match.comm, "nginx"), 0);
+        pol = config_add(c, "pending-web", sel_map("7", NULL, RESERVED_AVOID));
+        ck_assert_int_eq(strv_extendf(&pol->match.comm, "nginx"), 0);
+        pol = config_add(c, "pg", sel_literal("1"));
+        ck_assert_int_eq(strv_extendf(&pol->match.comm, "pg*"), 0);
+        config_add(c, "everything", sel_literal("1"));
+
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        assert_pending(p, "pending-web", "NUMA node 7 does not exist here (nodes: 0)");
+        ck_assert_ptr_nonnull(p->match_index);
+        ck_assert_uint_eq(p->match_index->n_exact, 1);
+        ck_assert_uint_eq(p->match_index->n_prefix, 1);
+        ck_assert_uint_eq(p->match_index->n_always, 1);
+        match_index_candidates(p->match_index, "nginx", false, &mc);
+        ck_assert_int_eq(match_candidates_next(&mc), 0);
+        ck_assert_int_eq(match_candidates_next(&mc), 3);
+        ck_assert_int_eq(match_candidates_next(&mc), -ENOENT);
+        match_index_candidates(p->match_index, "pgbouncer", false, &mc);
+        ck_assert_int_eq(match_candidates_next(&mc), 2);
+        ck_assert_int_eq(match_candidates_next(&mc), 3);
+        ck_assert_int_eq(match_candidates_next(&mc), -ENOENT);
+
+        /* No policies: an index all the same. */
+        _cleanup_(config_freep) Config *none = config_new();
+        ck_assert_int_eq(plan_new(none, t, &empty), 0);
+        ck_assert_ptr_nonnull(empty->match_index);
+        ck_assert(!match_index_uses_comm(empty->match_index));
+}
+END_TEST
+
 static Suite *plan_suite(void) {
         Suite *s = suite_create("plan");
         TCase *tc = tcase_create("plan");
@@ -1789,6 +1829,7 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_locations);
         tcase_add_test(tc, test_threads);
         tcase_add_test(tc, test_users);
+        tcase_add_test(tc, test_match_index);
         tcase_add_test(tc, test_deterministic);
         tcase_add_test(tc, test_corpus_domains);
         tcase_add_test(tc, test_empty_config);
