@@ -478,9 +478,6 @@ int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
 
 /* ---- Explain baselines ---- */
 
-/* Threads sampled per iteration of the baseline source at most (a process is not split). */
-#define BASELINE_THREAD_BUDGET 256U
-
 typedef struct BaselineWalk {
         const TrackedProcess *process;
         unsigned n; /* threads looked at */
@@ -505,58 +502,11 @@ static void baseline_visit(const void *node, VISIT which, void *userdata) {
         };
 }
 
-/* Samples the counters of every thread of p that has no baseline yet. Returns how many threads
- * were looked at (the work done). */
-static unsigned baseline_sample_process(TrackedProcess *p) {
+/* Samples the counters of every thread of p that has no baseline yet (the settle pass of
+ * placement.c calls it). Returns how many threads were looked at (the work done). */
+unsigned manager_sample_baseline(TrackedProcess *p) {
         BaselineWalk w = {.process = p};
 
         twalk_r(p->threads, baseline_visit, &w);
         return w.n;
-}
-
-/* The idle-priority pass: samples queued processes' threads, BASELINE_THREAD_BUDGET at a time,
- * and turns itself off when the queue is empty. */
-static int on_baseline(sd_event_source *s, void *userdata) {
-        Manager *m = userdata;
-        unsigned work = 0;
-        size_t done = 0;
-
-        while (done < m->n_baseline_queue && work < BASELINE_THREAD_BUDGET) {
-                TrackedProcess *p = manager_find_process(m, m->baseline_queue[done++]);
-                if (p)
-                        work += baseline_sample_process(p);
-        }
-        m->n_baseline_queue -= done;
-        if (m->n_baseline_queue == 0) {
-                m->baseline_queue = mfree(m->baseline_queue); /* a burst's queue is given back */
-                (void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        } else
-                memmove(m->baseline_queue, m->baseline_queue + done, m->n_baseline_queue * sizeof(pid_t));
-        return 0;
-}
-
-/*
- * Queues p for the baseline pass (a low-priority deferred source, armed only while the queue is
- * not empty), so that placement itself never reads the counters. Best effort: on failure the
- * threads report totals since they started.
- */
-void manager_queue_baseline(Manager *m, TrackedProcess *p) {
-        size_t n = m->n_baseline_queue;
-        int r;
-
-        if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) { /* capacity: 16, then powers of two */
-                pid_t *q = reallocarray(m->baseline_queue, n == 0 ? 16 : 2 * n, sizeof(pid_t));
-                if (!q)
-                        return;
-                m->baseline_queue = q;
-        }
-        if (!m->baseline_source) {
-                r = sd_event_add_defer(m->event, &m->baseline_source, on_baseline, m);
-                if (r < 0)
-                        return;
-                (void)sd_event_source_set_priority(m->baseline_source, SD_EVENT_PRIORITY_IDLE);
-                (void)sd_event_source_set_description(m->baseline_source, "explain-baseline");
-        } else if (n == 0 && sd_event_source_set_enabled(m->baseline_source, SD_EVENT_ON) < 0)
-                return;
-        m->baseline_queue[m->n_baseline_queue++] = p->pid;
 }

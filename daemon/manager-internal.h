@@ -99,10 +99,11 @@ void place_context_done(PlaceContext *ctx);
 int place_thread(PlaceContext *ctx, pid_t tid);
 int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads);
 int process_spread_settle(Manager *m, TrackedProcess *p);
+void manager_queue_settle(Manager *m, TrackedProcess *p);
 void restore_process(Manager *m, TrackedProcess *p, const char *policy_name);
 
 /* manager-explain.c */
-void manager_queue_baseline(Manager *m, TrackedProcess *p);
+unsigned manager_sample_baseline(TrackedProcess *p);
 
 /* manager-match.c */
 bool started_before(uint64_t starttime, uint64_t event_ns);

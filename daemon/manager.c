@@ -371,13 +371,13 @@ Manager *manager_free(Manager *m) {
         m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
-        m->baseline_source = sd_event_source_disable_unref(m->baseline_source);
+        m->settle_source = sd_event_source_disable_unref(m->settle_source);
         m->bus_guard_source = sd_event_source_disable_unref(m->bus_guard_source);
         m->match_share_source = sd_event_source_disable_unref(m->match_share_source);
         /* The worker first: it may be matching against the plan freed below. */
         m->worker = worker_free(m->worker);
         m->worker_scratch = regex_scratch_free(m->worker_scratch);
-        m->baseline_queue = mfree(m->baseline_queue);
+        m->settle_queue = mfree(m->settle_queue);
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);
         m->cpuset_watch = cpuset_watch_free(m->cpuset_watch);

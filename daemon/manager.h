@@ -156,6 +156,8 @@ typedef struct TrackedProcess {
         bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */
         bool has_original;
         bool has_sched_original;
+        bool settled;               /* its settle pass ran: cgroup watched (placement.c) */
+        bool settle_queued;         /* in Manager.settle_queue */
         bool state_dirty;           /* originals recorded since its record was last written */
         bool state_saved;           /* the originals journal has a record of it (daemon/manager-state.h) */
         CpuSet original;            /* first original seen: the default for threads created later */
@@ -318,11 +320,11 @@ struct Manager {
 
         ManagerState state;
         ManagerDiscovery discovery;
-        char *last_reload_error;   /* NULL (shown as "") when the last reload succeeded */
-        uint64_t last_reload_usec; /* CLOCK_REALTIME µs of the last reload attempt, 0: none */
-        pid_t *baseline_queue;     /* processes placed whose threads' Explain baselines are due */
-        size_t n_baseline_queue;
-        sd_event_source *baseline_source; /* idle-priority defer draining baseline_queue */
+        char *last_reload_error;          /* NULL (shown as "") when the last reload succeeded */
+        uint64_t last_reload_usec;        /* CLOCK_REALTIME µs of the last reload attempt, 0: none */
+        struct SettleEntry *settle_queue; /* processes placed, due for their settle pass (placement.c) */
+        size_t n_settle_queue;
+        sd_event_source *settle_source; /* idle-priority timer: the front entry's due time */
         ManagerCounters counters;
         LatencyHistogram latency; /* event timestamp → last thread set, ns */
 

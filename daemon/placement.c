@@ -842,11 +842,11 @@ again:
                 p->state_dirty = true;
                 manager_state_save(m, p);
         }
-        if ((!p->placed || ctx.verify) && !p->forked && !m->dry_run) {
-                /* Cgroup writes that make the kernel reset its CPUs are watched from now on, and
-                 * at each pass that reads back (a rescan, a reload, a cpuset check) in the
-                 * cgroup it has moved to since. A child forked without exec is in its parent's
-                 * cgroup, watched already. */
+        if (p->settled && ctx.verify && !p->forked && !m->dry_run) {
+                /* Settled (its cgroup watched since its settle pass): at each pass that reads
+                 * back (a rescan, a reload, a cpuset check), the cgroup it has moved to since
+                 * is watched too. A child forked without exec is in its parent's cgroup,
+                 * watched already. */
                 r = cpuset_watch_add_process(m->cpuset_watch, p->pid);
                 if (r == -ENOMEM)
                         return log_warning_errno(
@@ -858,8 +858,8 @@ again:
                 p->placed = true;
                 m->counters.processes_placed++;
         }
-        if (ctx.n_set > 0 || first)
-                manager_queue_baseline(m, p);
+        if (ctx.n_set > 0 || first || !p->settled)
+                manager_queue_settle(m, p);
         /* PlacementFailed: a refusal by the cgroup only when it is new (it is one per process). */
         if (ctx.n_failed > 0 && (!ctx.cpuset_conflict || ctx.refusal_new)) {
                 char why[256];
@@ -915,6 +915,123 @@ again:
                                                : "");
         }
         return 0;
+}
+
+/* ---- the settle pass ---- */
+
+/*
+ * What placing a process leaves for later, done SETTLE_DELAY_USEC after its placement if it
+ * still runs then, in batches on an idle-priority timer: the build farm's compiler that lives
+ * for 50 ms never costs it.
+ *  - Its cgroup is watched (cpuset_watch_add_process(): /proc/PID/cgroup read). A cgroup that
+ *    was not watched yet may have had its cpuset changed since the placement, unseen: the
+ *    process is then placed again with a read-back (place_process() verifies), which writes
+ *    again what the kernel reset.
+ *  - Explain's baselines of its threads are sampled (manager_sample_baseline(): /proc/PID/task/
+ *    TID/sched and schedstat), so Explain's "since placement" counts from about a second after
+ *    the placement; before that Explain reports the totals since the thread started.
+ */
+#define SETTLE_DELAY_USEC    (1 * USEC_PER_SEC)
+#define SETTLE_THREAD_BUDGET 256U /* threads sampled per run of the timer, at most */
+
+typedef struct SettleEntry {
+        pid_t pid;
+        uint64_t starttime;
+        uint64_t due_usec; /* CLOCK_MONOTONIC */
+} SettleEntry;
+
+/* The settle pass of p; with replace false, a cgroup seen first is only watched (the caller is
+ * placing p). Returns the work done (threads looked at), or -ESRCH if p went away (freed only
+ * with replace). */
+static int settle_process(Manager *m, TrackedProcess *p, bool replace) {
+        int r;
+
+        if (!p->settled && !p->forked && !m->dry_run) {
+                p->settled = true;
+                r = cpuset_watch_add_process(m->cpuset_watch, p->pid);
+                if (r == -ESRCH)
+                        return r; /* its EXIT event will come */
+                if (r == -ENOMEM)
+                        log_warning_errno(
+                                r, "Failed to watch the cgroup of %s[%d]: %m", p->comm, (int)p->pid);
+                if (r > 0 && p->placed && replace) {
+                        /* a cgroup seen first now: anything the kernel reset meanwhile is put
+                         * right */
+                        r = place_process(m, p, false, 0, 0);
+                        if (r == -ESRCH)
+                                return r;
+                }
+        }
+        p->settled = true;
+        return (int)manager_sample_baseline(p);
+}
+
+static int on_settle(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        unsigned work = 0;
+        size_t done = 0;
+
+        while (done < m->n_settle_queue && work < SETTLE_THREAD_BUDGET &&
+               m->settle_queue[done].due_usec <= usec) {
+                const SettleEntry *e = &m->settle_queue[done++];
+                TrackedProcess *p = manager_find_process(m, e->pid);
+                int r;
+
+                if (!p || p->starttime != e->starttime)
+                        continue;
+                p->settle_queued = false;
+                r = settle_process(m, p, true);
+                if (r > 0)
+                        work += (unsigned)r;
+        }
+        m->n_settle_queue -= done;
+        if (m->n_settle_queue == 0) {
+                m->settle_queue = mfree(m->settle_queue); /* a burst's queue is given back */
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        }
+        memmove(m->settle_queue, m->settle_queue + done, m->n_settle_queue * sizeof(SettleEntry));
+        (void)sd_event_source_set_time(s, MAX(m->settle_queue[0].due_usec, usec));
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/*
+ * Queues p for its settle pass (above), SETTLE_DELAY_USEC from the loop's time. Best effort:
+ * when memory or the timer fails, the pass runs now.
+ */
+void manager_queue_settle(Manager *m, TrackedProcess *p) {
+        size_t n = m->n_settle_queue;
+        uint64_t now = 0;
+        int r;
+
+        if (p->settle_queued)
+                return;
+        if (!m->event || sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
+                goto now;
+        if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) { /* capacity: 16, then powers of two */
+                SettleEntry *q = reallocarray(m->settle_queue, n == 0 ? 16 : 2 * n, sizeof(SettleEntry));
+                if (!q)
+                        goto now;
+                m->settle_queue = q;
+        }
+        if (!m->settle_source) {
+                r = sd_event_add_time(
+                        m->event, &m->settle_source, CLOCK_MONOTONIC, now + SETTLE_DELAY_USEC,
+                        SETTLE_DELAY_USEC / 4, on_settle, m);
+                if (r < 0)
+                        goto now;
+                (void)sd_event_source_set_priority(m->settle_source, SD_EVENT_PRIORITY_IDLE);
+                (void)sd_event_source_set_description(m->settle_source, "settle");
+        } else if (n == 0) {
+                if (sd_event_source_set_time(m->settle_source, now + SETTLE_DELAY_USEC) < 0 ||
+                    sd_event_source_set_enabled(m->settle_source, SD_EVENT_ONESHOT) < 0)
+                        goto now;
+        }
+        m->settle_queue[m->n_settle_queue++] =
+                (SettleEntry){.pid = p->pid, .starttime = p->starttime, .due_usec = now + SETTLE_DELAY_USEC};
+        p->settle_queued = true;
+        return;
+now:
+        (void)settle_process(m, p, false);
 }
 
 /*
