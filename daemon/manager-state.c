@@ -193,6 +193,7 @@ static int journal_flush_handler(sd_event_source *s, uint64_t usec, void *userda
 }
 
 void manager_state_drop(Manager *m, TrackedProcess *p) {
+        bool was_pending;
         int r;
 
         if (!p->state_saved || !m->journal)
@@ -202,8 +203,9 @@ void manager_state_drop(Manager *m, TrackedProcess *p) {
         /* A drop that a crash loses leaves only a record of a process that is gone (its
          * starttime tells) or has its originals back: written with the next save, or a second
          * later. */
+        was_pending = state_journal_pending(m->journal);
         r = state_journal_drop(m->journal, p->pid, p->starttime);
-        if (r >= 0 && m->event)
+        if (r >= 0 && m->event && !was_pending) /* armed already otherwise: no timer touched */
                 r = debounce_arm(
                         &m->journal_flush, m->event, USEC_PER_SEC, USEC_PER_SEC, SD_EVENT_PRIORITY_IDLE,
                         "journal-flush", journal_flush_handler, m);

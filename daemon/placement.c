@@ -920,9 +920,9 @@ again:
 /* ---- the settle pass ---- */
 
 /*
- * What placing a process leaves for later, done SETTLE_DELAY_USEC after its placement if it
- * still runs then, in batches on an idle-priority timer: the build farm's compiler that lives
- * for 50 ms never costs it.
+ * What placing a process leaves for later, done SETTLE_DELAY_USEC (to SETTLE_DELAY_USEC +
+ * SETTLE_BATCH_USEC) after its placement if it still runs then, in batches on an idle-priority
+ * timer: the build farm's compiler that lives for 50 ms never costs it.
  *  - Its cgroup is watched (cpuset_watch_add_process(): /proc/PID/cgroup read). A cgroup that
  *    was not watched yet may have had its cpuset changed since the placement, unseen: the
  *    process is then placed again with a read-back (place_process() verifies), which writes
@@ -932,7 +932,8 @@ again:
  *    the placement; before that Explain reports the totals since the thread started.
  */
 #define SETTLE_DELAY_USEC    (1 * USEC_PER_SEC)
-#define SETTLE_THREAD_BUDGET 256U /* threads sampled per run of the timer, at most */
+#define SETTLE_THREAD_BUDGET 256U               /* threads sampled per run of the timer, at most */
+#define SETTLE_BATCH_USEC    (USEC_PER_SEC / 4) /* between two runs of the timer, at least */
 
 typedef struct SettleEntry {
         pid_t pid;
@@ -990,7 +991,13 @@ static int on_settle(sd_event_source *s, uint64_t usec, void *userdata) {
                 return sd_event_source_set_enabled(s, SD_EVENT_OFF);
         }
         memmove(m->settle_queue, m->settle_queue + done, m->n_settle_queue * sizeof(SettleEntry));
-        (void)sd_event_source_set_time(s, MAX(m->settle_queue[0].due_usec, usec));
+        /* Processes are queued one per exec: run again for a batch of them, not for the next
+         * one (a timer due at every iteration would be set again at every iteration). Right
+         * away only when the budget cut this run short. */
+        (void)sd_event_source_set_time(
+                s,
+                work >= SETTLE_THREAD_BUDGET ? usec
+                                             : MAX(m->settle_queue[0].due_usec, usec + SETTLE_BATCH_USEC));
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
