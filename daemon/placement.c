@@ -520,6 +520,7 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         TrackedProcess *p = ctx->process;
         const PolicyPlan *pp = manager_process_plan(m, p);
         const CpuSet *target, *allowed;
+        bool read_current = false, kept_all;
         char comm[16] = "";
         TrackedThread *t;
         int r;
@@ -593,6 +594,7 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
                 r = apply_get_thread_affinity(tid, &current);
                 if (r == -ESRCH)
                         goto gone;
+                read_current = r >= 0;
                 if (r >= 0)
                         r = thread_record_original(ctx, t, &current);
                 if (r == -ENOMEM)
@@ -634,7 +636,13 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         }
 
         manager_state_save(m, p); /* the originals reach the state dir before the first write */
-        r = apply_set_thread_affinity(tid, target, &effective);
+        /* Read back what the kernel kept, unless it can only be the target: the mask read just
+         * now lies within the task's cpuset and the active CPUs, and so does a target within it
+         * (the first placement after an exec, most often). */
+        kept_all = read_current && cpuset_is_subset(target, &current);
+        if (kept_all && cpuset_copy(&effective, target) < 0)
+                return -ENOMEM;
+        r = apply_set_thread_affinity(tid, target, kept_all ? NULL : &effective);
         if (r == -ESRCH)
                 goto gone;
         if (r == -EINVAL) {
