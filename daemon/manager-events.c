@@ -95,7 +95,7 @@ static int manager_verify_process(Manager *m, TrackedProcess *p) {
  * line.
  */
 static int manager_rematch_decided(
-        Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16]);
+        Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16], const ProcfsStat *st);
 
 /* On the worker's thread: the match, with the whole command line, under the plan lock. Fills
  * job->result (a policy index or -errno), comm, generation. */
@@ -220,7 +220,7 @@ static void on_match_decided(const WorkerJob *res) {
         if (procfs_read_starttime(NULL, d.pid, &starttime) < 0 || starttime != d.starttime)
                 return; /* gone, or another process has the PID now */
         memcpy(comm, res->comm, sizeof(comm));
-        (void)manager_rematch_decided(m, d.pid, d.exec, d.timestamp_ns, res->result, comm);
+        (void)manager_rematch_decided(m, d.pid, d.exec, d.timestamp_ns, res->result, comm, NULL);
 }
 
 static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
@@ -396,31 +396,37 @@ static int on_fork_thread(Manager *m, const ProcEvent *ev) {
  * it now matches, starts tracking it if it didn't match before, gives back its originals and
  * forgets it if it no longer matches. exec: the process replaced its image.
  *
- * Matching comes first: an exec storm of processes that match nothing costs what matching
- * needs (mostly one comm read). Only a match, or a tracked PID, costs one read of
- * /proc/PID/stat, which gives identity (start time), the kernel-thread flag and the zombie
- * state at once.
+ * One read of /proc/PID/stat per event gives what matching by comm needs and, for a match or a
+ * tracked PID, identity (start time), the kernel-thread flag and the zombie state: an exec
+ * storm of processes that match nothing costs that one read (and what other keys need), a
+ * match no second one.
  */
 static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
         char comm[16] = "";
-        int k;
+        ProcfsStat st;
+        int k, r;
 
         if (exec)
                 drift_forget_released(m->drift, pid); /* a new image is managed again */
         /* On the event path a huge command line is not read and scanned now, before the events
          * of everyone else: the match is decided on the worker's thread. */
+        r = procfs_read_stat(NULL, pid, 0, &st);
+        if (r == -ESRCH)
+                return 0; /* gone: its EXIT event will follow */
         m->cmdline_budget = MATCH_CMDLINE_BUDGET;
-        k = manager_match_pid(m, pid, pid == m->self, comm);
+        k = manager_match_pid_stat(m, pid, pid == m->self, r >= 0 ? &st : NULL, comm);
         m->cmdline_budget = 0;
         if (k == -EAGAIN)
                 return manager_defer_match(m, pid, exec, timestamp_ns);
-        return manager_rematch_decided(m, pid, exec, timestamp_ns, k, comm);
+        return manager_rematch_decided(m, pid, exec, timestamp_ns, k, comm, r >= 0 ? &st : NULL);
 }
 
 /* manager_rematch() once the match is known: k (a policy index or -errno) and the comm read
- * with it. */
+ * with it; stat_read, if not NULL, the /proc/PID/stat read before the match (else it is read
+ * now: a match decided on the worker's thread). */
 static int manager_rematch_decided(
-        Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16]) {
+        Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns, int k, char comm[16],
+        const ProcfsStat *stat_read) {
         TrackedProcess *p = manager_find_process(m, pid);
         bool explicit_only = pid == m->self;
         ProcfsStat st;
@@ -435,11 +441,15 @@ static int manager_rematch_decided(
         if (k < 0 && !p)
                 return 0;
 
-        r = procfs_read_stat(NULL, pid, 0, &st);
-        if (r < 0) {
-                if (r != -ESRCH)
-                        log_debug_errno(r, "Failed to read the stat of %d, skipping: %m", (int)pid);
-                return 0;
+        if (stat_read)
+                st = *stat_read;
+        else {
+                r = procfs_read_stat(NULL, pid, 0, &st);
+                if (r < 0) {
+                        if (r != -ESRCH)
+                                log_debug_errno(r, "Failed to read the stat of %d, skipping: %m", (int)pid);
+                        return 0;
+                }
         }
         if (p && p->starttime != st.starttime) {
                 manager_forget_gone(m, p); /* a different process with a reused PID */
