@@ -92,10 +92,11 @@ int process_facts_load(ProcessFacts *f, unsigned mask) {
         return 0;
 }
 
-/* Any glob of l matches s. */
+/* Any glob of l matches s. A glob without a special character is compared as a string, which
+ * is what fnmatch(3) would do with it, at a fraction of the cost. */
 static bool globs_match(char *const *l, const char *s) {
         STRV_FOREACH (g, l)
-                if (fnmatch(*g, s, 0) == 0)
+                if (strpbrk(*g, "*?[\\") ? fnmatch(*g, s, 0) == 0 : streq(*g, s))
                         return true;
         return false;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -150,36 +151,50 @@ bool state_journal_pending(const StateJournal *j) {
 }
 
 /*
- * Writes the pending drops and then len bytes of record (may be 0) in one write(2), after a
- * newline if the last write was cut short. On success the pending buffer is empty. Returns 0
- * or -errno.
+ * Writes the pending drops and then len bytes of record (may be 0) in one writev(2) (on an
+ * O_APPEND file as atomic as one write(2)), after a newline if the last write was cut short. On
+ * success the pending buffer is empty. Returns 0 or -errno.
  */
 static int write_out(StateJournal *j, const char *record, size_t len) {
-        _cleanup_free_ char *joined = NULL;
-        const char *buf = record;
-        size_t total = len, done = 0, lead = j->torn ? 1 : 0;
-        int r;
+        struct iovec iov[3];
+        size_t total = 0, done = 0, n = 0;
 
-        if (j->n_pending > 0 || lead) {
-                total = lead + j->n_pending + len;
-                joined = malloc(total);
-                if (!joined)
-                        return -ENOMEM;
-                joined[0] = '\n';
-                memcpy(joined + lead, j->pending, j->n_pending);
-                memcpy(joined + lead + j->n_pending, record, len);
-                buf = joined;
+        if (j->torn)
+                iov[n++] = (struct iovec){.iov_base = (char *)"\n", .iov_len = 1};
+        if (j->n_pending > 0)
+                iov[n++] = (struct iovec){.iov_base = j->pending, .iov_len = j->n_pending};
+        if (len > 0)
+                iov[n++] = (struct iovec){.iov_base = (char *)record, .iov_len = len};
+        for (size_t i = 0; i < n; i++)
+                total += iov[i].iov_len;
+        while (done < total) {
+                ssize_t k;
+                size_t skip = done, i = 0;
+                struct iovec rest[3];
+                size_t n_rest = 0;
+
+                /* what is left after a short write */
+                for (; i < n && skip >= iov[i].iov_len; i++)
+                        skip -= iov[i].iov_len;
+                for (; i < n; i++, skip = 0)
+                        rest[n_rest++] = (struct iovec){
+                                .iov_base = (char *)iov[i].iov_base + skip,
+                                .iov_len = iov[i].iov_len - skip};
+                k = writev(j->fd, rest, (int)n_rest);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        int r = k < 0 ? -errno : -EIO;
+
+                        j->size += done;
+                        /* Whatever reached the file ends inside a line unless all of it did. */
+                        if (done > 0)
+                                j->torn = true;
+                        return r;
+                }
+                done += (size_t)k;
         }
-        if (total == 0)
-                return 0;
-        r = write_all(j->fd, buf, total, &done);
         j->size += done;
-        if (r < 0) {
-                /* Whatever reached the file ends inside a line unless all of it did. */
-                if (done > 0)
-                        j->torn = buf[done - 1] != '\n';
-                return r;
-        }
         j->torn = false;
         j->n_pending = 0;
         return 0;
@@ -191,8 +206,12 @@ int state_journal_flush(StateJournal *j) {
         return write_out(j, NULL, 0);
 }
 
-/* The "save" line of s (with its newline) into *ret, its length into *ret_len. */
-static int format_save(const StateProcess *s, char **ret, size_t *ret_len) {
+/*
+ * The "save" line of s (with its newline): state_format()'s text turned into one line in place,
+ * its first line's end overwritten by "save ". *ret_text gets the buffer to free, *ret_line and
+ * *ret_len the line in it.
+ */
+static int format_save(const StateProcess *s, char **ret_text, const char **ret_line, size_t *ret_len) {
         _cleanup_free_ char *text = NULL;
         char *body, *line;
         size_t l;
@@ -202,28 +221,28 @@ static int format_save(const StateProcess *s, char **ret, size_t *ret_len) {
         if (r < 0)
                 return r;
         body = strchr(text, '\n'); /* after the file's first line */
-        if (!body)
+        if (!body || (size_t)(body - text) + 1 < strlen("save "))
                 return -EINVAL;
         body++;
         l = strlen(body);
-        line = malloc(strlen("save ") + l + 1);
-        if (!line)
-                return -ENOMEM;
+        for (size_t i = 0; i + 1 < l; i++)
+                if (body[i] == '\n')
+                        body[i] = ';';
+        line = body - strlen("save ");
         memcpy(line, "save ", strlen("save "));
-        for (size_t i = 0; i < l; i++)
-                line[strlen("save ") + i] = body[i] == '\n' && i + 1 < l ? ';' : body[i];
-        line[strlen("save ") + l] = '\0';
-        *ret = line;
+        *ret_line = line;
         *ret_len = strlen("save ") + l;
+        *ret_text = TAKE_PTR(text);
         return 0;
 }
 
 int state_journal_save(StateJournal *j, const StateProcess *s) {
-        _cleanup_free_ char *line = NULL;
+        _cleanup_free_ char *text = NULL;
+        const char *line;
         size_t len;
         int r;
 
-        r = format_save(s, &line, &len);
+        r = format_save(s, &text, &line, &len);
         if (r < 0)
                 return r;
         r = write_out(j, line, len);
@@ -259,10 +278,11 @@ int state_journal_rewrite(StateJournal *j, const StateProcess *s, size_t n) {
                 return -ENOMEM;
         fputs(JOURNAL_MAGIC "\n", f);
         for (size_t i = 0; i < n && r >= 0; i++) {
-                _cleanup_free_ char *line = NULL;
+                _cleanup_free_ char *text = NULL;
+                const char *line;
                 size_t len;
 
-                r = format_save(&s[i], &line, &len);
+                r = format_save(&s[i], &text, &line, &len);
                 if (r >= 0) {
                         fwrite(line, 1, len, f);
                         save_bytes += len;
