@@ -15,9 +15,11 @@
 
 #include "device-placement.h"
 #include "drift.h"
+#include "config.h"
 #include "log.h"
 #include "manager.h"
 #include "plan.h"
+#include "regex-set.h"
 #include "policy-yaml.h"
 #include "unit-placement.h"
 #include "manager-internal.h"
@@ -75,6 +77,14 @@ void log_plan(Manager *m, const Plan *plan) {
                                 LOG_INFO, 0, name, 0, NULL, cpus, "Policy %s: CPUs %s", name,
                                 pp->has_cpus ? strna(cpus) : "unchanged (no cpus:)");
                 }
+                if (pp->policy->match.cmdline_re && !regex_set_linear(pp->policy->match.cmdline_re))
+                        log_struct(
+                                LOG_WARNING, 0, name, 0, NULL, NULL,
+                                "%swarning: policy %s: its cmdline: patterns are searched with "
+                                "regexec(3), whose time grows faster than the command line: libhs (%s) "
+                                "could not be loaded, or this CPU can't run it",
+                                location_prefix(&pp->policy->location, where, sizeof(where)), name,
+                                HS_SONAME);
                 for (size_t k = 0; pp->warnings && pp->warnings[k]; k++)
                         log_struct(
                                 LOG_WARNING, 0, name, 0, NULL, NULL, "%swarning: policy %s: %s",

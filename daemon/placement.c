@@ -943,11 +943,24 @@ again:
 #define SETTLE_THREAD_BUDGET 256U               /* threads sampled per run of the timer, at most */
 #define SETTLE_BATCH_USEC    (USEC_PER_SEC / 4) /* between two runs of the timer, at least */
 
+/* 8 bytes: one per process placed in the last second or so (a startup scan queues them all). A
+ * PID reused meanwhile settles the process that has it now a little early, which is harmless. */
 typedef struct SettleEntry {
         pid_t pid;
-        uint64_t starttime;
-        uint64_t due_usec; /* CLOCK_MONOTONIC */
+        uint32_t due_msec; /* CLOCK_MONOTONIC ms, modulo 2^32 */
 } SettleEntry;
+
+/* Whether the entry is due at now_usec (CLOCK_MONOTONIC), wrap-around included. */
+static bool settle_due(const SettleEntry *e, uint64_t now_usec) {
+        return (int32_t)((uint32_t)(now_usec / USEC_PER_MSEC) - e->due_msec) >= 0;
+}
+
+/* The entry's due time, as a CLOCK_MONOTONIC µs near now_usec. */
+static uint64_t settle_due_usec(const SettleEntry *e, uint64_t now_usec) {
+        int32_t ahead = (int32_t)(e->due_msec - (uint32_t)(now_usec / USEC_PER_MSEC));
+
+        return ahead <= 0 ? now_usec : now_usec + (uint64_t)ahead * USEC_PER_MSEC;
+}
 
 /* The settle pass of p; with replace false, a cgroup seen first is only watched (the caller is
  * placing p). Returns the work done (threads looked at), or -ESRCH if p went away (freed only
@@ -981,12 +994,12 @@ static int on_settle(sd_event_source *s, uint64_t usec, void *userdata) {
         size_t done = 0;
 
         while (done < m->n_settle_queue && work < SETTLE_THREAD_BUDGET &&
-               m->settle_queue[done].due_usec <= usec) {
+               settle_due(&m->settle_queue[done], usec)) {
                 const SettleEntry *e = &m->settle_queue[done++];
                 TrackedProcess *p = manager_find_process(m, e->pid);
                 int r;
 
-                if (!p || p->starttime != e->starttime)
+                if (!p)
                         continue;
                 p->settle_queued = false;
                 r = settle_process(m, p, true);
@@ -1004,8 +1017,9 @@ static int on_settle(sd_event_source *s, uint64_t usec, void *userdata) {
          * away only when the budget cut this run short. */
         (void)sd_event_source_set_time(
                 s,
-                work >= SETTLE_THREAD_BUDGET ? usec
-                                             : MAX(m->settle_queue[0].due_usec, usec + SETTLE_BATCH_USEC));
+                work >= SETTLE_THREAD_BUDGET
+                        ? usec
+                        : MAX(settle_due_usec(&m->settle_queue[0], usec), usec + SETTLE_BATCH_USEC));
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
@@ -1041,8 +1055,8 @@ void manager_queue_settle(Manager *m, TrackedProcess *p) {
                     sd_event_source_set_enabled(m->settle_source, SD_EVENT_ONESHOT) < 0)
                         goto now;
         }
-        m->settle_queue[m->n_settle_queue++] =
-                (SettleEntry){.pid = p->pid, .starttime = p->starttime, .due_usec = now + SETTLE_DELAY_USEC};
+        m->settle_queue[m->n_settle_queue++] = (SettleEntry){
+                .pid = p->pid, .due_msec = (uint32_t)((now + SETTLE_DELAY_USEC) / USEC_PER_MSEC)};
         p->settle_queued = true;
         return;
 now:

@@ -9,10 +9,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
+
 #include <hs.h>
+
+#include "config.h"
 
 #include "macro.h"
 #include "regex-set.h"
+
+/*
+ * libhs, loaded at the first compile (dlopen(3) of HS_SONAME): a daemon without cmdline: regexes
+ * never maps it. Its functions are called through these pointers, typed by <hs.h>'s prototypes.
+ * When it can't be loaded, sets fall back to regexec(3), as on a CPU Hyperscan can't run on.
+ */
+static struct {
+        typeof(hs_valid_platform) *valid_platform;
+        typeof(hs_compile_multi) *compile_multi;
+        typeof(hs_free_compile_error) *free_compile_error;
+        typeof(hs_alloc_scratch) *alloc_scratch;
+        typeof(hs_free_scratch) *free_scratch;
+        typeof(hs_free_database) *free_database;
+        typeof(hs_scan) *scan;
+} libhs;
+static bool hs_loaded;
+static pthread_once_t hs_once = PTHREAD_ONCE_INIT;
+
+static void hs_load(void) {
+        void *dl = dlopen(HS_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+
+        if (!dl)
+                return;
+#define HS_SYM(field) (libhs.field = (typeof(libhs.field))dlsym(dl, "hs_" #field))
+        if (!HS_SYM(valid_platform) || !HS_SYM(compile_multi) || !HS_SYM(free_compile_error) ||
+            !HS_SYM(alloc_scratch) || !HS_SYM(free_scratch) || !HS_SYM(free_database) || !HS_SYM(scan)) {
+                dlclose(dl);
+                return;
+        }
+#undef HS_SYM
+        hs_loaded = true;
+}
+
+/* True if libhs is loaded (loading it the first time) and runs on this CPU. */
+static bool hs_usable(void) {
+        (void)pthread_once(&hs_once, hs_load);
+        return hs_loaded && libhs.valid_platform() == HS_SUCCESS;
+}
 
 struct RegexSet {
         size_t n;
@@ -33,7 +76,7 @@ RegexScratch *regex_scratch_free(RegexScratch *scratch) {
         if (!scratch)
                 return NULL;
         if (scratch->hs)
-                hs_free_scratch(scratch->hs);
+                libhs.free_scratch(scratch->hs);
         return mfree(scratch);
 }
 
@@ -41,9 +84,9 @@ RegexSet *regex_set_free(RegexSet *s) {
         if (!s)
                 return NULL;
         if (s->scratch)
-                hs_free_scratch(s->scratch);
+                libhs.free_scratch(s->scratch);
         if (s->db)
-                hs_free_database(s->db);
+                libhs.free_database(s->db);
         for (size_t i = 0; s->re && i < s->n; i++)
                 regfree(&s->re[i]);
         free(s->re);
@@ -456,7 +499,7 @@ int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char
                 }
         }
 
-        if (hs_valid_platform() != HS_SUCCESS) {
+        if (!hs_usable()) {
                 *ret = s;
                 return 0;
         }
@@ -482,7 +525,7 @@ int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char
                         return r;
                 }
         }
-        if (hs_compile_multi(
+        if (libhs.compile_multi(
                     (const char *const *)pcre, flags, ids, (unsigned)n, HS_MODE_BLOCK, NULL, &s->db,
                     &error) != HS_SUCCESS) {
                 size_t index = error && error->expression >= 0 ? (size_t)error->expression : n;
@@ -490,11 +533,11 @@ int regex_set_new(char *const *patterns, RegexSet **ret, size_t *ret_index, char
                 r =
                         fail(index, error && error->message ? error->message : "cannot be compiled",
                              ret_index, ret_error);
-                hs_free_compile_error(error);
+                libhs.free_compile_error(error);
                 regex_set_free(s);
                 return r;
         }
-        if (hs_alloc_scratch(s->db, &s->scratch) != HS_SUCCESS) {
+        if (libhs.alloc_scratch(s->db, &s->scratch) != HS_SUCCESS) {
                 regex_set_free(s);
                 return -ENOMEM;
         }
@@ -540,12 +583,12 @@ int regex_set_search_with(const RegexSet *s, RegexScratch *scratch, const char *
                 return -E2BIG;
         if (scratch) {
                 /* Grown (reallocated) only if s needs more than it has. */
-                e = hs_alloc_scratch(s->db, &scratch->hs);
+                e = libhs.alloc_scratch(s->db, &scratch->hs);
                 if (e != HS_SUCCESS)
                         return e == HS_NOMEM ? -ENOMEM : -EIO;
                 hs = scratch->hs;
         }
-        e = hs_scan(s->db, text, (unsigned)len, 0, hs, on_match, &lowest);
+        e = libhs.scan(s->db, text, (unsigned)len, 0, hs, on_match, &lowest);
         if (e != HS_SUCCESS && e != HS_SCAN_TERMINATED)
                 return e == HS_NOMEM ? -ENOMEM : -EIO;
         return lowest == UINT_MAX ? -ENOENT : (int)lowest;

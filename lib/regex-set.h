@@ -10,8 +10,9 @@
  * semantics where they differ from Hyperscan's defaults: '.' matches a newline too
  * (HS_FLAG_DOTALL), a pattern may match the empty string (HS_FLAG_ALLOWEMPTY), a search is
  * unanchored. Each pattern is also compiled by regcomp(3), so only valid POSIX EREs are taken.
- * On a CPU Hyperscan can't run on (x86 without SSSE3) the set falls back to regexec(3), and
- * regex_set_linear() says so.
+ * On a CPU Hyperscan can't run on (x86 without SSSE3), or when libhs (HS_SONAME of config.h,
+ * dlopen(3)ed by the first regex_set_new(), so that a daemon without cmdline: regexes never maps
+ * it) can't be loaded, the set falls back to regexec(3), and regex_set_linear() says so.
  */
 
 #include <stdbool.h>
