@@ -19,8 +19,13 @@
  *   bench-probe sleep
  *       pause()s until killed (SIGKILL from the benchmark, or PR_SET_PDEATHSIG when the
  *       benchmark dies): the tracked processes of the RSS and startup-scan measurements.
+ *
+ *   bench-probe threads N PARENT_PID
+ *       The same with N threads (N - 1 more, on 16 KiB stacks, each in pause()), writes "ready\n"
+ *       to stdout once they all run: the tracked threads of the "threads:N" measurement.
  */
 
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -82,6 +87,29 @@ static int do_place(int64_t spawn_ns, int cpu, int64_t bound_ns) {
         return k > 0 ? 0 : 1;
 }
 
+static void *thread_pause(void *arg) {
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static int do_threads(unsigned n) {
+        pthread_attr_t attr;
+
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 16 * 1024);
+        for (unsigned i = 1; i < n; i++) {
+                pthread_t t;
+
+                if (pthread_create(&t, &attr, thread_pause, NULL) != 0)
+                        return 3;
+        }
+        if (write(STDOUT_FILENO, "ready\n", 6) != 6)
+                return 2;
+        for (;;)
+                pause();
+}
+
 int main(int argc, char *argv[]) {
         if (argc == 5 && strcmp(argv[1], "place") == 0)
                 return do_place(
@@ -94,6 +122,12 @@ int main(int argc, char *argv[]) {
                         return 1;
                 for (;;)
                         pause();
+        }
+        if (argc == 4 && strcmp(argv[1], "threads") == 0) {
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != (pid_t)atoi(argv[3]))
+                        return 1;
+                return do_threads((unsigned)atoi(argv[2]));
         }
         return 2;
 }
