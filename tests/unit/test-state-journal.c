@@ -14,21 +14,11 @@
 
 #include "fileio.h"
 #include "macro.h"
+#include "tmpdir.h"
 #include "state-journal.h"
 
 static char *make_tmpdir(void) {
-        char *d = strdup("/tmp/test-state-journal-XXXXXX");
-
-        ck_assert_ptr_nonnull(d);
-        ck_assert_ptr_nonnull(mkdtemp(d));
-        return d;
-}
-
-static void rm_rf(const char *dir) {
-        char cmd[512];
-
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        ck_assert_int_eq(system(cmd), 0);
+        return make_tmpdir_named("test-state-journal");
 }
 
 static char *journal_text(const char *dir) {

@@ -10,19 +10,11 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "tmpdir.h"
 #include "state.h"
 
 static char *make_tmpdir(void) {
-        char *d = strdup("/tmp/test-state-XXXXXX");
-        ck_assert_ptr_nonnull(d);
-        ck_assert_ptr_nonnull(mkdtemp(d));
-        return d;
-}
-
-static void rm_rf(const char *dir) {
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        ck_assert_int_eq(system(cmd), 0);
+        return make_tmpdir_named("test-state");
 }
 
 static void write_text(const char *path, const char *text) {
