@@ -72,6 +72,11 @@ static void help(void) {
                "           Match and plan as usual and log at info level what would be done, but\n"
                "           change no affinity, IRQ or queue setting.\n"
                "\n"
+               "       --watch-config\n"
+               "           Reload by itself when the configuration's files change (inotify on its\n"
+               "           directories, a kubelet ConfigMap volume included), as SIGHUP does: a\n"
+               "           configuration with errors is logged and the running one kept.\n"
+               "\n"
                "       --log-level=LEVEL\n"
                "           err, warning, notice, info (default) or debug. Per-event detail is\n"
                "           logged at debug only.\n"
@@ -127,6 +132,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_BUS_ADDRESS,
                 ARG_TOPOLOGY,
                 ARG_DRY_RUN,
+                ARG_WATCH_CONFIG,
                 ARG_STATE_DIR,
                 ARG_SYSTEMD_BUS_ADDRESS,
                 ARG_LOG_LEVEL,
@@ -141,6 +147,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"bus-address", required_argument, NULL, ARG_BUS_ADDRESS},
                 {"topology", required_argument, NULL, ARG_TOPOLOGY},
                 {"dry-run", no_argument, NULL, ARG_DRY_RUN},
+                {"watch-config", no_argument, NULL, ARG_WATCH_CONFIG},
                 {"state-dir", required_argument, NULL, ARG_STATE_DIR},
                 {"systemd-bus-address", required_argument, NULL, ARG_SYSTEMD_BUS_ADDRESS},
                 {"log-level", required_argument, NULL, ARG_LOG_LEVEL},
@@ -179,6 +186,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_DRY_RUN:
                         arg_options.dry_run = true;
+                        break;
+                case ARG_WATCH_CONFIG:
+                        arg_options.watch_config = true;
                         break;
                 case ARG_STATE_DIR:
                         arg_options.state_dir = optarg;

@@ -41,6 +41,9 @@
 #define SERVICE_CHILD_AGE_MAX_NSEC (2 * NSEC_PER_SEC)
 /* A rescan after lost events waits until the socket's queue is read, but not longer than this. */
 #define RESCAN_DELAY_MAX_USEC (100 * USEC_PER_MSEC)
+/* --watch-config: a reload this long after the last change of a burst (ten times at most after
+ * its first). */
+#define CONFIG_WATCH_DELAY_USEC (200 * USEC_PER_MSEC)
 /* A re-plan after a CPU change waits this long for the rest of a burst. */
 #define HOTPLUG_DEBOUNCE_USEC (100 * USEC_PER_MSEC)
 

@@ -16,6 +16,8 @@
 #include <systemd/sd-event.h>
 
 #include "device-placement.h"
+#include "config-watch.h"
+#include "config.h"
 #include "cpuset-watch.h"
 #include "drift.h"
 #include "log.h"
@@ -302,6 +304,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
             (o->bus_address && !(m->bus_address = strdup(o->bus_address))) ||
             !(m->state_dir = strdup(o->state_dir ?: STATE_DIR_DEFAULT)))
                 return -ENOMEM;
+        m->watch_config = o->watch_config;
 
         r = sd_event_new(&m->event);
         if (r < 0)
@@ -381,6 +384,7 @@ Manager *manager_free(Manager *m) {
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);
         m->cpuset_watch = cpuset_watch_free(m->cpuset_watch);
+        m->config_watch = config_watch_free(m->config_watch);
         /* Before the uevent monitor: it holds subscriptions to it. */
         m->devices = device_placement_free(m->devices);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
@@ -412,6 +416,53 @@ Manager *manager_free(Manager *m) {
         return mfree(m);
 }
 
+/* The configuration watch's handler: a reload, as for SIGHUP. */
+static void on_config_change(ConfigWatch *w, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("The configuration changed on disk: reloading");
+        (void)manager_reload(m, NULL);
+}
+
+/* --watch-config: the directories config_load() reads (lib/policy-yaml.h) are watched. */
+static void manager_start_config_watch(Manager *m) {
+        _cleanup_free_ char *policy_dir = NULL, *real = NULL;
+        const char *dirs[8];
+        ConfigWatchKind kinds[8];
+        size_t n = 0;
+        int r;
+
+        if (m->config_dir) {
+                real = realpath(m->config_dir, NULL);
+                if (!real) {
+                        log_warning_errno(errno, "Failed to watch %s for changes: %m", m->config_dir);
+                        return;
+                }
+                if (asprintf(&policy_dir, "%s/policy.d", real) < 0) {
+                        log_warning_errno(-ENOMEM, "Failed to watch %s for changes: %m", m->config_dir);
+                        return;
+                }
+                dirs[n] = real;
+                kinds[n++] = CONFIG_WATCH_SETTINGS_DIR;
+                dirs[n] = policy_dir;
+                kinds[n++] = CONFIG_WATCH_POLICY_DIR;
+        } else {
+                dirs[n] = AFFINITYD_CONF_DIR;
+                kinds[n++] = CONFIG_WATCH_SETTINGS_DIR;
+                for (size_t i = 0; policy_dirs_default[i] && n < ELEMENTSOF(dirs); i++) {
+                        dirs[n] = policy_dirs_default[i];
+                        kinds[n++] = CONFIG_WATCH_POLICY_DIR;
+                }
+        }
+        r = config_watch_new(
+                m->event, dirs, kinds, n, CONFIG_WATCH_DELAY_USEC, on_config_change, m, &m->config_watch);
+        if (r < 0)
+                log_warning_errno(
+                        r, "Failed to watch the configuration for changes (SIGHUP still reloads): %m");
+        else
+                log_debug("Watching the configuration's directories: a change reloads");
+}
+
 int manager_startup(Manager *m) {
         _cleanup_(diagnostics_done) Diagnostics diag = {};
         _cleanup_(config_freep) Config *config = NULL;
@@ -420,6 +471,8 @@ int manager_startup(Manager *m) {
         uint64_t begin = now_monotonic_nsec();
         int r;
 
+        if (m->watch_config) /* before the load: a change made while it reads is not missed */
+                manager_start_config_watch(m);
         r = config_load(m->config_dir, &config, &diag);
         log_diagnostics(&diag, LOG_ERR);
         if (r == -EINVAL)

@@ -87,6 +87,8 @@ typedef struct ManagerOptions {
         uint64_t poll_interval_usec;     /* /proc rescan period when the proc connector fails; 0 = 1 s */
         const char *systemd_bus_address; /* --systemd-bus-address: systemd for via: systemd, NULL
                                           * for the system bus */
+        bool watch_config;               /* --watch-config: reload when the configuration's files
+                                          * change (daemon/config-watch.h) */
 } ManagerOptions;
 
 /*
@@ -264,6 +266,8 @@ struct Manager {
         struct UnitPlacement *units;      /* via: systemd (daemon/unit-placement.h) */
         struct CpusetWatch *cpuset_watch; /* cgroups of managed processes (daemon/cpuset-watch.h) */
         struct DevicePlacement *devices;  /* irqs: and net: rules (daemon/device-placement.h) */
+        struct ConfigWatch *config_watch; /* --watch-config (daemon/config-watch.h), NULL: off */
+        bool watch_config;
 
         /* Options. */
         char *config_dir;

@@ -8,6 +8,8 @@
  */
 
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,10 +206,76 @@ START_TEST(test_reload_changed) {
 }
 END_TEST
 
+/*
+ * --watch-config: a policy written while the daemon runs takes effect without a signal, a
+ * broken one is reported and the running configuration kept, and a ConfigMap volume's swap
+ * (kubelet style: a new "..TIMESTAMP" directory, "..data" renamed to point at it, the policy
+ * files links through "..data") is picked up too.
+ */
+START_TEST(test_watch_config) {
+        Harness *h = harness_new();
+        const char *a = harness_unique_name(h);
+        _cleanup_free_ char *pd = harness_asprintf("%s/policy.d", harness_config_dir(h)), *data = NULL,
+                            *link = NULL, *tmp = NULL, *target = NULL;
+        ManagerProps p0 = {}, p = {};
+        unsigned ready;
+        Child *c;
+        FILE *f;
+
+        harness_start_daemon_with(h, &(DaemonOptions){.args = ARGS("--watch-config")});
+        c = spawn(h, a, 2, "0");
+        harness_assert_process_cpus_now(c->pid, "0", 3); /* no policy yet */
+        harness_get_props(h, &p0);
+
+        /* Written, and nothing else done: placed. */
+        ready = harness_ready_count(h);
+        write_alpha(h, a, "1");
+        harness_wait_ready(h, ready + 1); /* the reload's READY=1 */
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+
+        /* Broken: the running configuration stays, the error names the place. */
+        ready = harness_ready_count(h);
+        harness_write_policy(h, "20-broken.yaml", BROKEN_POLICY);
+        harness_wait_ready(h, ready + 1);
+        harness_get_props(h, &p);
+        ck_assert_msg(
+                strstr(p.last_reload_error, BROKEN_WHERE), "LastReloadError \"%s\" does not name %s",
+                p.last_reload_error, BROKEN_WHERE);
+        harness_assert_process_cpus_now(c->pid, "1", 3);
+        manager_props_done(&p);
+        harness_remove_policy(h, "20-broken.yaml");
+        harness_remove_policy(h, "10-alpha.yaml");
+        harness_wait_process_cpus(h, c->pid, "0", 3); /* its original back */
+
+        /* The kubelet's way: files are links through "..data", which is swapped. */
+        data = harness_asprintf("%s/..2026_12_01_00_00_00.1", pd);
+        ck_assert_int_eq(mkdir(data, 0755), 0);
+        tmp = harness_asprintf("%s/10-alpha.yaml", data);
+        f = fopen(tmp, "we");
+        ck_assert(f);
+        fprintf(f, "policies:\n  - name: alpha\n    match: {comm: \"%s\"}\n    cpus: \"1\"\n", a);
+        ck_assert_int_eq(fclose(f), 0);
+        free(tmp);
+        tmp = harness_asprintf("%s/..data_tmp", pd);
+        ck_assert_int_eq(symlink("..2026_12_01_00_00_00.1", tmp), 0);
+        target = harness_asprintf("%s/..data", pd);
+        ck_assert_int_eq(rename(tmp, target), 0);
+        link = harness_asprintf("%s/10-alpha.yaml", pd);
+        ck_assert_int_eq(symlink("..data/10-alpha.yaml", link), 0);
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+
+        harness_get_props(h, &p);
+        ck_assert_uint_ge(p.reloads, p0.reloads + 3);
+        manager_props_done(&p);
+        manager_props_done(&p0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-reload");
 
         harness_add_test(s, test_reload_broken);
         harness_add_test(s, test_reload_changed);
+        harness_add_test(s, test_watch_config);
         return harness_main(s);
 }

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* daemon/config-watch.c: which changes of a configuration's directories make a reload, on real
+ * directories and a real inotify fd. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-event.h>
+
+#include "config-watch.h"
+#include "macro.h"
+#include "tmpdir.h"
+
+#define DELAY_USEC (20 * 1000)
+#define WAIT_USEC  (5 * 1000 * 1000)
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void on_change(ConfigWatch *w, void *userdata) {
+        (*(unsigned *)userdata)++;
+}
+
+/* Runs e until *calls reached n; fails after WAIT_USEC. */
+static void run_until(sd_event *e, const unsigned *calls, unsigned n) {
+        uint64_t deadline = now_usec() + WAIT_USEC;
+
+        while (*calls < n) {
+                ck_assert_msg(now_usec() < deadline, "no reload for change %u", n);
+                ck_assert_int_ge(sd_event_run(e, 50 * 1000), 0);
+        }
+}
+
+/* Runs e for 10 debounce delays whatever happens: long enough for a change to have been seen. */
+static void run_quiet(sd_event *e) {
+        uint64_t end = now_usec() + 10 * DELAY_USEC;
+
+        while (now_usec() < end)
+                ck_assert_int_ge(sd_event_run(e, DELAY_USEC), 0);
+}
+
+static void write_file(const char *dir, const char *name, const char *text) {
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        f = fopen(path, "we");
+        ck_assert_msg(f, "%s: %s", path, strerror(errno));
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_relevant) {
+        ck_assert(config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_CLOSE_WRITE, "10-db.yaml"));
+        ck_assert(config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_MOVED_TO, "..data"));
+        ck_assert(config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_CREATE, "..2026_12_01_10_00_00.123"));
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_CLOSE_WRITE, ".10-db.yaml.swp"));
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_CLOSE_WRITE, "10-db.yaml~"));
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_CLOSE_WRITE, ".yaml"));
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_CLOSE_WRITE, ".."));
+        ck_assert(config_watch_relevant(CONFIG_WATCH_SETTINGS_DIR, IN_CLOSE_WRITE, "affinityd.yaml"));
+        ck_assert(config_watch_relevant(CONFIG_WATCH_SETTINGS_DIR, IN_CREATE, "policy.d"));
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_SETTINGS_DIR, IN_CLOSE_WRITE, "10-db.yaml"));
+        ck_assert(config_watch_relevant(CONFIG_WATCH_SETTINGS_DIR, IN_DELETE_SELF, NULL));
+        ck_assert(config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_Q_OVERFLOW, NULL));
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_ATTRIB, NULL));
+}
+END_TEST
+
+START_TEST(test_changes_reload) {
+        _cleanup_free_ char *root = make_tmpdir_named("test-config-watch"), *conf = NULL, *pd = NULL,
+                            *data = NULL;
+        sd_event *e = NULL;
+        ConfigWatch *w = NULL;
+        unsigned calls = 0;
+        char path[512], target[512];
+
+        ck_assert_int_ge(asprintf(&conf, "%s/conf", root), 0);
+        ck_assert_int_ge(asprintf(&pd, "%s/conf/policy.d", root), 0);
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        /* Neither exists yet: watched through root. */
+        ck_assert_int_eq(
+                config_watch_new(
+                        e, (const char *[]){conf, pd},
+                        (ConfigWatchKind[]){CONFIG_WATCH_SETTINGS_DIR, CONFIG_WATCH_POLICY_DIR}, 2,
+                        DELAY_USEC, on_change, &calls, &w),
+                0);
+
+        /* The configuration directory created: once, however many steps. */
+        ck_assert_int_eq(mkdir(conf, 0755), 0);
+        run_until(e, &calls, 1);
+        ck_assert_int_eq(mkdir(pd, 0755), 0);
+        run_until(e, &calls, 2);
+
+        /* A policy written (a burst of writes: one reload), affinityd.yaml too. */
+        write_file(pd, "10-a.yaml", "policies: []\n");
+        write_file(pd, "20-b.yaml", "policies: []\n");
+        run_until(e, &calls, 3);
+        run_quiet(e);
+        ck_assert_uint_eq(calls, 3);
+        write_file(conf, "affinityd.yaml", "restore-on-exit: true\n");
+        run_until(e, &calls, 4);
+
+        /* What a reload doesn't read: nothing. */
+        write_file(pd, ".10-a.yaml.swp", "x");
+        write_file(pd, "notes.txt", "x");
+        write_file(conf, "README", "x");
+        run_quiet(e);
+        ck_assert_uint_eq(calls, 4);
+
+        /* A removal, a rename into place. */
+        snprintf(path, sizeof path, "%s/20-b.yaml", pd);
+        ck_assert_int_eq(unlink(path), 0);
+        run_until(e, &calls, 5);
+        write_file(pd, ".tmp", "policies: []\n");
+        snprintf(path, sizeof path, "%s/.tmp", pd);
+        snprintf(target, sizeof target, "%s/30-c.yaml", pd);
+        ck_assert_int_eq(rename(path, target), 0);
+        run_until(e, &calls, 6);
+
+        /* The kubelet's swap of a ConfigMap volume: a new timestamped directory, "..data_tmp"
+         * pointing at it renamed over "..data"; the files are links through "..data". */
+        ck_assert_int_ge(asprintf(&data, "%s/..2026_12_01_00_00_00.1", pd), 0);
+        ck_assert_int_eq(mkdir(data, 0755), 0);
+        write_file(data, "40-d.yaml", "policies: []\n");
+        run_until(e, &calls, 7); /* the new directory is the kubelet's: it counts */
+        run_quiet(e);
+        snprintf(path, sizeof path, "%s/..data_tmp", pd);
+        ck_assert_int_eq(symlink("..2026_12_01_00_00_00.1", path), 0);
+        snprintf(target, sizeof target, "%s/..data", pd);
+        ck_assert_int_eq(rename(path, target), 0);
+        run_until(e, &calls, 8);
+        run_quiet(e);
+
+        /* policy.d removed and made again: watched again after the reload of its removal. */
+        rm_rf(pd);
+        run_until(e, &calls, 9);
+        run_quiet(e);
+        ck_assert_int_eq(mkdir(pd, 0755), 0);
+        run_until(e, &calls, 10);
+        run_quiet(e);
+        write_file(pd, "50-e.yaml", "policies: []\n");
+        run_until(e, &calls, 11);
+        run_quiet(e);
+        ck_assert_uint_eq(calls, 11);
+
+        config_watch_free(w);
+        sd_event_unref(e);
+        rm_rf(root);
+}
+END_TEST
+
+START_TEST(test_invalid) {
+        sd_event *e = NULL;
+        ConfigWatch *w = NULL;
+        unsigned calls = 0;
+
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        ck_assert_int_eq(
+                config_watch_new(
+                        e, (const char *[]){"relative/dir"}, (ConfigWatchKind[]){CONFIG_WATCH_POLICY_DIR}, 1,
+                        DELAY_USEC, on_change, &calls, &w),
+                -EINVAL);
+        ck_assert_int_eq(
+                config_watch_new(
+                        e, (const char *[]){"/"}, (ConfigWatchKind[]){0}, 0, DELAY_USEC, on_change, &calls,
+                        &w),
+                -EINVAL);
+        sd_event_unref(e);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("config-watch");
+        TCase *tc = tcase_create("config-watch");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_relevant);
+        tcase_add_test(tc, test_changes_reload);
+        tcase_add_test(tc, test_invalid);
+        tcase_set_timeout(tc, 60);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
