@@ -72,6 +72,11 @@ static void help(void) {
                "           Match and plan as usual and log at info level what would be done, but\n"
                "           change no affinity, IRQ or queue setting.\n"
                "\n"
+               "       --api-socket=PATH\n"
+               "           Serve the org.affinityd1 API peer to peer on the unix socket PATH too\n"
+               "           (mode 0600), for hosts and pods without a system bus:\n"
+               "           affinityctl --socket=PATH. Signals are sent on the bus only.\n"
+               "\n"
                "       --watch-config\n"
                "           Reload by itself when the configuration's files change (inotify on its\n"
                "           directories, a kubelet ConfigMap volume included), as SIGHUP does: a\n"
@@ -133,6 +138,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_TOPOLOGY,
                 ARG_DRY_RUN,
                 ARG_WATCH_CONFIG,
+                ARG_API_SOCKET,
                 ARG_STATE_DIR,
                 ARG_SYSTEMD_BUS_ADDRESS,
                 ARG_LOG_LEVEL,
@@ -148,6 +154,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"topology", required_argument, NULL, ARG_TOPOLOGY},
                 {"dry-run", no_argument, NULL, ARG_DRY_RUN},
                 {"watch-config", no_argument, NULL, ARG_WATCH_CONFIG},
+                {"api-socket", required_argument, NULL, ARG_API_SOCKET},
                 {"state-dir", required_argument, NULL, ARG_STATE_DIR},
                 {"systemd-bus-address", required_argument, NULL, ARG_SYSTEMD_BUS_ADDRESS},
                 {"log-level", required_argument, NULL, ARG_LOG_LEVEL},
@@ -189,6 +196,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_WATCH_CONFIG:
                         arg_options.watch_config = true;
+                        break;
+                case ARG_API_SOCKET:
+                        arg_options.api_socket = optarg;
                         break;
                 case ARG_STATE_DIR:
                         arg_options.state_dir = optarg;

@@ -389,6 +389,11 @@ static int method_subscribe(sd_bus_message *message, void *userdata, sd_bus_erro
         Manager *m = userdata;
         int r;
 
+        if (sd_bus_message_get_bus(message) != m->bus)
+                return sd_bus_error_set(
+                        error, SD_BUS_ERROR_NOT_SUPPORTED,
+                        "The signals are sent on the bus only, not on a peer-to-peer connection "
+                        "(--api-socket)");
         if (!m->subscribers) {
                 r = sd_bus_track_new(sd_bus_message_get_bus(message), &m->subscribers, NULL, NULL);
                 if (r < 0)

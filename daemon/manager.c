@@ -16,6 +16,7 @@
 #include <systemd/sd-event.h>
 
 #include "device-placement.h"
+#include "api-socket.h"
 #include "config-watch.h"
 #include "config.h"
 #include "cpuset-watch.h"
@@ -305,6 +306,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
             !(m->state_dir = strdup(o->state_dir ?: STATE_DIR_DEFAULT)))
                 return -ENOMEM;
         m->watch_config = o->watch_config;
+        if (o->api_socket && !(m->api_socket_path = strdup(o->api_socket)))
+                return -ENOMEM;
 
         r = sd_event_new(&m->event);
         if (r < 0)
@@ -389,6 +392,8 @@ Manager *manager_free(Manager *m) {
         m->devices = device_placement_free(m->devices);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
         m->uevent_monitor = uevent_monitor_free(m->uevent_monitor);
+        m->api_socket = api_socket_free(m->api_socket); /* its connections, before the objects go */
+        free(m->api_socket_path);
         manager_bus_jobs_free(m);
         m->subscribers = sd_bus_track_unref(m->subscribers);
         m->bus_slot = sd_bus_slot_unref(m->bus_slot);
@@ -523,6 +528,18 @@ int manager_startup(Manager *m) {
                 r = manager_request_name(m);
                 if (r < 0)
                         return r;
+        }
+        if (m->api_socket_path) {
+                r = api_socket_new(m, m->api_socket_path, &m->api_socket);
+                if (r == -EEXIST)
+                        return log_error_errno(
+                                r,
+                                "%s exists and is not a socket of a daemon gone: is affinityd running "
+                                "already?",
+                                m->api_socket_path);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to listen on %s: %m", m->api_socket_path);
+                log_info("Serving the API peer to peer on %s", m->api_socket_path);
         }
 
         /* Subscribe first, then scan: nothing exec'd in between is missed. The originals a

@@ -89,6 +89,8 @@ typedef struct ManagerOptions {
                                           * for the system bus */
         bool watch_config;               /* --watch-config: reload when the configuration's files
                                           * change (daemon/config-watch.h) */
+        const char *api_socket;          /* --api-socket: the API peer to peer on this unix socket
+                                          * too (daemon/api-socket.h), NULL: not */
 } ManagerOptions;
 
 /*
@@ -268,6 +270,8 @@ struct Manager {
         struct DevicePlacement *devices;  /* irqs: and net: rules (daemon/device-placement.h) */
         struct ConfigWatch *config_watch; /* --watch-config (daemon/config-watch.h), NULL: off */
         bool watch_config;
+        char *api_socket_path;        /* --api-socket, NULL: none */
+        struct ApiSocket *api_socket; /* serving it (daemon/api-socket.h) */
 
         /* Options. */
         char *config_dir;

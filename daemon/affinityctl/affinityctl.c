@@ -26,6 +26,7 @@
 #include "macro.h"
 
 const char *arg_bus_address = NULL;
+const char *arg_socket = NULL;
 bool arg_json = false;
 bool arg_no_legend = false;
 const char *arg_config_dir = NULL;
@@ -76,6 +77,8 @@ static void help(void) {
                "     --version               Show the version\n"
                "     --bus-address=ADDRESS   Talk to the daemon on this D-Bus address\n"
                "                             (default: the system bus)\n"
+               "     --socket=PATH           Talk to the daemon peer to peer on its\n"
+               "                             --api-socket=PATH (no bus: in a pod)\n"
                "     --json                  Print one JSON document on stdout (monitor, and\n"
                "                             top with --iterations above 1: one JSON document\n"
                "                             per line)\n"
@@ -98,6 +101,7 @@ static int parse_argv(int argc, char *argv[]) {
         enum {
                 ARG_VERSION = 0x100,
                 ARG_BUS_ADDRESS,
+                ARG_SOCKET,
                 ARG_JSON,
                 ARG_CONFIG_DIR,
                 ARG_TOPOLOGY,
@@ -109,6 +113,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, ARG_VERSION},
                 {"bus-address", required_argument, NULL, ARG_BUS_ADDRESS},
+                {"socket", required_argument, NULL, ARG_SOCKET},
                 {"json", no_argument, NULL, ARG_JSON},
                 {"config-dir", required_argument, NULL, ARG_CONFIG_DIR},
                 {"topology", required_argument, NULL, ARG_TOPOLOGY},
@@ -133,6 +138,13 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         }
                         arg_bus_address = optarg;
+                        break;
+                case ARG_SOCKET:
+                        if (optarg[0] == 0) {
+                                fprintf(stderr, "--socket= needs a path.\n");
+                                return -EINVAL;
+                        }
+                        arg_socket = optarg;
                         break;
                 case ARG_JSON:
                         arg_json = true;

@@ -20,10 +20,32 @@
 /* The longest refusal text of the daemon shown as is. */
 #define ACCESS_DENIED_MESSAGE_MAX 100
 
+/* The daemon's --api-socket=PATH, peer to peer (no bus: sd_bus_set_bus_client() stays off). */
+static int socket_connect(sd_bus **ret) {
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *address = NULL;
+        int r;
+
+        if (asprintf(&address, "unix:path=%s", arg_socket) < 0)
+                return -ENOMEM;
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
 static int bus_connect(sd_bus **ret) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         int r;
 
+        if (arg_socket)
+                return socket_connect(ret);
         if (!arg_bus_address)
                 return sd_bus_open_system(ret);
 
@@ -46,7 +68,7 @@ int ctl_connect(sd_bus **ret) {
 
         if (r < 0) {
                 fprintf(stderr, "Failed to connect to %s: %s\n",
-                        arg_bus_address ? arg_bus_address : "the system bus", strerror(-r));
+                        arg_socket ?: arg_bus_address ?: "the system bus", strerror(-r));
                 fprintf(stderr, "affinityd is not running, or the bus is unreachable.\n");
                 return EXIT_NOT_RUNNING;
         }

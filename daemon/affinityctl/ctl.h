@@ -19,6 +19,7 @@ enum {
 
 /* The command line (affinityctl.c). */
 extern const char *arg_bus_address; /* --bus-address=; NULL: the system bus */
+extern const char *arg_socket;      /* --socket=: the daemon's --api-socket, peer to peer; NULL: a bus */
 extern bool arg_json;               /* --json */
 extern bool arg_no_legend;          /* --no-legend */
 extern const char *arg_config_dir;  /* validate, plan: --config-dir=DIR */

@@ -906,6 +906,67 @@ START_TEST(test_refused_by_daemon) {
 }
 END_TEST
 
+/*
+ * --api-socket with no bus at all (a pod): affinityctl --socket=PATH gets status and the managed
+ * processes peer to peer; the socket is root's only; Subscribe (monitor) is refused there with
+ * a reason; the socket goes with the daemon.
+ */
+START_TEST(test_api_socket) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ char *sock = harness_asprintf("%s/api.sock", harness_dir(h)),
+                            *listen_arg = harness_asprintf("--api-socket=%s", sock),
+                            *socket_arg = harness_asprintf("--socket=%s", sock), *out = NULL, *err = NULL;
+        const char *bin = getenv("AFFINITYCTL_BIN");
+        struct stat st;
+        Child *c;
+        int r;
+
+        harness_write_policy(
+                h, "10-p2p.yaml",
+                "policies:\n"
+                "  - name: p2p\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: \"1\"\n",
+                name);
+        harness_start_daemon_with(h, &(DaemonOptions){.no_bus = true, .args = ARGS(listen_arg)});
+        ck_assert_msg(stat(sock, &st) == 0, "%s: %s", sock, strerror(errno));
+        ck_assert(S_ISSOCK(st.st_mode));
+        ck_assert_int_eq(st.st_mode & 0777, 0600);
+        c = harness_spawn(h, &(SpawnOptions){.helper = "integ-threads", .name = name, .pipes = true});
+        free(child_expect_line(c));
+        harness_wait_process_cpus(h, c->pid, "1", 1);
+
+        r = harness_run_ctl(h, &out, &err, socket_arg, "status", NULL);
+        ck_assert_msg(r == 0, "affinityctl --socket status exited %d: %s", r, err);
+        ck_assert_msg(strstr(out, "running"), "status over the socket:\n%s", out);
+        out = mfree(out);
+        err = mfree(err);
+        r = harness_run_ctl(h, &out, &err, socket_arg, "processes", NULL);
+        ck_assert_msg(r == 0, "affinityctl --socket processes exited %d: %s", r, err);
+        ck_assert_msg(strstr(out, name) && strstr(out, "p2p"), "processes over the socket:\n%s", out);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* The signals are the bus's: monitor says why it can't. */
+        r = harness_run_ctl(h, &out, &err, socket_arg, "monitor", NULL);
+        ck_assert_int_ne(r, 0);
+        ck_assert_msg(strstr(err, "peer-to-peer"), "monitor over the socket:\n%s", err);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* Root's only: another user can't connect. */
+        ck_assert(bin);
+        r = harness_run(h, true, &out, &err, ARGS(bin, socket_arg, "status"));
+        ck_assert_int_ne(r, 0);
+        ck_assert_msg(strstr(err, "Permission denied"), "affinityctl as nobody:\n%s", err);
+
+        harness_stop_daemon(h);
+        ck_assert_msg(access(sock, F_OK) < 0 && errno == ENOENT, "%s left behind", sock);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-ctl");
 
@@ -916,5 +977,6 @@ int main(void) {
         harness_add_test(s, test_exit_codes);
         harness_add_test(s, test_refused_by_bus_policy);
         harness_add_test(s, test_refused_by_daemon);
+        harness_add_test(s, test_api_socket);
         return harness_main(s);
 }
