@@ -894,6 +894,8 @@ static void rng_pattern(uint64_t *s, char *buf, size_t size) {
 /* The indexed match against every policy tested in order, on random plans and processes. */
 START_TEST(test_index_random) {
         static const uid_t one[] = {1};
+        /* Static: a compound literal in the if-blocks below would end with its block. */
+        static char *user_one[] = {(char *)"one", NULL}, *cgroup_a[] = {(char *)"/a/*", NULL};
         uint64_t seed = 0x9e3779b97f4a7c15ULL;
         unsigned hits = 0, matches = 0;
 
@@ -916,12 +918,12 @@ START_TEST(test_index_random) {
                                 }
                         }
                         if (rng_below(&seed, 4) == 0) {
-                                b.policies[i].match.user = STRV("one");
+                                b.policies[i].match.user = user_one;
                                 b.pps[i].uids = (uid_t *)one;
                                 b.pps[i].n_uids = 1;
                         }
                         if (rng_below(&seed, 5) == 0)
-                                b.policies[i].match.cgroup = STRV("/a/*");
+                                b.policies[i].match.cgroup = cgroup_a;
                         if (rng_below(&seed, 8) == 0)
                                 b.pps[i].pending_reason = (char *)"pending";
                 }
