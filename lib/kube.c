@@ -74,24 +74,19 @@ static bool component_strip_suffix(const char *c, size_t *n, const char *suffix)
         return true;
 }
 
-/*
- * A pod component (kube.h): the systemd driver's slices anywhere, the cgroupfs driver's
- * "pod<uid>" where cgroupfs is allowed. The UID goes to uid.
- */
-static bool parse_pod_component(const char *c, size_t n, bool cgroupfs, char *uid) {
+/* A pod component (kube.h): the systemd driver's slice or the cgroupfs driver's "pod<uid>". The
+ * UID goes to uid. */
+static bool parse_pod_component(const char *c, size_t n, char *uid) {
         static const char *const slices[] = {
                 "kubepods-pod", "kubepods-burstable-pod", "kubepods-besteffort-pod"};
         const char *rest;
-        size_t rest_n;
-
-        size_t stem = n;
+        size_t rest_n, stem = n;
 
         if (component_strip_suffix(c, &stem, ".slice"))
                 for (size_t i = 0; i < ELEMENTSOF(slices); i++)
                         if (component_strip(c, stem, slices[i], &rest, &rest_n))
                                 return parse_pod_uid(rest, rest_n, '_', uid);
-        return cgroupfs && component_strip(c, n, "pod", &rest, &rest_n) &&
-                parse_pod_uid(rest, rest_n, '-', uid);
+        return component_strip(c, n, "pod", &rest, &rest_n) && parse_pod_uid(rest, rest_n, '-', uid);
 }
 
 typedef enum ContainerComponent {
@@ -122,41 +117,84 @@ static ContainerComponent parse_container_component(const char *c, size_t n, cha
         return CONTAINER_ID;
 }
 
+/* The levels of the kubelet's cgroup tree, top down. */
+typedef enum KubeLevel {
+        LEVEL_NONE = -1,
+        LEVEL_ROOT,      /* "kubepods.slice", "kubepods" */
+        LEVEL_QOS,       /* "kubepods-burstable.slice", "burstable", and besteffort's */
+        LEVEL_POD,       /* parse_pod_component() */
+        LEVEL_CONTAINER, /* parse_container_component(), the runtime's own included */
+} KubeLevel;
+
+/* The level of component c (n bytes), its UID or ID copied into ids. */
+static KubeLevel classify_component(const char *c, size_t n, KubeCgroupIds *ids) {
+        static const char *const roots[] = {"kubepods.slice", "kubepods"};
+        static const char *const qos[] = {
+                "kubepods-burstable.slice", "kubepods-besteffort.slice", "burstable", "besteffort"};
+
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++)
+                if (component_is(c, n, roots[i]))
+                        return LEVEL_ROOT;
+        for (size_t i = 0; i < ELEMENTSOF(qos); i++)
+                if (component_is(c, n, qos[i]))
+                        return LEVEL_QOS;
+        if (parse_pod_component(c, n, ids->pod_uid))
+                return LEVEL_POD;
+        if (parse_container_component(c, n, ids->container_id) != CONTAINER_NONE)
+                return LEVEL_CONTAINER;
+        return LEVEL_NONE;
+}
+
 int kube_parse_cgroup(const char *path, KubeCgroupIds *ret) {
         KubeCgroupIds ids = {};
-        bool relative, kubepods = false, leading = true, after_pod = false;
+        KubeLevel prev = LEVEL_NONE;
+        bool relative;
         const char *p = path;
 
         *ret = (KubeCgroupIds){};
         if (!p)
                 return 0;
-        /* A path relative to a cgroup namespace's root: from the reader's namespace, "/.." up to
-         * a common ancestor (or, some runtimes, no leading '/' at all). */
+        /* A path relative to the reader's cgroup namespace: "/.." up to a common ancestor (or no
+         * leading '/' at all), then down. */
         relative = p[0] != '/' || startswith(p, "/../") || streq(p, "/..");
 
-        for (;;) {
+        /*
+         * The kubelet's tree must be the whole path: from its top-level cgroup (which only root
+         * can create), or in a relative path from right after the ".."s (where the reader's
+         * namespace, inside that tree, meets it), one level after another (the QoS level may be
+         * left out). So a delegated subtree elsewhere (user@UID.service) can't pass for a pod,
+         * and what a container creates below its own cgroup is never looked at.
+         */
+        for (bool leading = relative;;) {
+                KubeCgroupIds this = {};
+                KubeLevel level;
                 const char *e;
                 size_t n;
+                bool ok;
 
                 p += strspn(p, "/");
-                if (!*p)
+                if (!*p || prev == LEVEL_CONTAINER)
                         break;
                 e = strchrnul(p, '/');
                 n = (size_t)(e - p);
-
-                if (after_pod || (leading && relative && !component_is(p, n, ".."))) {
-                        /* Right after the pod (or the ".."s): the container's, or nothing. */
-                        ContainerComponent k = parse_container_component(p, n, ids.container_id);
-
-                        if (k != CONTAINER_NONE || after_pod)
-                                break; /* sub-cgroups below the container's are not looked at */
+                if (leading && component_is(p, n, "..")) {
+                        p = e;
+                        continue;
                 }
-                if (!component_is(p, n, ".."))
-                        leading = false;
-                if (component_is(p, n, "kubepods") || component_is(p, n, "kubepods.slice"))
-                        kubepods = true;
-                if (parse_pod_component(p, n, kubepods || relative, ids.pod_uid))
-                        after_pod = true;
+                leading = false;
+
+                level = classify_component(p, n, &this);
+                if (prev == LEVEL_NONE)
+                        ok = relative ? level != LEVEL_NONE : level == LEVEL_ROOT;
+                else
+                        ok = level == prev + 1 || (prev == LEVEL_ROOT && level == LEVEL_POD);
+                if (!ok)
+                        break;
+                if (level == LEVEL_POD)
+                        memcpy(ids.pod_uid, this.pod_uid, sizeof(ids.pod_uid));
+                else if (level == LEVEL_CONTAINER)
+                        memcpy(ids.container_id, this.container_id, sizeof(ids.container_id));
+                prev = level;
                 p = e;
         }
 

@@ -29,17 +29,22 @@ typedef struct KubeCgroupIds {
 
 /*
  * The pod UID and the container ID in a cgroup path as /proc/PID/cgroup gives it (the v2 path
- * or a v1 one). Recognised anywhere in the path, so that a path relative to a cgroup namespace
- * ("/../../kubepods-pod<uid>.slice/…") works, and ignoring sub-cgroups below the container's:
- *  - a pod component: "kubepods-pod<uid>.slice", "kubepods-burstable-pod<uid>.slice",
- *    "kubepods-besteffort-pod<uid>.slice" (systemd cgroup driver, the UID's '-' written '_'),
- *    or "pod<uid>" (cgroupfs driver, the UID as it is) after a "kubepods" component or in a
- *    path relative to a cgroup namespace (one starting with "/.." or not with "/");
- *  - the container component right after the pod component (or after the leading ".."s of a
- *    relative path): "cri-containerd-<id>.scope", "crio-<id>.scope", "docker-<id>.scope", the
- *    same without ".scope" (cgroupfs), or a bare "<id>" (cgroupfs). CRI-O's
+ * or a v1 one). The path must be the kubelet's tree, level by level:
+ *  - its top-level cgroup, "kubepods.slice" (systemd cgroup driver) or "kubepods" (cgroupfs);
+ *  - optionally the QoS class's, "kubepods-burstable.slice" or "kubepods-besteffort.slice",
+ *    "burstable" or "besteffort";
+ *  - the pod's: "kubepods-pod<uid>.slice", "kubepods-burstable-pod<uid>.slice",
+ *    "kubepods-besteffort-pod<uid>.slice" (the UID's '-' written '_'), or "pod<uid>";
+ *  - the container's: "cri-containerd-<id>.scope", "crio-<id>.scope", "docker-<id>.scope",
+ *    the same without ".scope" (cgroupfs), or a bare "<id>" (cgroupfs). CRI-O's
  *    "crio-conmon-<id>.scope" is the runtime's monitor, not the container: no container ID.
- * UIDs and IDs are lowercase hex only; *ret gets the UID with '-'.
+ * An absolute path starts at the top level (which only root can create, so a delegated
+ * subtree elsewhere can't pass for a pod). A path relative to the reader's cgroup namespace
+ * (starting with "/.." or not with "/") may start at any level after its ".."s:
+ * "/../../kubepods-pod<uid>.slice/…", "/../cri-containerd-<id>.scope". Whatever follows the
+ * container's cgroup (sub-cgroups) is ignored; a pod's cgroup followed by something else gives
+ * the pod alone. UIDs (a UUID, or a static pod's 32 hex digits) and IDs are lowercase hex
+ * only; *ret gets the UID with '-'.
  * Returns 1 when the path names a pod or a container (*ret filled in, either field may be ""),
  * 0 when it names neither (*ret zeroed). Never fails.
  */

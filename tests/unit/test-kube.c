@@ -106,6 +106,24 @@ static const struct {
         {"/kubepods/pod6f1e2d3c4-b5a-4968-8776-a5b4c3d2e1f0/" CID_A, 0, "", ""}, /* dash misplaced */
         {"/kubepods.slice/kubepods-guaranteed-pod" UID_A_ ".slice", 0, "", ""},
         {"/kubepods.slice/kubepods-pod" UID_A_ ".scope", 0, "", ""},
+        /* not the kubelet's tree from its top: a delegated subtree, a container's own cgroups */
+        {"/user.slice/user-1000.slice/user@1000.service/kubepods-pod" UID_A_ ".slice/cri-containerd-" CID_A
+         ".scope",
+         0, "", ""},
+        {"/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-pod" UID_A_
+         ".slice/cri-containerd-" CID_A ".scope",
+         0, "", ""},
+        {"/../../../../user.slice/user-1000.slice/user@1000.service/kubepods-pod" UID_A_
+         ".slice/cri-containerd-" CID_A ".scope",
+         0, "", ""},
+        {"/system.slice/kubepods.slice/kubepods-pod" UID_A_ ".slice/cri-containerd-" CID_A ".scope", 0, "",
+         ""},
+        {"/kubepods.slice/x.slice/kubepods-pod" UID_A_ ".slice/cri-containerd-" CID_A ".scope", 0, "", ""},
+        {"/kubepods/" CID_A, 0, "", ""},
+        {BURSTABLE_A "/cri-containerd-" CID_A ".scope/kubepods-pod" UID_B_ ".slice/cri-containerd-" CID_B
+                     ".scope",
+         1, UID_A, CID_A},
+        {BURSTABLE_A "/kubepods-pod" UID_B_ ".slice/cri-containerd-" CID_B ".scope", 1, UID_A, ""},
         /* not Kubernetes */
         {"/", 0, "", ""},
         {"", 0, "", ""},
@@ -309,7 +327,7 @@ START_TEST(test_records) {
         ck_assert_str_eq(n.pod, "web-1");
         ck_assert_ptr_null(n.container);
         kube_names_done(&n);
-        ck_assert_int_eq(lookup(k, "/kubepods-pod" UID_S ".slice", &n), 1);
+        ck_assert_int_eq(lookup(k, "/kubepods.slice/kubepods-pod" UID_S ".slice", &n), 1);
         ck_assert_str_eq(n.pod, "kube-apiserver-node1");
         ck_assert_str_eq(n.pod_namespace, "kube-system");
         kube_names_done(&n);
