@@ -182,20 +182,6 @@ END_TEST
 
 static char *root;
 
-static void mkdir_p(const char *path) {
-        char buf[PATH_MAX];
-
-        ck_assert_uint_lt(strlen(path), sizeof(buf));
-        strcpy(buf, path);
-        for (char *p = buf + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        ck_assert(mkdir(buf, 0755) == 0 || errno == EEXIST);
-                        *p = '/';
-                }
-        ck_assert(mkdir(buf, 0755) == 0 || errno == EEXIST);
-}
-
 /* ROOT/var/log/containers/NAME, a symlink to a file that is not there (nothing follows it). */
 static void put_container_log(const char *name) {
         char path[PATH_MAX];
