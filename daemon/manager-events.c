@@ -113,6 +113,7 @@ static void decide_on_worker(WorkerJob *job) {
         else {
                 process_facts_init(&facts, NULL, job->pid);
                 facts.scratch = m->worker_scratch;
+                facts.kube = m->kube;
                 ret->result = match_process(m->plan, &facts, job->pid == m->self);
                 if (ret->result >= 0 && process_facts_load(&facts, FACT_COMM) >= 0 &&
                     (facts.loaded & FACT_COMM))

@@ -72,6 +72,7 @@ static int explain_matching(
         int found = -1, r;
 
         process_facts_init(&f, NULL, pid);
+        f.kube = m->kube;
         /* Kernel threads and the daemon itself are placed only by a policy that names their comm
          * (match_process()): the others are not considered, whatever their keys say. */
         if (p)

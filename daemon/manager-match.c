@@ -57,6 +57,7 @@ int manager_match_pid_stat(
 
         process_facts_init(&facts, NULL, pid);
         facts.cmdline_budget = m->cmdline_budget;
+        facts.kube = m->kube;
         if (st) {
                 memcpy(facts.comm, st->comm, sizeof(facts.comm));
                 facts.loaded |= FACT_COMM;

@@ -300,6 +300,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m->monitor_ratelimit = (RateLimit){.interval_usec = 60 * USEC_PER_SEC, .burst = 1};
         m->uevent_ratelimit = (RateLimit){.interval_usec = 60 * USEC_PER_SEC, .burst = 3};
         latency_reset(&m->latency);
+        r = kube_records_new(NULL, 0, NULL, NULL, &m->kube);
+        if (r < 0)
+                return r;
         if ((o->config_dir && !(m->config_dir = strdup(o->config_dir))) ||
             (o->topology_path && !(m->topology_path = strdup(o->topology_path))) ||
             (o->bus_address && !(m->bus_address = strdup(o->bus_address))) ||
@@ -383,6 +386,7 @@ Manager *manager_free(Manager *m) {
         /* The worker first: it may be matching against the plan freed below. */
         m->worker = worker_free(m->worker);
         m->worker_scratch = regex_scratch_free(m->worker_scratch);
+        m->kube = kube_records_free(m->kube);
         m->settle_queue = mfree(m->settle_queue);
         m->drift = drift_free(m->drift);
         m->units = unit_placement_free(m->units);

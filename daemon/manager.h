@@ -42,6 +42,7 @@
 #include "caller-budget.h"
 #include "cpuset.h"
 #include "debounce.h"
+#include "kube.h"
 #include "latency.h"
 #include "log.h"
 #include "worker.h"
@@ -302,6 +303,9 @@ struct Manager {
         size_t n_deferred;
         Worker *worker;
         RegexScratch *worker_scratch; /* the worker thread's (regex_set_search_with()) */
+        /* The kubelet's records under /var/log, for pod:, namespace: and container: (kube.h):
+         * ProcessFacts.kube of every match, on the loop's thread and the worker's (it locks). */
+        KubeRecords *kube;
         /* Held by the worker while it matches against config and plan; taken for writing by the
          * loop's thread only to install new ones (manager_install()): the loop's thread reads
          * them without it, as it is the only writer. */

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
+#include "kube.h"
 #include "macro.h"
 #include "match-index.h"
 #include "match.h"
@@ -29,6 +31,9 @@ void process_facts_done(ProcessFacts *f) {
         f->cmdline = mfree(f->cmdline);
         f->cgroup = mfree(f->cgroup);
         f->unit = mfree(f->unit);
+        f->pod = mfree(f->pod);
+        f->pod_namespace = mfree(f->pod_namespace);
+        f->container = mfree(f->container);
         f->comm[0] = '\0';
         f->loaded = f->failed = 0;
 }
@@ -45,11 +50,54 @@ static int fact_done(ProcessFacts *f, unsigned fact, int r) {
         return 0;
 }
 
+/*
+ * Loads FACT_KUBE, after FACT_CGROUP: the IDs in the cgroup path (or, when there is none, in
+ * the v1 cpuset line of /proc/PID/cgroup), named by f->kube. Returns 0, -ESRCH, -ENOMEM.
+ */
+static int load_kube(ProcessFacts *f) {
+        _cleanup_free_ char *membership = NULL, *v1 = NULL;
+        const char *path = f->loaded & FACT_CGROUP ? f->cgroup : NULL;
+        KubeCgroupIds ids;
+        KubeNames names;
+        int r;
+
+        if (!f->kube) {
+                f->failed |= FACT_KUBE;
+                return 0;
+        }
+        if (!path) {
+                r = cgroup_read_membership(f->root, f->pid, &membership);
+                if (r == -ESRCH || r == -ENOMEM)
+                        return r;
+                r = r < 0 ? r : kube_cpuset_cgroup_path(membership, &v1);
+                if (r == -ENOMEM)
+                        return r;
+                path = v1;
+        }
+        if (!kube_parse_cgroup(path, &ids)) {
+                f->failed |= FACT_KUBE;
+                return 0;
+        }
+        r = kube_records_lookup(f->kube, &ids, &names);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                f->failed |= FACT_KUBE;
+                return 0;
+        }
+        f->pod = names.pod;
+        f->pod_namespace = names.pod_namespace;
+        f->container = names.container;
+        f->loaded |= FACT_POD | FACT_NAMESPACE | (f->container ? FACT_CONTAINER : 0);
+        f->failed |= f->container ? 0 : FACT_CONTAINER;
+        return 0;
+}
+
 int process_facts_load(ProcessFacts *f, unsigned mask) {
         unsigned todo = mask & ~(f->loaded | f->failed);
         int r;
 
-        if (todo & FACT_UNIT)
+        if (todo & (FACT_UNIT | FACT_KUBE))
                 todo |= FACT_CGROUP & ~(f->loaded | f->failed);
 
         if (todo & FACT_COMM) {
@@ -75,6 +123,11 @@ int process_facts_load(ProcessFacts *f, unsigned mask) {
                         if (r < 0)
                                 return r;
                 }
+        }
+        if (todo & FACT_KUBE) {
+                r = load_kube(f);
+                if (r < 0)
+                        return r;
         }
         if (todo & FACT_EXE) {
                 r = fact_done(f, FACT_EXE, procfs_read_exe(f->root, f->pid, &f->exe));
@@ -111,7 +164,8 @@ static int need(ProcessFacts *f, unsigned fact) {
         return !!(f->loaded & fact);
 }
 
-/* The value of a loaded string fact (FACT_COMM, _CGROUP, _UNIT, _EXE, _CMDLINE). */
+/* The value of a loaded string fact (FACT_COMM, _CGROUP, _UNIT, _POD, _NAMESPACE, _CONTAINER,
+ * _EXE, _CMDLINE). */
 static const char *fact_value(const ProcessFacts *f, unsigned fact) {
         switch (fact) {
         case FACT_COMM:
@@ -120,6 +174,12 @@ static const char *fact_value(const ProcessFacts *f, unsigned fact) {
                 return f->cgroup;
         case FACT_UNIT:
                 return f->unit;
+        case FACT_POD:
+                return f->pod;
+        case FACT_NAMESPACE:
+                return f->pod_namespace;
+        case FACT_CONTAINER:
+                return f->container;
         case FACT_EXE:
                 return f->exe;
         case FACT_CMDLINE:
@@ -134,8 +194,9 @@ static const struct {
         unsigned fact; /* the fact the key is about */
         const char *name;
 } match_keys[] = {
-        {FACT_COMM, "comm"}, {FACT_UID, "user"}, {FACT_CGROUP, "cgroup"},
-        {FACT_UNIT, "unit"}, {FACT_EXE, "exe"},  {FACT_CMDLINE, "cmdline"},
+        {FACT_COMM, "comm"},           {FACT_UID, "user"}, {FACT_CGROUP, "cgroup"},
+        {FACT_UNIT, "unit"},           {FACT_POD, "pod"},  {FACT_NAMESPACE, "namespace"},
+        {FACT_CONTAINER, "container"}, {FACT_EXE, "exe"},  {FACT_CMDLINE, "cmdline"},
 };
 
 /* The patterns of m's key about fact (FACT_UID: the user: entries), NULL when it is not given. */
@@ -149,6 +210,12 @@ static char *const *key_patterns(const Matcher *m, unsigned fact) {
                 return m->cgroup;
         case FACT_UNIT:
                 return m->unit;
+        case FACT_POD:
+                return m->pod;
+        case FACT_NAMESPACE:
+                return m->pod_namespace;
+        case FACT_CONTAINER:
+                return m->container;
         case FACT_EXE:
                 return m->exe;
         case FACT_CMDLINE:

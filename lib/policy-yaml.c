@@ -103,6 +103,11 @@ static const KeySpec match_keys[] = {
         {"cgroup", parse_match_strings, offsetof(Matcher, cgroup), FACT_CGROUP, check_absolute},
         /* the unit is derived from the cgroup path */
         {"unit", parse_match_strings, offsetof(Matcher, unit), FACT_UNIT | FACT_CGROUP, NULL},
+        /* Kubernetes: from the cgroup path and the kubelet's records (kube.h) */
+        {"pod", parse_match_strings, offsetof(Matcher, pod), FACT_POD | FACT_CGROUP, NULL},
+        {"namespace", parse_match_strings, offsetof(Matcher, pod_namespace), FACT_NAMESPACE | FACT_CGROUP,
+         NULL},
+        {"container", parse_match_strings, offsetof(Matcher, container), FACT_CONTAINER | FACT_CGROUP, NULL},
 };
 
 static int parse_match(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
@@ -112,7 +117,8 @@ static int parse_match(Loader *l, const KeySpec *spec, const Node *key, const No
         if (value->kind != NODE_MAPPING)
                 return loader_type_error(
                         l, value, "match",
-                        "a mapping of conditions (comm:, exe:, cmdline:, user:, cgroup:, unit:)");
+                        "a mapping of conditions (comm:, exe:, cmdline:, user:, cgroup:, unit:, pod:, "
+                        "namespace:, container:)");
 
         r = parse_mapping(l, value, "match", match_keys, ELEMENTSOF(match_keys), &p->match);
         if (r < 0)

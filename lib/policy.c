@@ -42,6 +42,9 @@ void matcher_done(Matcher *m) {
         strv_free(m->user);
         strv_free(m->cgroup);
         strv_free(m->unit);
+        strv_free(m->pod);
+        strv_free(m->pod_namespace);
+        strv_free(m->container);
         *m = (Matcher){};
 }
 

@@ -48,7 +48,15 @@ typedef enum ProcessFact {
         FACT_UID = 1U << 3,     /* effective uid from /proc/PID/status */
         FACT_CGROUP = 1U << 4,  /* /proc/PID/cgroup: the v2 path, or v1 name=systemd */
         FACT_UNIT = 1U << 5,    /* the systemd unit derived from the cgroup path */
+        /* Kubernetes (kube.h): the pod UID and container ID in the cgroup path, named by the
+         * kubelet's records; the three are read together */
+        FACT_POD = 1U << 6,       /* the pod's name */
+        FACT_NAMESPACE = 1U << 7, /* the pod's namespace */
+        FACT_CONTAINER = 1U << 8, /* the container's name */
 } ProcessFact;
+
+/* The facts one lookup of the kubelet's records gives. */
+#define FACT_KUBE (FACT_POD | FACT_NAMESPACE | FACT_CONTAINER)
 
 /*
  * match: every given key must match; within a key a list means "any of".
@@ -60,10 +68,13 @@ typedef struct Matcher {
         char **cmdline;       /* POSIX ERE source text, unanchored */
         RegexSet *cmdline_re; /* all of them compiled into one linear-time set (regex-set.h) */
         size_t n_cmdline;
-        char **user;    /* user names or decimal uids; resolved to uids by plan.h */
-        char **cgroup;  /* fnmatch(3) globs on the cgroup path */
-        char **unit;    /* fnmatch(3) globs on the unit name */
-        unsigned facts; /* ProcessFact mask this matcher needs */
+        char **user;          /* user names or decimal uids; resolved to uids by plan.h */
+        char **cgroup;        /* fnmatch(3) globs on the cgroup path */
+        char **unit;          /* fnmatch(3) globs on the unit name */
+        char **pod;           /* fnmatch(3) globs on the Kubernetes pod's name */
+        char **pod_namespace; /* … on its namespace (the namespace: key) */
+        char **container;     /* … on the container's name */
+        unsigned facts;       /* ProcessFact mask this matcher needs */
 } Matcher;
 
 /*

@@ -536,8 +536,9 @@ START_TEST(test_wrong_types) {
                 "match: expected a mapping of conditions");
         check_one_error(
                 "policies:\n  - name: a\n    match: nginx\n", 3, 12,
-                "match: expected a mapping of conditions (comm:, exe:, cmdline:, user:, cgroup:, unit:), "
-                "got \"nginx\"");
+                "match: expected a mapping of conditions (comm:, exe:, cmdline:, user:, cgroup:, unit:, "
+                "pod:, "
+                "namespace:, container:), got \"nginx\"");
         check_one_error("policies:\n  - name: a\n    match:\n", 3, 11, "match: expected a mapping");
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: {x: y}}\n", 3, 19,
@@ -570,13 +571,60 @@ START_TEST(test_wrong_types) {
 }
 END_TEST
 
+START_TEST(test_kube_matchers) {
+        /* A string or a list of globs each, like unit:; the three need the Kubernetes facts. */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: ingress-workers\n    match: { namespace: \"ingress-*\", "
+                      "container: nginx }\n    cpus: \"2-3\"\n"),
+                0);
+        ck_assert_uint_eq(diag.n_errors + diag.n_warnings, 0);
+        ck_assert(strv_is(config->policies[0].match.pod_namespace, "ingress-*", NULL));
+        ck_assert(strv_is(config->policies[0].match.container, "nginx", NULL));
+        ck_assert_ptr_null(config->policies[0].match.pod);
+        ck_assert_uint_eq(config->policies[0].match.facts, FACT_NAMESPACE | FACT_CONTAINER | FACT_CGROUP);
+        ck_assert_uint_eq(config->facts & FACT_KUBE, FACT_NAMESPACE | FACT_CONTAINER);
+        teardown();
+        ck_assert_int_eq(
+                parse("policies:\n  - name: a\n    match:\n      pod: [\"web-*\", \"api-[0-9]*\"]\n"
+                      "      comm: nginx\n"),
+                0);
+        ck_assert(strv_is(config->policies[0].match.pod, "web-*", "api-[0-9]*", NULL));
+        ck_assert_uint_eq(config->facts & FACT_KUBE, FACT_POD);
+        teardown();
+
+        /* Wrong types, empty lists and patterns, each at its place. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {pod: {x: y}}\n", 3, 18,
+                "pod: expected a string or a list of strings, got a mapping");
+        check_one_error(
+                "policies:\n  - name: a\n    match:\n      namespace: [a, [b]]\n", 4, 22,
+                "namespace: expected a string, got a list");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {container: }\n", 3, 24,
+                "container: expected a string or a list of strings, got an empty value");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {container: []}\n", 3, 24,
+                "container: the list is empty");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {pod: [a, \"\"]}\n", 3, 22, "pod: empty pattern");
+        /* Unknown keys are still refused, with the closest name. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {pods: web}\n", 3, 13,
+                "unknown key \"pods\" in match (did you mean \"pod\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {namespaces: web}\n", 3, 13,
+                "unknown key \"namespaces\" in match (did you mean \"namespace\"?)");
+}
+END_TEST
+
 START_TEST(test_required_and_empty) {
         check_one_error("policies:\n  - name: a\n", 2, 5, "policy is missing the required key \"match\"");
         check_one_error(
                 "policies:\n  - match: {comm: x}\n", 2, 5, "policy is missing the required key \"name\"");
         check_one_error(
                 "policies:\n  - name: a\n    match: {}\n", 3, 12,
-                "match: needs at least one of comm, exe, cmdline, user, cgroup, unit");
+                "match: needs at least one of comm, exe, cmdline, user, cgroup, unit, pod, namespace, "
+                "container");
         check_one_error(
                 "policies:\n  - name: \"\"\n    match: {comm: x}\n", 2, 11, "name: must not be empty");
         check_one_error(
@@ -2588,6 +2636,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_duplicate_keys);
         tcase_add_test(tc, test_cpu_lists);
         tcase_add_test(tc, test_matchers);
+        tcase_add_test(tc, test_kube_matchers);
         tcase_add_test(tc, test_yaml_level_errors);
         tcase_add_test(tc, test_one_line_messages);
         tcase_add_test(tc, test_errors_collected);
