@@ -234,6 +234,12 @@ int verb_monitor(char **args) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
+        if (arg_socket) {
+                fprintf(stderr,
+                        "monitor needs the bus: the daemon sends its signals there, not on a peer-to-peer "
+                        "connection (--socket).\n");
+                return EXIT_FAILURE;
+        }
         r = ctl_connect(&bus);
         if (r > 0)
                 return r;
