@@ -155,7 +155,7 @@ int api_socket_new(Manager *m, const char *path, ApiSocket **ret) {
         if (fd < 0)
                 return -errno;
         {
-                mode_t old = umask(0077); /* 0600 from the start: no window where others connect */
+                mode_t old = umask(0177); /* 0600 from the start: no window where others connect */
 
                 r = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
                 umask(old);
