@@ -409,6 +409,71 @@ static int remove_held(
         return 0;
 }
 
+/* Whether the count of s (cores:, cpus:; none: any set will do) can be taken from cpus. */
+static int count_fits(
+        const PlanContext *ctx, const CpuSelector *s, const char *what, const CpuSet *domain,
+        const CpuSet *reserved, const CpuSet *cpus) {
+        _cleanup_(resolution_done) Resolution scratch = {};
+        _cleanup_cpuset_ CpuSet try = CPUSET_NULL;
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (s->n_cores == 0 && s->n_cpus == 0)
+                return 1;
+        r = cpuset_copy(&try, cpus);
+        if (r < 0)
+                return r;
+        r = plan_take_count(ctx, s, what, domain, reserved, &try, &scratch, &why);
+        if (r == -ENOMEM)
+                return r;
+        return r >= 0;
+}
+
+/*
+ * near: narrowed *cpus to the device's NUMA nodes; on a machine where hwloc attaches the device
+ * below something narrower (an L3, a die, a group: topology_device_closest_cpus()), take those
+ * CPUs instead when the count fits in them (or there is none), else keep the node's: the same
+ * policy is as close as each machine allows.
+ */
+static int narrow_closest(
+        const PlanContext *ctx, const CpuSelector *s, const char *what, const CpuSet *domain,
+        const CpuSet *reserved, CpuSet *cpus, Resolution *res) {
+        _cleanup_cpuset_ CpuSet close = CPUSET_NULL, closest = CPUSET_NULL;
+        _cleanup_free_ char *label = NULL;
+        const char *type = NULL;
+        int r;
+
+        r = topology_device_closest_cpus(ctx->topology, s->near, &close, &type);
+        if (r == -ENODEV)
+                return 0;
+        if (r < 0)
+                return r;
+        r = set_and(&closest, cpus, &close);
+        if (r < 0)
+                return r;
+        if (cpuset_is_empty(&closest) || cpuset_equal(&closest, cpus))
+                return 0;
+        r = count_fits(ctx, s, what, domain, reserved, &closest);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                _cleanup_free_ char *l = set_str(&closest);
+
+                if (!l)
+                        return -ENOMEM;
+                return strv_extendf(
+                        &res->explanation,
+                        "near %s: the CPUs below its %s (%s) are too few for the count: the node's", s->near,
+                        type, l);
+        }
+        if (asprintf(&label, "near %s: below its %s", s->near, type) < 0)
+                return -ENOMEM;
+        r = cpuset_copy(cpus, &closest);
+        if (r < 0)
+                return r;
+        return resolution_explain_set(res, label, cpus);
+}
+
 static int resolve_mapping(
         const PlanContext *ctx, const CpuSelector *s, Resolution *res, char **ret_reason) {
         const Topology *t = ctx->topology;
@@ -570,6 +635,13 @@ static int resolve_mapping(
         r = remove_held(ctx, what, &cpus, res, ret_reason);
         if (r < 0)
                 return r;
+
+        /* 5b. near: as close as the machine allows. */
+        if (s->near && locality == TOPOLOGY_LOCALITY_NODES) {
+                r = narrow_closest(ctx, s, what, &domain, &reserved, &cpus, res);
+                if (r < 0)
+                        return r;
+        }
 
         /* 6. The count. */
         r = plan_take_count(ctx, s, what, &domain, &reserved, &cpus, res, ret_reason);

@@ -954,6 +954,33 @@ static int sysfs_find_device(const Topology *t, const char *device, CpuSet *cpus
         return sysfs_device_locality(t, devdir, cpus, nodes);
 }
 
+int topology_device_closest_cpus(const Topology *t, const char *device, CpuSet *ret, const char **ret_what) {
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
+        hwloc_obj_t o, a;
+        int r;
+
+        if (!device || !*device)
+                return -EINVAL;
+        o = hwloc_find_device(t, device);
+        if (!o)
+                return -ENODEV;
+        a = hwloc_get_non_io_ancestor_obj(t->hwloc, o);
+        if (!a || a == hwloc_get_root_obj(t->hwloc))
+                return -ENODEV;
+        r = cpuset_from_hwloc(a->complete_cpuset ?: a->cpuset, &cpus);
+        if (r < 0)
+                return r;
+        cpuset_and(&cpus, &t->online);
+        if (cpuset_is_empty(&cpus))
+                return -ENODEV;
+        cpuset_done(ret);
+        *ret = cpus;
+        cpus = CPUSET_NULL;
+        if (ret_what)
+                *ret_what = hwloc_obj_type_string(a->type);
+        return 0;
+}
+
 int topology_device_locality(
         const Topology *t, const char *device, CpuSet *ret_cpus, CpuSet *ret_nodes,
         const char **ret_source) {

@@ -181,6 +181,17 @@ int topology_device_locality(
         const Topology *t, const char *device, CpuSet *ret_cpus, CpuSet *ret_nodes, const char **ret_source);
 
 /*
+ * The CPUs closest to a device (named as for topology_device_locality()) that hwloc knows: the
+ * online CPUs of its first non-I/O ancestor — on a chiplet machine an L3 cache, a die or a
+ * group narrower than the NUMA node; elsewhere the node or the package, the same CPUs as the
+ * node's. *ret_what (may be NULL) gets hwloc's name of that ancestor's type ("L3Cache",
+ * "Package", "Group", "NUMANode"...), static. Returns 0; -ENODEV when hwloc doesn't know the
+ * device, or attaches it to the machine itself (no locality); -EINVAL for an empty name;
+ * -ENOMEM.
+ */
+int topology_device_closest_cpus(const Topology *t, const char *device, CpuSet *ret, const char **ret_what);
+
+/*
  * One line for logs and D-Bus, e.g. "2 packages, 2 NUMA nodes, 16 cores, 32 CPUs (30 online)".
  * Returns 0 or -ENOMEM.
  */

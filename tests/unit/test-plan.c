@@ -992,6 +992,55 @@ START_TEST(test_hand_hybrid) {
 }
 END_TEST
 
+/* An XML of this directory's fixtures/ (AFFINITYD_SOURCE_ROOT/tests/unit/fixtures/FILE). */
+static Topology *load_fixture(const char *file) {
+        const char *root = getenv("AFFINITYD_SOURCE_ROOT");
+        _cleanup_free_ char *path = NULL;
+        Topology *t = NULL;
+
+        ck_assert_msg(root && *root, "AFFINITYD_SOURCE_ROOT is not set (tests/meson.build sets it)");
+        ck_assert_int_ge(asprintf(&path, "%s/tests/unit/fixtures/%s", root, file), 0);
+        ck_assert_msg(topology_load_xml(path, &t) == 0, "cannot load %s", path);
+        return t;
+}
+
+/*
+ * near: as close as the machine allows. In the fixture (the corpus's 96em64t with eth0's host
+ * bridge below package 2 of node 0: CPUs 2,6,10,14,18,22, one L3) near: eth0 takes that
+ * package's CPUs, and a count that fits there; a count that doesn't gets the node's, as does
+ * every count on the unchanged corpus file, where the NIC hangs off the node itself.
+ */
+START_TEST(test_near_closest) {
+        _cleanup_(topology_freep) Topology *chiplet = load_fixture("96em64t-nic-below-package.xml");
+        _cleanup_(topology_freep) Topology *flat = load_corpus("96em64t-4n4d3ca2co-pci.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+
+        config_add(c, "any", SEL(.near = "eth0"));
+        config_add(c, "four", SEL(.near = "eth0", .cores = 4));
+        config_add(c, "six", SEL(.near = "eth0", .cores = 6));
+        config_add(c, "ten", SEL(.near = "eth0", .cores = 10));
+        config_add(c, "far", SEL(.near = "eth2", .cores = 2));
+
+        ck_assert_int_eq(plan_new(c, chiplet, &p), 0);
+        assert_cpus(p, "any", "2,6,10,14,18,22");
+        assert_explains(p, "any", "near eth0: below its Package: 2,6,10,14,18,22");
+        assert_cpus(p, "four", "2,6,10,14");
+        assert_cpus(p, "six", "2,6,10,14,18,22");
+        ck_assert_uint_eq(cpuset_count(&plan_find_policy(p, "ten")->cpus), 10);
+        assert_explains(
+                p, "ten",
+                "near eth0: the CPUs below its Package (2,6,10,14,18,22) are too few for the count: the "
+                "node's");
+        assert_set(&plan_find_policy(p, "ten")->nodes, "0");
+        assert_cpus(p, "far", "24,28"); /* eth2 is on node 1 itself */
+
+        ck_assert_int_eq(plan_new(c, flat, &q), 0);
+        assert_cpus(q, "any", "0-23");
+        assert_cpus(q, "four", "0,4,8,12");
+}
+END_TEST
+
 /*
  * near: through the sysfs fallback on a fixture tree: a device on node 1 of the 2-socket file,
  * and a virtual one (no device link) with no NUMA locality: every CPU, with a warning since
@@ -1838,6 +1887,7 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_hand_epyc);
         tcase_add_test(tc, test_hand_hybrid);
         tcase_add_test(tc, test_near_sysfs);
+        tcase_add_test(tc, test_near_closest);
         tcase_add_test(tc, test_live_pending);
         tcase_add_test(tc, test_corpus_selectors);
         tcase_add_test(tc, test_memory_2socket);
