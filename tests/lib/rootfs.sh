@@ -44,7 +44,9 @@ rootfs_find_mirror() {
 # this file: change any and a new tree is built next to the old one. The tree is built in a
 # temporary directory and renamed into place at the end, so a half-built tree is never used;
 # older trees in CACHE_DIR are removed once the new one is complete. Progress on standard
-# error. Exits 77 without root or debootstrap, 1 when the build fails.
+# error. Exits 77 without root or debootstrap, 1 when the build fails. While it builds, its EXIT
+# trap removes the half-built tree: call it in a command substitution, or before setting a trap
+# of your own.
 #
 # Environment: ROOTFS_MIRROR (or VM_MIRROR) overrides the mirror taken from /etc/apt.
 rootfs_cached() {
