@@ -87,3 +87,18 @@ uint64_t latency_quantile(const LatencyHistogram *h, double q) {
                 }
         return h->max_ns;
 }
+
+uint64_t latency_count_at_most(const LatencyHistogram *h, uint64_t ns) {
+        uint64_t n = 0;
+
+        if (ns == UINT64_MAX)
+                return h->count;
+        /* Bucket upper bounds rise with (range, sub): stop at the first one above ns. */
+        for (unsigned r = 0; r < LATENCY_RANGES; r++)
+                for (unsigned s = 0; s < LATENCY_SUB_BUCKETS; s++) {
+                        if (bucket_upper(r, s) > ns)
+                                return n;
+                        n += h->buckets[r][s];
+                }
+        return n;
+}

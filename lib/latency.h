@@ -35,3 +35,12 @@ void latency_record(LatencyHistogram *h, uint64_t ns);
  * for a true value v satisfies v ≤ r ≤ v × (1 + 1/16).
  */
 uint64_t latency_quantile(const LatencyHistogram *h, double q);
+/*
+ * How many recorded values are at most ns (ns), counted by whole buckets: the values of every
+ * bucket that lies entirely at or below ns. A bucket that straddles ns is left out, so the
+ * result c satisfies count(v ≤ ns × 16/17) ≤ c ≤ count(v ≤ ns) (a bucket is at most 1/16 of
+ * its lower bound wide); values up to 15 ns are exact. Non-decreasing in ns, so counts at
+ * rising bounds make a cumulative histogram (Prometheus' "le" buckets). UINT64_MAX gives
+ * h->count; values recorded at 2^43 ns or more are counted only there.
+ */
+uint64_t latency_count_at_most(const LatencyHistogram *h, uint64_t ns);

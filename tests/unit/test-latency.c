@@ -170,6 +170,63 @@ START_TEST(test_max_clamp) {
 }
 END_TEST
 
+/* Counts at most a bound: whole buckets only, within the documented band, non-decreasing. */
+START_TEST(test_count_at_most) {
+        /* Prometheus-style bounds in ns (10 µs .. 1 s), then odd ones. */
+        static const uint64_t bounds[] = {
+                0,         1,         15,        16,        17,         1000,
+                10000,     25000,     50000,     100000,    250000,     500000,
+                1000000,   2500000,   5000000,   10000000,  25000000,   50000000,
+                100000000, 250000000, 500000000, 999999999, 1000000000, UINT64_C(1) << 42,
+        };
+        const size_t n = 50000;
+        unsigned short seed[3] = {0x4321, 0x1111, 0x7777};
+        LatencyHistogram h;
+        uint64_t *v, prev = 0;
+
+        v = calloc(n, sizeof(uint64_t));
+        ck_assert_ptr_nonnull(v);
+        latency_reset(&h);
+        ck_assert_uint_eq(latency_count_at_most(&h, 1000), 0);
+        ck_assert_uint_eq(latency_count_at_most(&h, UINT64_MAX), 0);
+
+        /* Log-uniform from 1 ns to ~2^32 ns (~4 s). */
+        for (size_t i = 0; i < n; i++) {
+                double e = erand48(seed) * 32.0;
+                unsigned k = (unsigned)e;
+
+                v[i] = (uint64_t)((double)(UINT64_C(1) << k) * (1.0 + (e - k)));
+                latency_record(&h, v[i]);
+        }
+
+        for (size_t b = 0; b < sizeof(bounds) / sizeof(bounds[0]); b++) {
+                uint64_t ns = bounds[b], got = latency_count_at_most(&h, ns), at_most = 0, below = 0;
+
+                for (size_t i = 0; i < n; i++) {
+                        at_most += v[i] <= ns;
+                        /* v <= ns * 16/17, without overflow for these bounds */
+                        below += v[i] * 17 <= ns * 16;
+                }
+                ck_assert_msg(
+                        below <= got && got <= at_most, "ns=%llu: %llu not in [%llu, %llu]",
+                        (unsigned long long)ns, (unsigned long long)got, (unsigned long long)below,
+                        (unsigned long long)at_most);
+                ck_assert_uint_ge(got, prev);
+                /* 0..15 ns are recorded exactly */
+                if (ns < 16)
+                        ck_assert_uint_eq(got, at_most);
+                prev = got;
+        }
+        ck_assert_uint_eq(latency_count_at_most(&h, UINT64_MAX), n);
+
+        /* A value beyond the last range is counted only at UINT64_MAX. */
+        latency_record(&h, UINT64_C(1) << 50);
+        ck_assert_uint_eq(latency_count_at_most(&h, UINT64_C(1) << 60), n);
+        ck_assert_uint_eq(latency_count_at_most(&h, UINT64_MAX), n + 1);
+        free(v);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("latency");
         TCase *tc = tcase_create("histogram");
@@ -181,6 +238,7 @@ int main(void) {
         tcase_add_test(tc, test_bucket_bounds);
         tcase_add_loop_test(tc, test_random_quantiles, 0, 4);
         tcase_add_test(tc, test_max_clamp);
+        tcase_add_test(tc, test_count_at_most);
         suite_add_tcase(s, tc);
 
         sr = srunner_create(s);
