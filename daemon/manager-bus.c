@@ -2,6 +2,7 @@
 /* org.affinityd1.Manager: vtable, property getters and method marshalling. See manager-bus.h. */
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -113,6 +114,78 @@ static int property_get_latency(
                 : streq(property, "PlacementLatencyP99USec")  ? 0.99
                                                               : 1.0;
         return sd_bus_message_append(reply, "t", manager_latency_usec(m, q));
+}
+
+/*
+ * The upper bounds of PlacementLatencyHistogram, µs: Prometheus-style steps (1, 2.5, 5 per decade)
+ * from 10 µs to 1 s. Part of the API (org.affinityd1(5)): change them only with its version.
+ */
+static const uint64_t latency_histogram_bounds_usec[] = {
+        10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000,
+};
+
+/* a(tt): per bound (µs), how many placements took at most that long (latency_count_at_most()). */
+static int property_get_latency_histogram(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(tt)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(latency_histogram_bounds_usec); i++) {
+                uint64_t us = latency_histogram_bounds_usec[i];
+
+                r = sd_bus_message_append(reply, "(tt)", us, latency_count_at_most(&m->latency, us * 1000));
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+/* µs, rounded up like the quantiles (manager_latency_usec()), so Sum >= Max. */
+static int property_get_latency_sum(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "t", (m->latency.sum_ns + 999) / 1000);
+}
+
+/* a(su): every policy in force, in plan order, with the number of processes it manages now. */
+static int property_get_processes_by_policy(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        _cleanup_free_ TrackedProcess **list = NULL;
+        _cleanup_free_ uint32_t *counts = NULL;
+        Manager *m = userdata;
+        size_t n = 0, n_policies = m->plan ? m->plan->n_policies : 0;
+        int r;
+
+        r = manager_list_processes(m, &list, &n);
+        if (r < 0)
+                return r;
+        counts = calloc(MAX(n_policies, (size_t)1), sizeof(uint32_t));
+        if (!counts)
+                return -ENOMEM;
+        for (size_t k = 0; k < n; k++)
+                if (list[k]->policy < n_policies)
+                        counts[list[k]->policy]++;
+
+        r = sd_bus_message_open_container(reply, 'a', "(su)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_policies; i++) {
+                _cleanup_free_ char *b = NULL;
+                const char *name = bus_string(m->plan->policies[i].policy->name, &b);
+
+                if (!name)
+                        return -ENOMEM;
+                r = sd_bus_message_append(reply, "(su)", name, counts[i]);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
 }
 
 static int method_list_policies(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -369,7 +442,8 @@ static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bu
  * OnlineCPUs, ReservedCPUs, PolicyFiles, LastReloadUSec, LastReloadError and Reloads change only
  * at state changes, reloads, CPU hotplug re-plans and the fallback to /proc polling, where
  * the Manager reports PropertiesChanged (Manager.report; emits-change). The counters (the device ones too),
- * ManagedProcesses and the latency quantiles change with every event; signalling each change
+ * ManagedProcesses, ManagedProcessesByPolicy and the latency quantiles and histogram change
+ * with every event; signalling each change
  * would flood the bus, so they carry no emits flag, which sd-bus publishes as
  * EmitsChangedSignal="false": read them when needed.
  *
@@ -451,6 +525,10 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("PlacementLatencyP50USec", "t", property_get_latency, 0, 0),
         SD_BUS_PROPERTY("PlacementLatencyP99USec", "t", property_get_latency, 0, 0),
         SD_BUS_PROPERTY("PlacementLatencyMaxUSec", "t", property_get_latency, 0, 0),
+        SD_BUS_PROPERTY("PlacementLatencyCount", "t", NULL, offsetof(Manager, latency.count), 0),
+        SD_BUS_PROPERTY("PlacementLatencySumUSec", "t", property_get_latency_sum, 0, 0),
+        SD_BUS_PROPERTY("PlacementLatencyHistogram", "a(tt)", property_get_latency_histogram, 0, 0),
+        SD_BUS_PROPERTY("ManagedProcessesByPolicy", "a(su)", property_get_processes_by_policy, 0, 0),
         SD_BUS_PROPERTY("IrqsPlaced", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("IrqRefusals", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("QueuesPlaced", "t", property_get_device_counter, 0, 0),

@@ -1025,6 +1025,10 @@ static const PropertyDef manager_property_defs[] = {
         {"PlacementLatencyP50USec", "t", EMITS_NONE},
         {"PlacementLatencyP99USec", "t", EMITS_NONE},
         {"PlacementLatencyMaxUSec", "t", EMITS_NONE},
+        {"PlacementLatencyCount", "t", EMITS_NONE},
+        {"PlacementLatencySumUSec", "t", EMITS_NONE},
+        {"PlacementLatencyHistogram", "a(tt)", EMITS_NONE},
+        {"ManagedProcessesByPolicy", "a(su)", EMITS_NONE},
 };
 
 static const PropertyDef policy_property_defs[] = {
@@ -1266,6 +1270,8 @@ START_TEST(test_api_properties) {
         ck_assert_uint_ge(props_t(&p, "PlacementLatencyMaxUSec"), 1);
         ck_assert_uint_ge(props_t(&p, "PlacementLatencyMaxUSec"), props_t(&p, "PlacementLatencyP99USec"));
         ck_assert_uint_ge(props_t(&p, "PlacementLatencyP99USec"), props_t(&p, "PlacementLatencyP50USec"));
+        ck_assert_uint_gt(props_t(&p, "PlacementLatencyCount"), props_t(&p0, "PlacementLatencyCount"));
+        ck_assert_uint_ge(props_t(&p, "PlacementLatencySumUSec"), props_t(&p, "PlacementLatencyMaxUSec"));
         props_done(&p0);
         p0 = p;
         p = (Props){};
