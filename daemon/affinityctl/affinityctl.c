@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * affinityctl: the command-line client of affinityd. status, policies, processes, explain, irqs,
- * net, top, monitor, reload and rescan talk to the daemon over D-Bus (org.affinityd1 on the
+ * net, top, monitor, metrics, reload and rescan talk to the daemon over D-Bus (org.affinityd1 on the
  * system bus, or --bus-address; ctl-bus.c); validate and plan work offline with the same loader
  * and planner the daemon uses, against this machine or an hwloc XML topology
  * (--topology=FILE.xml). This file: main(), the command line and the table of verbs; each verb
@@ -33,6 +33,7 @@ const char *arg_config_dir = NULL;
 const char *arg_topology = NULL;
 uint64_t arg_interval_usec = 1000000;
 uint64_t arg_iterations = 0;
+const char *arg_listen = NULL;
 static bool arg_interval_set = false;
 
 static void help(void) {
@@ -54,6 +55,8 @@ static void help(void) {
                "  monitor              Follow the daemon's signals (placements, failures,\n"
                "                       reloads, drift), one line each, until Ctrl-C; says\n"
                "                       when the daemon goes away and comes back\n"
+               "  metrics              Print the daemon's metrics in the Prometheus text\n"
+               "                       format; with --listen, serve them over HTTP\n"
                "  reload               Reload the configuration and wait until it is done\n"
                "  rescan               Rescan /proc and the devices and wait until done\n"
                "  irqs                 List every IRQ: the rule that places it, the CPUs\n"
@@ -86,6 +89,9 @@ static void help(void) {
                "     --interval=SEC          top: the sampling interval (default 1)\n"
                "     --iterations=N          top: stop after N reports (default: until\n"
                "                             Ctrl-C; with --json 1)\n"
+               "     --listen=ADDRESS:PORT   metrics: serve GET /metrics over HTTP on\n"
+               "                             127.0.0.1:9187, [::1]:9187 or :9187 (every\n"
+               "                             address); \"systemd\": on the socket systemd passed\n"
                "     --config-dir=DIR        validate, plan: read DIR/affinityd.yaml and\n"
                "                             DIR/policy.d/*.yaml instead of the standard path\n"
                "     --topology=FILE.xml     validate, plan: resolve against this hwloc XML\n"
@@ -108,6 +114,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_NO_LEGEND,
                 ARG_INTERVAL,
                 ARG_ITERATIONS,
+                ARG_LISTEN,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -120,6 +127,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"no-legend", no_argument, NULL, ARG_NO_LEGEND},
                 {"interval", required_argument, NULL, ARG_INTERVAL},
                 {"iterations", required_argument, NULL, ARG_ITERATIONS},
+                {"listen", required_argument, NULL, ARG_LISTEN},
                 {},
         };
         int c;
@@ -194,6 +202,10 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         break;
                 }
+                case ARG_LISTEN:
+                        /* The address is checked by metrics, which says what it takes. */
+                        arg_listen = optarg;
+                        break;
                 default: /* getopt_long() said what is wrong */
                         return -EINVAL;
                 }
@@ -219,6 +231,7 @@ static const struct {
         {"net", VERB_NO_ARGS, verb_net},
         {"top", VERB_NO_ARGS, verb_top},
         {"monitor", VERB_NO_ARGS, verb_monitor},
+        {"metrics", VERB_NO_ARGS, verb_metrics},
         {"reload", VERB_NO_ARGS, verb_reload},
         {"rescan", VERB_NO_ARGS, verb_rescan},
         {"validate", VERB_PATHS, verb_validate},
@@ -228,6 +241,10 @@ static const struct {
 /* Whether the options and the n_args arguments suit verb (NULL: unknown); says why not.
  * Returns 0 or EXIT_USAGE. */
 static int check_verb(const char *name, int index, size_t n_args) {
+        if (arg_listen && !streq(name, "metrics")) {
+                fprintf(stderr, "--listen= is only for metrics.\n");
+                return EXIT_USAGE;
+        }
         if (index >= 0 && verbs[index].args == VERB_PATHS) {
                 if (arg_config_dir && n_args > 0) {
                         fprintf(stderr, "%s: give either --config-dir=DIR or PATHs, not both.\n", name);

@@ -26,6 +26,7 @@ extern const char *arg_config_dir;  /* validate, plan: --config-dir=DIR */
 extern const char *arg_topology;    /* validate, plan: --topology=FILE.xml */
 extern uint64_t arg_interval_usec;  /* top: --interval=SEC, in µs */
 extern uint64_t arg_iterations;     /* top: --iterations=N; 0: not given */
+extern const char *arg_listen;      /* metrics: --listen=ADDR or "systemd"; NULL: print once */
 
 /*
  * The verbs. args: the words after the verb, NULL-terminated (main() has checked their count:
@@ -42,5 +43,6 @@ int verb_top(char **args);       /* ctl-top.c */
 int verb_monitor(char **args);   /* ctl-monitor.c */
 int verb_reload(char **args);    /* ctl-admin.c */
 int verb_rescan(char **args);    /* ctl-admin.c */
+int verb_metrics(char **args);   /* ctl-metrics-http.c */
 int verb_validate(char **args);  /* ctl-offline.c: args are PATHs */
 int verb_plan(char **args);      /* ctl-plan.c: args are PATHs */

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Tests of affinityctl metrics' formatter (daemon/affinityctl/ctl-metrics.c): the exposition
+ * format's shape (HELP and TYPE before each family's samples, no family twice), the names
+ * (affinityd_ prefix, _total counters, seconds), label escaping, the histogram (cumulative,
+ * +Inf = count), what an older daemon lacks, affinityd_up 0; and --listen='s addresses.
+ */
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl-metrics.h"
+#include "macro.h"
+
+#define LINE(s) "\n" s "\n"
+
+static MetricsValue *values_of(const char *const *names, const uint64_t *v, size_t n) {
+        MetricsValue *a = calloc(n, sizeof(*a));
+
+        ck_assert_ptr_nonnull(a);
+        for (size_t i = 0; i < n; i++) {
+                a[i].property = strdup(names[i]);
+                ck_assert_ptr_nonnull(a[i].property);
+                a[i].value = v[i];
+        }
+        return a;
+}
+
+static MetricsPolicy *policies_of(const char *const *names, const uint64_t *v, size_t n) {
+        MetricsPolicy *a = calloc(n, sizeof(*a));
+
+        ck_assert_ptr_nonnull(a);
+        for (size_t i = 0; i < n; i++) {
+                a[i].name = strdup(names[i]);
+                ck_assert_ptr_nonnull(a[i].name);
+                a[i].value = v[i];
+        }
+        return a;
+}
+
+static MetricsDevice *devices_of(const char *const (*d)[3], size_t n) {
+        MetricsDevice *a = calloc(n, sizeof(*a));
+
+        ck_assert_ptr_nonnull(a);
+        for (size_t i = 0; i < n; i++) {
+                a[i].rule = strdup(d[i][0]);
+                a[i].kind = d[i][1] ? strdup(d[i][1]) : NULL;
+                a[i].state = strdup(d[i][2]);
+        }
+        return a;
+}
+
+static char *xstrdup(const char *s) {
+        char *c = strdup(s);
+
+        ck_assert_ptr_nonnull(c);
+        return c;
+}
+
+/* A snapshot of a daemon with every property the formatter knows of. */
+static void full_snapshot(MetricsSnapshot *s) {
+        static const char *const names[] = {
+                "ManagedProcesses",
+                "LastReloadUSec",
+                "PlacementLatencyMaxUSec",
+                "EventsReceived",
+                "EventsLost",
+                "MatchesUndecided",
+                "Rescans",
+                "ProcessesMatched",
+                "ProcessesPlaced",
+                "ProcessesVanished",
+                "PlacementFailures",
+                "DriftDetected",
+                "DriftCorrections",
+                "Restores",
+                "Reloads",
+                "IrqsPlaced",
+                "IrqRefusals",
+                "QueuesPlaced",
+                "QueueFailures",
+                "DeviceRestores",
+                "DeviceDriftDetected",
+                "DeviceDriftCorrections",
+                "DeviceEvents",
+                "PlacementLatencyCount",
+                "PlacementLatencySumUSec",
+                "PlacementLatencyP50USec",
+        };
+        static const uint64_t v[] = {
+                5,        UINT64_C(1733097600000001),
+                1250,     42,
+                1,        0,
+                2,        9,
+                8,        1,
+                3,        0,
+                0,        4,
+                2,        0,
+                0,        0,
+                0,        0,
+                0,        0,
+                0,        9,
+                12345678, 17,
+        };
+        static const char *const policy_names[] = {"db", "web"};
+        static const uint64_t processes[] = {3, 2}, pending[] = {0, 1};
+        static const char *const irqs[][3] = {
+                {"nic", NULL, "applied"},
+                {"", NULL, "unmanaged"},
+                {"nic", NULL, "refused"},
+                {"nic", NULL, "applied"},
+        };
+        static const char *const queues[][3] = {
+                {"veth", "rps", "applied"},
+                {"veth", "xps", "applied"},
+                {"veth", "rps", "applied"},
+                {"", "rps", "unmanaged"},
+        };
+        static const MetricsBucket buckets[] = {{10, 1}, {25, 3}, {50, 3}, {1000000, 7}};
+
+        *s = (MetricsSnapshot){
+                .up = true,
+                .version = xstrdup("0.9"),
+                .state = xstrdup("running"),
+                .discovery = xstrdup("netlink"),
+                .last_reload_error = xstrdup(""),
+                .values = values_of(names, v, ELEMENTSOF(names)),
+                .n_values = ELEMENTSOF(names),
+                .has_histogram = true,
+                .buckets = malloc(sizeof(buckets)),
+                .n_buckets = ELEMENTSOF(buckets),
+                .policy_processes = policies_of(policy_names, processes, 2),
+                .n_policy_processes = 2,
+                .policy_pending = policies_of(policy_names, pending, 2),
+                .n_policy_pending = 2,
+                .irqs = devices_of(irqs, ELEMENTSOF(irqs)),
+                .n_irqs = ELEMENTSOF(irqs),
+                .queues = devices_of(queues, ELEMENTSOF(queues)),
+                .n_queues = ELEMENTSOF(queues),
+        };
+        ck_assert_ptr_nonnull(s->buckets);
+        memcpy(s->buckets, buckets, sizeof(buckets));
+}
+
+static char *format_ok(const MetricsSnapshot *s) {
+        char *text = NULL;
+        int r = metrics_format(s, &text);
+
+        ck_assert_msg(r == 0, "metrics_format: %s", strerror(-r));
+        ck_assert_ptr_nonnull(text);
+        return text;
+}
+
+/* The metric name of a sample line: up to '{' or ' '. */
+static char *sample_name(const char *line, size_t len) {
+        size_t n = strcspn(line, "{ ");
+
+        ck_assert_uint_lt(n, len);
+        return strndup(line, n);
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}
+
+/*
+ * Checks the shape of the text: every line ends in "\n"; each family is "# HELP NAME text",
+ * "# TYPE NAME type", then samples of NAME (a histogram's NAME_bucket, _sum, _count), never a
+ * family twice; names start with affinityd_ and counters end in _total; no label is a PID.
+ */
+static void check_exposition(const char *text) {
+        char family[128] = "", type[16] = "";
+        char **seen = NULL;
+        size_t n_seen = 0;
+
+        ck_assert_msg(text[0] && text[strlen(text) - 1] == '\n', "text does not end in a newline");
+        ck_assert_msg(!strstr(text, "pid="), "a PID label:\n%s", text);
+        for (const char *p = text; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = (size_t)(nl - p);
+                _cleanup_free_ char *line = strndup(p, len);
+
+                ck_assert_ptr_nonnull(line);
+                if (strncmp(line, "# HELP ", 7) == 0) {
+                        size_t n = strcspn(line + 7, " ");
+
+                        ck_assert_uint_lt(n, sizeof(family));
+                        memcpy(family, line + 7, n);
+                        family[n] = 0;
+                        ck_assert_msg(line[7 + n] == ' ' && line[8 + n], "HELP without text: %s", line);
+                        ck_assert_msg(
+                                strncmp(family, "affinityd_", 10) == 0, "name without prefix: %s", family);
+                        for (size_t i = 0; i < n_seen; i++)
+                                ck_assert_msg(!streq(seen[i], family), "family %s twice", family);
+                        seen = reallocarray(seen, n_seen + 1, sizeof(char *));
+                        ck_assert_ptr_nonnull(seen);
+                        seen[n_seen++] = strdup(family);
+                        type[0] = 0;
+                } else if (strncmp(line, "# TYPE ", 7) == 0) {
+                        size_t n = strlen(family);
+
+                        ck_assert_msg(
+                                strncmp(line + 7, family, n) == 0 && line[7 + n] == ' ',
+                                "TYPE %s after HELP %s", line, family);
+                        snprintf(type, sizeof(type), "%s", line + 8 + n);
+                        ck_assert_msg(
+                                streq(type, "counter") || streq(type, "gauge") || streq(type, "histogram"),
+                                "type %s", type);
+                        ck_assert_msg(
+                                streq(type, "counter") == has_suffix(family, "_total"),
+                                "%s: counters, and only they, end in _total", family);
+                } else {
+                        _cleanup_free_ char *name = sample_name(line, len);
+
+                        ck_assert_msg(type[0], "sample before TYPE: %s", line);
+                        if (streq(type, "histogram"))
+                                ck_assert_msg(
+                                        strncmp(name, family, strlen(family)) == 0 &&
+                                                (streq(name + strlen(family), "_bucket") ||
+                                                 streq(name + strlen(family), "_sum") ||
+                                                 streq(name + strlen(family), "_count")),
+                                        "%s in histogram %s", name, family);
+                        else
+                                ck_assert_msg(streq(name, family), "sample %s in family %s", name, family);
+                }
+                p = nl + 1;
+        }
+        for (size_t i = 0; i < n_seen; i++)
+                free(seen[i]);
+        free(seen);
+}
+
+START_TEST(test_full) {
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {};
+        _cleanup_free_ char *text = NULL;
+
+        full_snapshot(&s);
+        text = format_ok(&s);
+        check_exposition(text);
+
+        ck_assert_msg(strncmp(text, "# HELP affinityd_up ", 20) == 0, "%s", text);
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_up 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_build_info{version=\"0.9\"} 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_state{state=\"running\"} 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_state{state=\"degraded\"} 0")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_discovery{mode=\"netlink\"} 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_discovery{mode=\"polling\"} 0")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_last_reload_success 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_managed_processes 5")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_last_reload_timestamp_seconds 1733097600.000001")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_placement_latency_max_seconds 0.00125")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_events_received_total 42")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_events_lost_total 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_placement_failures_total 3")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_reloads_total 2")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_device_events_total 0")));
+        ck_assert_ptr_nonnull(strstr(text, "\n# TYPE affinityd_events_received_total counter\n"));
+        ck_assert_ptr_nonnull(strstr(text, "\n# TYPE affinityd_managed_processes gauge\n"));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_policy_processes{policy=\"db\"} 3")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_policy_processes{policy=\"web\"} 2")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_policy_pending{policy=\"web\"} 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_policy_pending{policy=\"db\"} 0")));
+        /* Devices by rule and state; those no rule places are not counted. */
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_irqs{rule=\"nic\",state=\"applied\"} 2")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_irqs{rule=\"nic\",state=\"refused\"} 1")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_net_queues{rule=\"veth\",kind=\"rps\",state=\"applied\"} 2")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_net_queues{rule=\"veth\",kind=\"xps\",state=\"applied\"} 1")));
+        ck_assert_ptr_null(strstr(text, "unmanaged"));
+        /* The quantiles are the histogram's business: not metrics of their own. */
+        ck_assert_ptr_null(strstr(text, "p50"));
+        ck_assert_ptr_null(strstr(text, "usec"));
+}
+END_TEST
+
+START_TEST(test_histogram) {
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {};
+        _cleanup_free_ char *text = NULL;
+        uint64_t prev = 0, n_buckets = 0, inf = UINT64_MAX;
+        const char *p;
+
+        full_snapshot(&s);
+        text = format_ok(&s);
+        ck_assert_ptr_nonnull(strstr(text, "\n# TYPE affinityd_placement_latency_seconds histogram\n"));
+        ck_assert_ptr_nonnull(
+                strstr(text,
+                       "\naffinityd_placement_latency_seconds_bucket{le=\"0.00001\"} 1\n"
+                       "affinityd_placement_latency_seconds_bucket{le=\"0.000025\"} 3\n"
+                       "affinityd_placement_latency_seconds_bucket{le=\"0.00005\"} 3\n"
+                       "affinityd_placement_latency_seconds_bucket{le=\"1\"} 7\n"
+                       "affinityd_placement_latency_seconds_bucket{le=\"+Inf\"} 9\n"
+                       "affinityd_placement_latency_seconds_sum 12.345678\n"
+                       "affinityd_placement_latency_seconds_count 9\n"));
+
+        /* Cumulative and monotone, +Inf last and equal to _count. */
+        for (p = text; (p = strstr(p, "_bucket{le=\"")); p++) {
+                const char *v = strstr(p, "} ");
+                uint64_t c = strtoull(v + 2, NULL, 10);
+
+                ck_assert_uint_ge(c, prev);
+                prev = c;
+                n_buckets++;
+                if (strncmp(p + 12, "+Inf", 4) == 0)
+                        inf = c;
+        }
+        ck_assert_uint_eq(n_buckets, 5);
+        ck_assert_uint_eq(inf, 9);
+
+        /* Not cumulative: refused. */
+        s.buckets[2].count = 2;
+        ck_assert_int_eq(metrics_format(&s, &(char *){NULL}), -EBADMSG);
+        s.buckets[2].count = 3;
+        s.buckets[2].le_usec = 25;
+        ck_assert_int_eq(metrics_format(&s, &(char *){NULL}), -EBADMSG);
+        s.buckets[2].le_usec = 50;
+        s.buckets[3].count = 10; /* above PlacementLatencyCount */
+        ck_assert_int_eq(metrics_format(&s, &(char *){NULL}), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_escaping) {
+        static const char *const names[] = {"a\"b\\c\nd"};
+        static const uint64_t v[] = {3};
+        static const char *const irqs[][3] = {{"r\"1", NULL, "applied"}};
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {
+                .up = true,
+                .version = xstrdup("1.0 \"beta\"\\x"),
+                .state = xstrdup("odd\nstate"),
+                .policy_processes = policies_of(names, v, 1),
+                .n_policy_processes = 1,
+                .irqs = devices_of(irqs, 1),
+                .n_irqs = 1,
+        };
+        _cleanup_free_ char *text = format_ok(&s);
+
+        check_exposition(text);
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_policy_processes{policy=\"a\\\"b\\\\c\\nd\"} 3")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_build_info{version=\"1.0 \\\"beta\\\"\\\\x\"} 1")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_irqs{rule=\"r\\\"1\",state=\"applied\"} 1")));
+        /* A state this affinityctl doesn't know: every known one 0, that one 1. */
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_state{state=\"running\"} 0")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_state{state=\"odd\\nstate\"} 1")));
+}
+END_TEST
+
+/* An older daemon: what it lacks is left out, including the histogram without its count. */
+START_TEST(test_missing) {
+        static const char *const names[] = {"EventsReceived"};
+        static const uint64_t v[] = {7};
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {
+                .up = true,
+                .values = values_of(names, v, 1),
+                .n_values = 1,
+                .has_histogram = true,
+        };
+        _cleanup_free_ char *text = format_ok(&s);
+
+        check_exposition(text);
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_events_received_total 7")));
+        ck_assert_ptr_null(strstr(text, "affinityd_placement_latency_seconds"));
+        ck_assert_ptr_null(strstr(text, "affinityd_build_info"));
+        ck_assert_ptr_null(strstr(text, "affinityd_state"));
+        ck_assert_ptr_null(strstr(text, "affinityd_policy_"));
+        ck_assert_ptr_null(strstr(text, "affinityd_irqs"));
+}
+END_TEST
+
+START_TEST(test_down) {
+        MetricsSnapshot s = {.up = false};
+        _cleanup_free_ char *text = format_ok(&s);
+
+        check_exposition(text);
+        ck_assert_str_eq(
+                text,
+                "# HELP affinityd_up Whether affinityd could be read over D-Bus (1) or not (0).\n"
+                "# TYPE affinityd_up gauge\n"
+                "affinityd_up 0\n");
+}
+END_TEST
+
+START_TEST(test_listen_address) {
+        static const char *const bad[] = {
+                "",
+                "9187",
+                "127.0.0.1",
+                "127.0.0.1:",
+                "127.0.0.1:x",
+                "127.0.0.1:65536",
+                "127.0.0.1:-1",
+                "::1:9187",
+                "[::1]",
+                "[::1]9187",
+                "[]:9187",
+                "localhost:9187",
+                "1.2.3:9187",
+                "[1.2.3.4]:1",
+                "127.0.0.1:9187x",
+        };
+        struct sockaddr_storage ss;
+        socklen_t len;
+        char buf[INET6_ADDRSTRLEN];
+
+        ck_assert_int_eq(metrics_parse_listen_address("127.0.0.1:9187", &ss, &len), 0);
+        ck_assert_int_eq(ss.ss_family, AF_INET);
+        ck_assert_uint_eq(len, sizeof(struct sockaddr_in));
+        ck_assert_uint_eq(ntohs(((struct sockaddr_in *)&ss)->sin_port), 9187);
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "127.0.0.1");
+
+        ck_assert_int_eq(metrics_parse_listen_address("[::1]:0", &ss, &len), 0);
+        ck_assert_int_eq(ss.ss_family, AF_INET6);
+        ck_assert_uint_eq(len, sizeof(struct sockaddr_in6));
+        ck_assert_uint_eq(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 0);
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "::1");
+
+        ck_assert_int_eq(metrics_parse_listen_address(":9187", &ss, &len), 0);
+        ck_assert_int_eq(ss.ss_family, AF_INET6);
+        ck_assert_uint_eq(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 9187);
+        ck_assert(IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr));
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(
+                        metrics_parse_listen_address(bad[i], &ss, &len) == -EINVAL, "\"%s\" accepted",
+                        bad[i]);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("ctl-metrics");
+        TCase *tc = tcase_create("format");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_full);
+        tcase_add_test(tc, test_histogram);
+        tcase_add_test(tc, test_escaping);
+        tcase_add_test(tc, test_missing);
+        tcase_add_test(tc, test_down);
+        tcase_add_test(tc, test_listen_address);
+        suite_add_tcase(s, tc);
+
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
