@@ -47,5 +47,14 @@ check "affinityctl reads $conf_dir" grep -qaF -- "$conf_dir/policy.d" "$ctl"
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 check "ExecStart=$exec_start is the installed daemon" test -x "$dest$exec_start"
 
+# The Prometheus endpoint: its socket beside affinityd.service, and its service runs the
+# installed affinityctl on the socket systemd passes.
+unit_dir=$(dirname "$unit")
+check "affinityd-metrics.socket installed beside affinityd.service" test -f "$unit_dir/affinityd-metrics.socket"
+metrics_start=$(sed -n 's/^ExecStart=//p' "$unit_dir/affinityd-metrics.service" 2>/dev/null)
+check "affinityd-metrics.service runs the installed affinityctl (ExecStart=$metrics_start)" \
+        test "$metrics_start" = "${ctl#"$dest"} metrics --listen=systemd"
+check "metrics.md installed" test -n "$(find "$dest" -path '*/doc/affinityd/metrics.md' -type f)"
+
 [ "$fail" = 0 ] && echo "ok: configuration $conf_dir, vendor policies $vendor_dir, runtime $runtime_dir"
 exit $fail
