@@ -63,7 +63,7 @@ trap 'rm -rf "$dir"' EXIT
 
 expect "complete -p affinityctl" "complete -F _affinityctl affinityctl" "$(complete -p affinityctl 2>&1)"
 expect "affinityctl <TAB>" \
-        "explain irqs monitor net plan policies processes reload rescan status top validate" \
+        "explain irqs metrics monitor net plan policies processes reload rescan status top validate" \
         "$(complete_line 'affinityctl ')"
 expect "affinityctl ex<TAB>" "explain" "$(complete_line 'affinityctl ex')"
 expect "affinityctl --json p<TAB>" "plan policies processes" "$(complete_line 'affinityctl --json p')"
@@ -78,11 +78,11 @@ expect "affinityctl --bus-address=unix:path=/tmp/x ex<TAB>" "explain" \
 expect "affinityctl --bus-address=unix:path=/tmp/x,guid=y --json p<TAB>" "plan policies processes" \
         "$(complete_line 'affinityctl --bus-address=unix:path=/tmp/x,guid=y --json p')"
 expect "affinityctl --bus-address=unix:path=/tmp/x <TAB>" \
-        "explain irqs monitor net plan policies processes reload rescan status top validate" \
+        "explain irqs metrics monitor net plan policies processes reload rescan status top validate" \
         "$(complete_line 'affinityctl --bus-address=unix:path=/tmp/x ')"
 expect "affinityctl --bus-address=unix:pa<TAB>" "" "$(complete_line 'affinityctl --bus-address=unix:pa')"
 expect "affinityctl --bus-address unix:path=/tmp/x <TAB> (value apart)" \
-        "explain irqs monitor net plan policies processes reload rescan status top validate" \
+        "explain irqs metrics monitor net plan policies processes reload rescan status top validate" \
         "$(complete_line 'affinityctl --bus-address unix:path=/tmp/x ')"
 
 # explain completes the PIDs the daemon manages (affinityctl --no-legend processes, asked on
