@@ -245,6 +245,10 @@ int verb_metrics(char **args) {
         _cleanup_free_ char *text = NULL;
         int r;
 
+        if (arg_json) {
+                fprintf(stderr, "metrics writes the Prometheus text format; --json does not apply.\n");
+                return EXIT_USAGE;
+        }
         if (arg_listen)
                 return serve(arg_listen);
 
