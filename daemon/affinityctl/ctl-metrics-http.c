@@ -222,10 +222,10 @@ static int serve(const char *listen) {
 
         d = MHD_start_daemon(
                 MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, handle_request, NULL,
-                MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
-                (unsigned)HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-                (unsigned)HTTP_CONNECTION_TIMEOUT, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
-                MHD_OPTION_END);
+                /* The logger first, so that it has every message. */
+                MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+                MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+                (unsigned)HTTP_CONNECTION_TIMEOUT, MHD_OPTION_END);
         if (!d) {
                 fprintf(stderr, "Failed to start the HTTP server on %s.\n", listen);
                 return EXIT_FAILURE_;

@@ -3,7 +3,8 @@
  * Tests of affinityctl metrics' formatter (daemon/affinityctl/ctl-metrics.c): the exposition
  * format's shape (HELP and TYPE before each family's samples, no family twice), the names
  * (affinityd_ prefix, _total counters, seconds), label escaping, the histogram (cumulative,
- * +Inf = count), what an older daemon lacks, affinityd_up 0; and --listen='s addresses.
+ * +Inf = count), what an older daemon lacks, affinityd_up 0; and --listen='s addresses. With the
+ * argument "promtool": promtool check metrics on a full snapshot's text.
  */
 
 #include <arpa/inet.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl-metrics.h"
 #include "macro.h"
@@ -436,18 +438,67 @@ START_TEST(test_listen_address) {
 }
 END_TEST
 
-int main(void) {
+/* promtool check metrics, when installed: the text of a full snapshot passes its parser and its
+ * lint (names, units, _total, HELP), escaped labels included. */
+START_TEST(test_promtool) {
+        static const char *const names[] = {"a\"b\\c\nd"};
+        static const uint64_t v[] = {3};
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {};
+        _cleanup_free_ char *text = NULL, *cmd = NULL;
+        char path[] = "/tmp/test-ctl-metrics-XXXXXX";
+        int fd, r;
+
+        full_snapshot(&s);
+        /* A policy name to escape, besides db and web. */
+        s.policy_processes = reallocarray(s.policy_processes, 3, sizeof(MetricsPolicy));
+        ck_assert_ptr_nonnull(s.policy_processes);
+        {
+                MetricsPolicy *extra = policies_of(names, v, 1);
+
+                s.policy_processes[2] = extra[0];
+                free(extra);
+        }
+        s.n_policy_processes = 3;
+        text = format_ok(&s);
+
+        fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+        ck_assert_int_ge(asprintf(&cmd, "promtool check metrics < %s", path), 0);
+        r = system(cmd);
+        unlink(path);
+        ck_assert_msg(r == 0, "promtool check metrics refused (status %d):\n%s", r, text);
+}
+END_TEST
+
+static bool promtool_installed(void) {
+        return system("command -v promtool >/dev/null 2>&1") == 0;
+}
+
+/* Arguments: none (the formatter), or "promtool" (exits 77 without promtool). */
+int main(int argc, char *argv[]) {
+        bool promtool = argc > 1 && streq(argv[1], "promtool");
         Suite *s = suite_create("ctl-metrics");
         TCase *tc = tcase_create("format");
         SRunner *sr;
         int failed;
 
-        tcase_add_test(tc, test_full);
-        tcase_add_test(tc, test_histogram);
-        tcase_add_test(tc, test_escaping);
-        tcase_add_test(tc, test_missing);
-        tcase_add_test(tc, test_down);
-        tcase_add_test(tc, test_listen_address);
+        if (promtool && !promtool_installed()) {
+                printf("SKIP: promtool is not installed (Debian's package prometheus, tests/install-deps "
+                       "--tests)\n");
+                return 77;
+        }
+        if (promtool)
+                tcase_add_test(tc, test_promtool);
+        else {
+                tcase_add_test(tc, test_full);
+                tcase_add_test(tc, test_histogram);
+                tcase_add_test(tc, test_escaping);
+                tcase_add_test(tc, test_missing);
+                tcase_add_test(tc, test_down);
+                tcase_add_test(tc, test_listen_address);
+        }
         suite_add_tcase(s, tc);
 
         sr = srunner_create(s);
