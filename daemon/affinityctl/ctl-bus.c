@@ -164,6 +164,38 @@ int ctl_daemon_running(sd_bus *bus) {
         return r < 0 ? r : has;
 }
 
+int ctl_read_properties(
+        sd_bus_message *reply,
+        int (*read)(sd_bus_message *reply, const char *name, const char *contents, void *userdata),
+        void *userdata) {
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r > 0) {
+                const char *name, *contents;
+
+                r = sd_bus_message_enter_container(reply, 'e', "sv");
+                if (r <= 0)
+                        break;
+                r = sd_bus_message_read_basic(reply, 's', &name);
+                if (r >= 0)
+                        r = sd_bus_message_peek_type(reply, NULL, &contents);
+                if (r >= 0)
+                        r = sd_bus_message_enter_container(reply, 'v', contents);
+                if (r >= 0)
+                        r = read(reply, name, contents, userdata);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = 1;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        return r < 0 ? r : 0;
+}
+
 int ctl_run_list(const ListVerb *v, void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;

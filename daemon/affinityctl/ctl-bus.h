@@ -48,6 +48,18 @@ bool ctl_explain_needs_root(const char *verb, const sd_bus_error *error);
 int ctl_daemon_running(sd_bus *bus);
 
 /*
+ * Walks a Properties.GetAll reply, a{sv}: for each property, in the order the daemon sent them,
+ * calls read(reply, name, contents, userdata) with reply inside the property's variant, whose
+ * signature is contents ("t", "as", "a(tt)"). read consumes the value (reads it, or skips it with
+ * sd_bus_message_skip()) and returns 0 or more, or a negative errno, which ends the walk.
+ * Returns 0 or a negative errno.
+ */
+int ctl_read_properties(
+        sd_bus_message *reply,
+        int (*read)(sd_bus_message *reply, const char *name, const char *contents, void *userdata),
+        void *userdata);
+
+/*
  * A verb that shows what one of the daemon's List methods returns (an array of structs), one
  * table row per element.
  */

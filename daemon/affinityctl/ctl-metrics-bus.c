@@ -102,7 +102,7 @@ static int read_processes_by_policy(sd_bus_message *m, MetricsSnapshot *s) {
 }
 
 /* The value of the property name, of signature contents, into s; others are skipped. */
-static int read_value(sd_bus_message *m, const char *name, const char *contents, MetricsSnapshot *s) {
+static int read_value(sd_bus_message *m, const char *name, const char *contents, void *userdata) {
         static const struct {
                 const char *property;
                 size_t offset;
@@ -112,6 +112,7 @@ static int read_value(sd_bus_message *m, const char *name, const char *contents,
                 {"Discovery", offsetof(MetricsSnapshot, discovery)},
                 {"LastReloadError", offsetof(MetricsSnapshot, last_reload_error)},
         };
+        MetricsSnapshot *s = userdata;
         int r;
 
         if (streq(contents, "s"))
@@ -147,32 +148,7 @@ static int read_value(sd_bus_message *m, const char *name, const char *contents,
 
 /* Reads a Properties.GetAll reply, a{sv}, into s. */
 static int read_properties(sd_bus_message *m, MetricsSnapshot *s) {
-        int r;
-
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        while (r > 0) {
-                const char *name, *contents;
-
-                r = sd_bus_message_enter_container(m, 'e', "sv");
-                if (r <= 0)
-                        break;
-                r = sd_bus_message_read_basic(m, 's', &name);
-                if (r >= 0)
-                        r = sd_bus_message_peek_type(m, NULL, &contents);
-                if (r >= 0)
-                        r = sd_bus_message_enter_container(m, 'v', contents);
-                if (r >= 0)
-                        r = read_value(m, name, contents, s);
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(m);
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(m);
-                if (r >= 0)
-                        r = 1;
-        }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(m);
-        return r < 0 ? r : 0;
+        return ctl_read_properties(m, read_value, s);
 }
 
 /* ListPolicies() -> a(ssuss): name, file, line, cpus, pending reason. */

@@ -155,39 +155,26 @@ static int read_variant(sd_bus_message *reply, const char *contents, Cell *ret) 
         return 1;
 }
 
-/* Reads one {sv} entry: 1 and *p extended, 0 after the last, or a negative errno. */
-static int read_property(sd_bus_message *reply, Properties *p) {
+/* One property of the GetAll reply (ctl_read_properties()): appended to the Properties
+ * userdata, unless it is of a type status doesn't show. */
+static int read_property(sd_bus_message *reply, const char *name, const char *contents, void *userdata) {
         _cleanup_(property_free_value) Field prop = {};
-        const char *name, *contents;
+        Properties *p = userdata;
         Field *n;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'e', "sv");
+        r = read_variant(reply, contents, &prop.value);
         if (r <= 0)
                 return r;
-        r = sd_bus_message_read_basic(reply, 's', &name);
-        if (r >= 0)
-                r = sd_bus_message_peek_type(reply, NULL, &contents);
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'v', contents);
-        if (r >= 0)
-                r = read_variant(reply, contents, &prop.value);
-        if (r < 0)
-                return r;
-        if (r > 0) {
-                prop.key = strdup(name);
-                n = reallocarray(p->items, p->n + 1, sizeof(Field));
-                if (n)
-                        p->items = n;
-                if (!prop.key || !n)
-                        return -ENOMEM;
-                p->items[p->n++] = prop;
-                prop = (Field){};
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_exit_container(reply);
-        return r < 0 ? r : 1;
+        prop.key = strdup(name);
+        n = reallocarray(p->items, p->n + 1, sizeof(Field));
+        if (n)
+                p->items = n;
+        if (!prop.key || !n)
+                return -ENOMEM;
+        p->items[p->n++] = prop;
+        prop = (Field){};
+        return 0;
 }
 
 /* Reads an a{sv} (Properties.GetAll reply) into *ret, in the order the daemon sent it. */
@@ -195,14 +182,7 @@ static int read_properties(sd_bus_message *reply, Properties *ret) {
         _cleanup_(properties_done) Properties p = {};
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        while (r >= 0) {
-                r = read_property(reply, &p);
-                if (r <= 0)
-                        break;
-        }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(reply);
+        r = ctl_read_properties(reply, read_property, &p);
         if (r < 0)
                 return r;
         *ret = p;
