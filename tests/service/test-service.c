@@ -984,6 +984,48 @@ START_TEST(test_bus) {
 }
 END_TEST
 
+#define METRICS_SOCKET  "affinityd-metrics.socket"
+#define METRICS_SERVICE "affinityd-metrics.service"
+
+/*
+ * The Prometheus endpoint as a host runs it: the socket unit listens on 9187, the first scrape
+ * starts affinityctl metrics --listen=systemd as a dynamic user, which reads the daemon as
+ * anyone may. The scrape is bash's /dev/tcp: no HTTP client needed.
+ */
+START_TEST(test_metrics_socket) {
+        _cleanup_free_ char *verify = NULL, *metrics = NULL, *dynamic = NULL, *user = NULL, *want = NULL;
+        int r;
+
+        REQUIRE_CONTAINER();
+
+        r = in_container(&verify, "systemd-analyze verify --man=no " METRICS_SOCKET " " METRICS_SERVICE);
+        ck_assert_msg(r == 0 && strip(verify)[0] == '\0', "systemd-analyze verify (%d):\n%s", r, verify);
+
+        free(CHECKED("systemctl start " METRICS_SOCKET));
+        assert_unit_state(METRICS_SOCKET, "active", "listening");
+        metrics = CHECKED("bash -c 'exec 3<>/dev/tcp/127.0.0.1/9187 && "
+                          "printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 && cat <&3'");
+        ck_assert_msg(
+                strstr(metrics, "HTTP/1.0 200") || strstr(metrics, "HTTP/1.1 200"), "scrape:\n%s", metrics);
+        ck_assert_msg(strstr(metrics, "\naffinityd_up 1\n"), "scrape:\n%s", metrics);
+        want = xasprintf("\naffinityd_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+        ck_assert_msg(strstr(metrics, want), "scrape lacks %s:\n%s", want, metrics);
+        /* Polling in the container's PID namespace: degraded (test_bus). */
+        ck_assert_msg(strstr(metrics, "\naffinityd_state{state=\"degraded\"} 1\n"), "scrape:\n%s", metrics);
+        ck_assert_msg(
+                strstr(metrics, "\naffinityd_policy_processes{policy=\"probe\"} "), "scrape:\n%s", metrics);
+
+        assert_unit_state(METRICS_SERVICE, "active", "running");
+        dynamic = unit_property(METRICS_SERVICE, "DynamicUser");
+        ck_assert_str_eq(dynamic, "yes");
+        user = CHECKED("ps -o user= -p $(systemctl show -p MainPID --value " METRICS_SERVICE ")");
+        ck_assert_msg(!streq(user, "root"), "%s runs as root", METRICS_SERVICE);
+
+        free(CHECKED("systemctl stop " METRICS_SOCKET " " METRICS_SERVICE));
+        assert_unit_state(METRICS_SERVICE, "inactive", "dead");
+}
+END_TEST
+
 static void assert_clean_stop(void) {
         _cleanup_free_ char *result = NULL;
 
@@ -1397,6 +1439,7 @@ int main(void) {
         tcase_add_test(tc, test_place_new);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_bus);
+        tcase_add_test(tc, test_metrics_socket);
         tcase_add_test(tc, test_watchdog_stop_activation);
         tcase_add_test(tc, test_journal);
         tcase_add_test(tc, test_via_systemd);
