@@ -210,6 +210,9 @@ static int serve(const char *listen) {
         if (fd < 0)
                 return -fd;
 
+        /* A scraper that goes away mid-answer must not kill the server (libmicrohttpd sends with
+         * MSG_NOSIGNAL; this is for anything else that writes to a socket). */
+        (void)signal(SIGPIPE, SIG_IGN);
         /* Blocked before libmicrohttpd starts its thread, which inherits the mask: the signals
          * come to sigwait() below. */
         sigemptyset(&mask);
