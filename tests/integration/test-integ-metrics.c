@@ -61,7 +61,8 @@ static void bg_start(Harness *h, Bg *b, const char *name, const char *const *arg
                 if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
                         _exit(126);
                 if (listen_fd >= 0) {
-                        if (dup2(listen_fd, 3) < 0)
+                        /* dup2() of fd 3 onto itself would keep its O_CLOEXEC. */
+                        if (listen_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(listen_fd, 3) < 0)
                                 _exit(126);
                         snprintf(pid_text, sizeof(pid_text), "%d", (int)getpid());
                         setenv("LISTEN_FDS", "1", 1);
