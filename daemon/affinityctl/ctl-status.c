@@ -288,11 +288,15 @@ static const char *const latency_fields[] = {
 };
 #define LATENCY_LABEL "Placement latency"
 
+/* Shown on the latency line too ("over N placements"), or only in --json (the sum). */
+#define LATENCY_COUNT_FIELD "PlacementLatencyCount"
+#define LATENCY_SUM_FIELD   "PlacementLatencySumUSec"
+
 static bool is_latency_field(const char *name) {
         for (size_t i = 0; i < ELEMENTSOF(latency_fields); i++)
                 if (streq(name, latency_fields[i]))
                         return true;
-        return false;
+        return streq(name, LATENCY_COUNT_FIELD) || streq(name, LATENCY_SUM_FIELD);
 }
 
 static void print_property(int width, const char *label, const Cell *p) {
@@ -395,8 +399,14 @@ static void print_status(const Properties *props, const Table *pending) {
                         value);
                 n_latency++;
         }
-        if (n_latency > 0)
+        if (n_latency > 0) {
+                const Cell *count = properties_find(props, LATENCY_COUNT_FIELD);
+                size_t l = strlen(latency);
+
+                if (count && count->type == CELL_NUMBER)
+                        snprintf(latency + l, sizeof(latency) - l, " over %s placements", count->s);
                 output_field(width, LATENCY_LABEL, latency);
+        }
 
         /* Whatever else the daemon offers (newer daemons have more). */
         for (size_t i = 0; i < props->n; i++)
