@@ -241,8 +241,8 @@ int metrics_snapshot_read(sd_bus *bus, MetricsSnapshot *ret, sd_bus_error *error
                 bool get_all = i == 0;
 
                 r = ctl_call(
-                        bus, calls[i].interface, calls[i].member, 0, error, &reply, get_all ? "s" : NULL,
-                        AFFINITYD_BUS_INTERFACE);
+                        bus, calls[i].interface, calls[i].member, METRICS_CALL_TIMEOUT_USEC, error, &reply,
+                        get_all ? "s" : NULL, AFFINITYD_BUS_INTERFACE);
                 if (r < 0)
                         return r;
                 r = calls[i].read(reply, &s);

@@ -17,6 +17,10 @@
 
 #include <systemd/sd-bus.h>
 
+/* How long each call of metrics_snapshot_read() may take, µs: under Prometheus' default scrape
+ * timeout (10 s), so that a daemon busy placing a storm gives a failed scrape, not a hung one. */
+#define METRICS_CALL_TIMEOUT_USEC (UINT64_C(5) * 1000000)
+
 /* The Content-Type of what metrics_format() writes. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -98,8 +102,8 @@ int metrics_parse_listen_address(const char *s, struct sockaddr_storage *ret, so
 /*
  * Fills *ret from the daemon on bus: Properties.GetAll of org.affinityd1.Manager (one
  * consistent snapshot of its counters, state and histogram), then ListPolicies, ListIrqs and
- * ListNetQueues; ret->up is true. Returns 0, or the negative errno of the failed call with the
- * D-Bus error in *error (the caller says what went wrong, ctl_call_failed()), or -EBADMSG for a
- * reply of the wrong shape.
+ * ListNetQueues, each within METRICS_CALL_TIMEOUT_USEC; ret->up is true. Returns 0, or the negative errno of
+ * the failed call with the D-Bus error in *error (the caller says what went wrong, ctl_call_failed()), or
+ * -EBADMSG for a reply of the wrong shape.
  */
 int metrics_snapshot_read(sd_bus *bus, MetricsSnapshot *ret, sd_bus_error *error);
