@@ -95,15 +95,16 @@ int metrics_format(const MetricsSnapshot *s, char **ret);
 /*
  * Parses the ADDR of --listen=ADDR, numeric only: "127.0.0.1:9187", "[::1]:9187", or ":9187"
  * (every address: :: with IPv4 too, the socket being dual-stack). The port is 0..65535 (0: one
- * the kernel picks). Writes the address to *ret and its length to *ret_len. Returns 0 or -EINVAL.
+ * the kernel picks). Writes the address to *ret and its length to *ret_len. Returns 0, -EINVAL,
+ * or -ENOMEM.
  */
 int metrics_parse_listen_address(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len);
 
 /*
  * Fills *ret from the daemon on bus: Properties.GetAll of org.affinityd1.Manager (one
  * consistent snapshot of its counters, state and histogram), then ListPolicies, ListIrqs and
- * ListNetQueues, each within METRICS_CALL_TIMEOUT_USEC; ret->up is true. Returns 0, or the negative errno of
- * the failed call with the D-Bus error in *error (the caller says what went wrong, ctl_call_failed()), or
- * -EBADMSG for a reply of the wrong shape.
+ * ListNetQueues, each within METRICS_CALL_TIMEOUT_USEC; ret->up is true. Returns 0, or the
+ * negative errno of the failed call with the D-Bus error in *error (the caller says what went
+ * wrong, ctl_call_failed()), or -EBADMSG for a reply of the wrong shape.
  */
 int metrics_snapshot_read(sd_bus *bus, MetricsSnapshot *ret, sd_bus_error *error);
