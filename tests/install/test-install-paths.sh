@@ -54,6 +54,10 @@ check "affinityd-metrics.socket installed beside affinityd.service" test -f "$un
 metrics_start=$(sed -n 's/^ExecStart=//p' "$unit_dir/affinityd-metrics.service" 2>/dev/null)
 check "affinityd-metrics.service runs the installed affinityctl (ExecStart=$metrics_start)" \
         test "$metrics_start" = "${ctl#"$dest"} metrics --listen=systemd"
+check "affinityd-metrics.service runs as the user of sysusers.d/affinityd-metrics.conf" \
+        grep -qx "User=affinityd-metrics" "$unit_dir/affinityd-metrics.service"
+check "sysusers.d/affinityd-metrics.conf installed" \
+        test -n "$(find "$dest" -path '*/sysusers.d/affinityd-metrics.conf' -type f)"
 check "metrics.md installed" test -n "$(find "$dest" -path '*/doc/affinityd/metrics.md' -type f)"
 
 [ "$fail" = 0 ] && echo "ok: configuration $conf_dir, vendor policies $vendor_dir, runtime $runtime_dir"
