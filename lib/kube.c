@@ -504,7 +504,11 @@ static int records_find(KubeRecords *k, const KubeCgroupIds *ids, KubeNames *ret
                 KubeContainer key = {};
 
                 strcpy(key.id, ids->container_id);
-                c = bsearch(&key, k->containers, k->n_containers, sizeof(KubeContainer), compare_container);
+                /* bsearch(3) takes no NULL array, even of 0 elements */
+                if (k->n_containers > 0)
+                        c =
+                                bsearch(&key, k->containers, k->n_containers, sizeof(KubeContainer),
+                                        compare_container);
                 if (c) {
                         *ret_miss = false;
                         return names_copy(c->names, 3, ret) ?: 1;
@@ -514,7 +518,8 @@ static int records_find(KubeRecords *k, const KubeCgroupIds *ids, KubeNames *ret
                 KubePod key = {};
 
                 strcpy(key.uid, ids->pod_uid);
-                p = bsearch(&key, k->pods, k->n_pods, sizeof(KubePod), compare_pod);
+                if (k->n_pods > 0)
+                        p = bsearch(&key, k->pods, k->n_pods, sizeof(KubePod), compare_pod);
         }
         *ret_miss = true; /* the container (or, without one, the pod) is not known yet */
         if (!p)

@@ -138,6 +138,8 @@ static void add_run(
         const MatchIndexEntry key = {.key = s, .len = len};
         const MatchIndexEntry *hit, *first, *last;
 
+        if (n == 0)
+                return; /* entries may be NULL then, which bsearch(3) does not take */
         hit = bsearch(&key, entries, n, sizeof(MatchIndexEntry), entry_key_cmp);
         if (!hit)
                 return;
