@@ -120,15 +120,20 @@ static void config_set_reserve(Config *c, const char *list) {
         c->reserve = set_of(list);
 }
 
-static Topology *load_corpus(const char *file) {
-        const char *corpus = getenv("AFFINITYD_CORPUS");
+/* The hwloc XML $env/subdir/file (tests/meson.build sets the variables). */
+static Topology *load_xml_under(const char *env, const char *subdir, const char *file) {
+        const char *dir = getenv(env);
         _cleanup_free_ char *path = NULL;
         Topology *t = NULL;
 
-        ck_assert_msg(corpus && *corpus, "AFFINITYD_CORPUS is not set (tests/meson.build sets it)");
-        ck_assert_int_ge(asprintf(&path, "%s/topologies/%s", corpus, file), 0);
+        ck_assert_msg(dir && *dir, "%s is not set (tests/meson.build sets it)", env);
+        ck_assert_int_ge(asprintf(&path, "%s/%s/%s", dir, subdir, file), 0);
         ck_assert_msg(topology_load_xml(path, &t) == 0, "cannot load %s", path);
         return t;
+}
+
+static Topology *load_corpus(const char *file) {
+        return load_xml_under("AFFINITYD_CORPUS", "topologies", file);
 }
 
 static Topology *load_synthetic(const char *description) {
@@ -994,14 +999,7 @@ END_TEST
 
 /* An XML of this directory's fixtures/ (AFFINITYD_SOURCE_ROOT/tests/unit/fixtures/FILE). */
 static Topology *load_fixture(const char *file) {
-        const char *root = getenv("AFFINITYD_SOURCE_ROOT");
-        _cleanup_free_ char *path = NULL;
-        Topology *t = NULL;
-
-        ck_assert_msg(root && *root, "AFFINITYD_SOURCE_ROOT is not set (tests/meson.build sets it)");
-        ck_assert_int_ge(asprintf(&path, "%s/tests/unit/fixtures/%s", root, file), 0);
-        ck_assert_msg(topology_load_xml(path, &t) == 0, "cannot load %s", path);
-        return t;
+        return load_xml_under("AFFINITYD_SOURCE_ROOT", "tests/unit/fixtures", file);
 }
 
 /*
