@@ -55,11 +55,13 @@
 /* sd-event pings between 1/2 and 3/4 of WatchdogSec= (30 s in the unit). */
 #define WATCHDOG_TIMEOUT_USEC (40 * USEC_PER_SEC)
 
-#define UNIT        "affinityd.service"
-#define PROBE_DIR   "/opt/affinityd-test"
-#define STAGING_DIR "/opt/affinityd-staging"
-#define PROBE_EXE   PROBE_DIR "/affinityd-probe"
-#define PROBE_COMM  "affinityd-probe"
+#define UNIT            "affinityd.service"
+#define METRICS_SOCKET  "affinityd-metrics.socket"
+#define METRICS_SERVICE "affinityd-metrics.service"
+#define PROBE_DIR       "/opt/affinityd-test"
+#define STAGING_DIR     "/opt/affinityd-staging"
+#define PROBE_EXE       PROBE_DIR "/affinityd-probe"
+#define PROBE_COMM      "affinityd-probe"
 /* The configuration directory the build reads (config.h, from meson's prefix and sysconfdir):
  * /etc/affinityd when built as distributions do, /usr/local/etc/affinityd with meson's default
  * prefix. Below /usr it would be read-only in the container (the overlay): a tmpfs is put there. */
@@ -620,16 +622,18 @@ static void container_boot(void) {
                 }
         }
 
-        /* A sanitizer build's leak check at exit needs ptrace(2), which the unit's system call
-         * filter refuses; the sanitizers stay on otherwise. */
+        /* A sanitizer build's leak check at exit needs ptrace(2), which the units' system call
+         * filters refuse; the sanitizers stay on otherwise. The daemon's unit and the metrics
+         * service (affinityctl) alike. */
         if (sanitize && *sanitize && !streq(sanitize, "none")) {
                 out = mfree(out);
                 if (in_container(
                             &out,
-                            "mkdir -p /etc/systemd/system/" UNIT ".d && "
+                            "for u in " UNIT " " METRICS_SERVICE "; do "
+                            "mkdir -p /etc/systemd/system/$u.d && "
                             "printf '[Service]\\nEnvironment=ASAN_OPTIONS=detect_leaks=0\\n' "
-                            "> /etc/systemd/system/" UNIT
-                            ".d/sanitizer.conf && systemctl daemon-reload") != 0) {
+                            "> /etc/systemd/system/$u.d/sanitizer.conf || exit 1; done && "
+                            "systemctl daemon-reload") != 0) {
                         fixture_error("cannot add the sanitizer drop-in: %s", strna(out));
                         return;
                 }
@@ -983,9 +987,6 @@ START_TEST(test_bus) {
         ck_assert_uint_eq(bus_property_u64("Reloads"), reloads + 1);
 }
 END_TEST
-
-#define METRICS_SOCKET  "affinityd-metrics.socket"
-#define METRICS_SERVICE "affinityd-metrics.service"
 
 /*
  * The Prometheus endpoint as a host runs it: the socket unit listens on 9187, the first scrape
