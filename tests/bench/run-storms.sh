@@ -108,6 +108,19 @@ for i in $(seq 10); do
 done
 [ $placed = 10 ] && ok "kill -9: placed after each of 10 restarts" || fail "kill -9: placed after $placed of 10 restarts"
 
+# restart_placed WHAT: the process put back on CPU 0, the daemon started over WHAT in its state
+# directory: it must run and place the process again.
+restart_placed() {
+        taskset -p -c 0 "$mpid" >/dev/null
+        start_daemon
+        if kill -0 "$dpid" 2>/dev/null && all_on "$mpid" 1; then
+                ok "state: started and placed with $1"
+        else
+                fail "state: did not start or place with $1 (see $work/daemon.log)"
+                tail -n 20 "$work/daemon.log"
+        fi
+}
+
 # corrupt state files
 stop_daemon
 mkdir -p "$work/state/processes"
@@ -119,14 +132,7 @@ yes 'thread 1 0-1' | head -c 8000000 >"$s/999996-4"
 mkdir -p "$s/999995-5"
 printf 'affinityd-state 999\n' >"$s/999994-6"
 printf 'x' >"$s/not-a-pid"
-taskset -p -c 0 "$mpid" >/dev/null
-start_daemon
-if kill -0 "$dpid" 2>/dev/null && all_on "$mpid" 1; then
-        ok "state: started and placed with seven kinds of corrupt state file"
-else
-        fail "state: did not start or place with corrupt state files (see $work/daemon.log)"
-        tail -n 20 "$work/daemon.log"
-fi
+restart_placed "seven kinds of corrupt state file"
 
 # a corrupt originals journal: not one at all (moved aside), then one with bad and torn lines
 for kind in binary lines; do
@@ -137,15 +143,10 @@ for kind in binary lines; do
                 printf 'affinityd-originals 1\nsave process 1 x\ndrop\nsave process 999990 1;default 0-x -\n\0\0\nsave process 2 1;def' \
                         >"$work/state/originals"
         fi
-        taskset -p -c 0 "$mpid" >/dev/null
-        start_daemon
-        if kill -0 "$dpid" 2>/dev/null && all_on "$mpid" 1; then
-                ok "state: started and placed with a corrupt originals journal ($kind)"
-        else
-                fail "state: did not start or place with a corrupt originals journal ($kind; see $work/daemon.log)"
-                tail -n 20 "$work/daemon.log"
-        fi
+        restart_placed "a corrupt originals journal ($kind)"
 done
+[ -f "$work/state/originals.bad" ] && ok "state: the journal that was none was moved aside (originals.bad)" ||
+        fail "state: no originals.bad after a journal of random bytes"
 
 echo 'exit' >&3
 echo "run-storms: $failed failed"
