@@ -655,3 +655,140 @@ size_t plan_n_pending(const Plan *plan) {
                         n++;
         return n;
 }
+
+/* ---- within: cpuset ---- */
+
+bool policy_plan_within_cpuset(const PolicyPlan *pp) {
+        if (!pp || pp->pending_reason)
+                return false;
+        if (pp->has_cpus && pp->policy->cpus.within == WITHIN_CPUSET)
+                return true;
+        for (size_t i = 0; i < pp->policy->n_threads; i++)
+                if (pp->threads[i].has_cpus && pp->policy->threads[i].cpus.within == WITHIN_CPUSET)
+                        return true;
+        return false;
+}
+
+/* A copy of n bytes at p (n > 0), or NULL on OOM. */
+static void *copy_bytes(const void *p, size_t n) {
+        void *c = malloc(n);
+
+        return c ? memcpy(c, p, n) : NULL;
+}
+
+void policy_plan_clear(PolicyPlan *pp) {
+        if (pp && pp->policy)
+                policy_plan_done(pp);
+}
+
+/*
+ * *set narrowed to allowed, unless they don't meet: then *set is left as it is (the kernel
+ * refuses it and placement reports the conflict). Adds an explanation line to pp either way.
+ * Returns 0 or -ENOMEM.
+ */
+static int narrow_set(PolicyPlan *pp, const char *prefix, CpuSet *set, const CpuSet *allowed) {
+        _cleanup_free_ char *before = set_str(set), *cg = set_str(allowed), *after = NULL;
+
+        if (!before || !cg)
+                return -ENOMEM;
+        if (!cpuset_intersects(set, allowed))
+                return strv_extendf(
+                        &pp->explanation,
+                        "%swithin: cpuset: its cgroup allows %s, none of %s (left to the kernel)", prefix,
+                        cg, before);
+        cpuset_and(set, allowed);
+        after = set_str(set);
+        if (!after)
+                return -ENOMEM;
+        return strv_extendf(
+                &pp->explanation, "%swithin: cpuset: its cgroup allows %s: %s", prefix, cg, after);
+}
+
+int plan_narrow_to_cpuset(const PolicyPlan *pp, const Topology *t, const CpuSet *allowed, PolicyPlan *ret) {
+        _cleanup_(policy_plan_clear) PolicyPlan n = {};
+        const Policy *p;
+        int r;
+
+        if (!policy_plan_within_cpuset(pp) || !allowed || cpuset_is_empty(allowed))
+                return 0;
+        p = pp->policy;
+
+        n = (PolicyPlan){
+                .policy = p,
+                .has_cpus = pp->has_cpus,
+                .has_memory = pp->has_memory,
+                .n_uids = pp->n_uids,
+                .warning_locations = NULL,
+        };
+        if (cpuset_copy(&n.cpus, &pp->cpus) < 0 || cpuset_copy(&n.nodes, &pp->nodes) < 0 ||
+            cpuset_copy(&n.memory_nodes, &pp->memory_nodes) < 0)
+                return -ENOMEM;
+        if (pp->explanation && !(n.explanation = strv_copy(pp->explanation)))
+                return -ENOMEM;
+        if (pp->warnings) {
+                size_t k = strv_length(pp->warnings);
+
+                n.warnings = strv_copy(pp->warnings);
+                n.warning_locations = copy_bytes(pp->warning_locations, k * sizeof(*n.warning_locations));
+                if (!n.warnings || !n.warning_locations)
+                        return -ENOMEM;
+        }
+        if (pp->n_uids > 0 && !(n.uids = copy_bytes(pp->uids, pp->n_uids * sizeof(*n.uids))))
+                return -ENOMEM;
+        if (p->n_threads > 0) {
+                n.threads = calloc(p->n_threads, sizeof(*n.threads));
+                if (!n.threads)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < p->n_threads; i++) {
+                const ThreadPlan *tp = &pp->threads[i];
+                ThreadPlan *nt = &n.threads[i];
+
+                nt->has_cpus = tp->has_cpus;
+                nt->spread = tp->spread;
+                if (cpuset_copy(&nt->cpus, &tp->cpus) < 0)
+                        return -ENOMEM;
+                if (tp->has_cpus && p->threads[i].cpus.within == WITHIN_CPUSET) {
+                        _cleanup_free_ char *prefix = NULL;
+
+                        if (asprintf(&prefix, "thread rule \"%s\": ", p->threads[i].name) < 0)
+                                return -ENOMEM;
+                        r = narrow_set(&n, prefix, &nt->cpus, allowed);
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        if (n.has_cpus && p->cpus.within == WITHIN_CPUSET) {
+                r = narrow_set(&n, "", &n.cpus, allowed);
+                if (r < 0)
+                        return r;
+                r = topology_nodes_of_cpus(t, &n.cpus, &n.nodes);
+                if (r < 0)
+                        return r;
+                if (p->memory.kind == MEMORY_LOCAL && cpuset_copy(&n.memory_nodes, &n.nodes) < 0)
+                        return -ENOMEM;
+        }
+
+        /* Spread rules: pp's order (one PU of every core first, in the packed order of the policy's
+         * set), keeping the CPUs the narrowed set has; over pp's set when the policy's is not within:. */
+        for (size_t i = 0; i < p->n_threads; i++) {
+                const ThreadPlan *tp = &pp->threads[i];
+                ThreadPlan *nt = &n.threads[i];
+                size_t k = 0;
+
+                if (!tp->spread || tp->n_spread_order == 0)
+                        continue;
+                nt->spread_order = calloc(tp->n_spread_order, sizeof(unsigned));
+                if (!nt->spread_order)
+                        return -ENOMEM;
+                for (size_t j = 0; j < tp->n_spread_order; j++)
+                        if (!n.has_cpus || cpuset_contains(&n.cpus, tp->spread_order[j]))
+                                nt->spread_order[k++] = tp->spread_order[j];
+                nt->n_spread_order = k;
+        }
+
+        *ret = n;
+        n = (PolicyPlan){};
+        return 1;
+}

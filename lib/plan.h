@@ -171,6 +171,31 @@ int plan_resolve_selector(
         const CpuSelector *s, const Topology *t, const CpuSet *reserve, CpuSet *ret, char **ret_reason);
 
 /*
+ * within: cpuset. True if pp (NULL: false) is active and its policy's cpus: or a thread rule's
+ * cpus: says within: cpuset, so each process gets its own plan (plan_narrow_to_cpuset()).
+ */
+bool policy_plan_within_cpuset(const PolicyPlan *pp);
+
+/*
+ * The plan of one process of pp's policy, whose cgroup allows allowed (OS CPU numbers: its
+ * cpuset.cpus.effective, lib/cgroup.h: cgroup_read_cpuset()), into *ret (overwritten; free with
+ * policy_plan_clear()): a deep copy of pp in which each set whose selector says within: cpuset
+ * — the policy's cpus:, a thread rule's cpus: — is narrowed to allowed, with the policy's nodes
+ * (and memory: local's nodes) those of the narrowed set, and each spread rule's order pp's
+ * order with only the CPUs of the narrowed policy set (still one PU of every core first). A
+ * set that allowed doesn't meet is kept as it is: the kernel refuses it, and placement reports
+ * the conflict as for any policy. Each narrowing adds an explanation line ("within: cpuset:
+ * its cgroup allows 4-7: 4-7"). Pointers borrowed by pp (policy, locations) are shared.
+ * Returns 1 (narrowed), 0 (pp is not policy_plan_within_cpuset(), or allowed is NULL or
+ * empty: *ret untouched), or -ENOMEM.
+ */
+int plan_narrow_to_cpuset(const PolicyPlan *pp, const Topology *t, const CpuSet *allowed, PolicyPlan *ret);
+
+/* Frees what a PolicyPlan made by plan_narrow_to_cpuset() owns and zeroes it. NULL and a zeroed
+ * plan accepted. */
+void policy_plan_clear(PolicyPlan *pp);
+
+/*
  * The spread order of set on t (see ThreadPlan.spread_order): every CPU of set once, as a newly
  * allocated array of OS CPU numbers in *ret (to be freed; *ret_n is 0 when set is empty) and its length in
  * *ret_n — one PU of every core first, cores in the packed order of the set (fewest cache domains, then NUMA

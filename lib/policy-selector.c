@@ -78,6 +78,24 @@ static const EnumSpec smt_enum = {
         ELEMENTSOF(smt_hints),
 };
 
+static const char *const within_names[] = {
+        [WITHIN_NONE] = NULL, /* the default; not a word of the file */
+        [WITHIN_CPUSET] = "cpuset",
+};
+
+/* What people may write for the cgroup's CPUs. */
+static const ValueHint within_hints[] = {
+        {"cgroup", "cpuset"}, {"cpuset.cpus", "cpuset"}, {"cpuset.cpus.effective", "cpuset"},
+        {"pod", "cpuset"},    {"container", "cpuset"},
+};
+
+static const EnumSpec within_enum = {
+        within_names + 1, ELEMENTSOF(within_names) - 1,
+        "cpuset",         "cpuset (the CPUs the process's cgroup allows)",
+        within_hints,     ELEMENTSOF(within_hints),
+        WITHIN_CPUSET,
+};
+
 static const char *const cpu_kind_names[] = {
         [CPU_KIND_ANY] = NULL, /* the default; not a word of the file */
         [CPU_KIND_PERFORMANCE] = "performance",
@@ -304,6 +322,7 @@ static int parse_selector_near(
 const KeySpec selector_keys[] = {
         SELECTOR_KEYS_BUT_EXCLUSIVE,
         {"exclusive", parse_bool_key, offsetof(CpuSelector, exclusive)},
+        {"within", parse_enum_key, offsetof(CpuSelector, within), .values = &within_enum},
 };
 
 const size_t n_selector_keys = ELEMENTSOF(selector_keys);
@@ -326,6 +345,17 @@ static int check_selector(Loader *l, const Node *mapping, const CpuSelector *s) 
                         "takes "
                         "N CPUs (one per core before any SMT sibling)");
         }
+        if (s->within == WITHIN_CPUSET && (s->n_cores > 0 || s->n_cpus > 0))
+                return node_error(
+                        l, mapping_key(mapping, s->n_cores > 0 ? "cores" : "cpus"),
+                        "%s: can't be used with within: cpuset: the process's cgroup decides how many CPUs "
+                        "it has (drop the count, or drop within: and give the count)",
+                        s->n_cores > 0 ? "cores" : "cpus");
+        if (s->within == WITHIN_CPUSET && s->exclusive)
+                return node_error(
+                        l, mapping_key(mapping, "exclusive"),
+                        "exclusive: can't be used with within: cpuset: its CPUs differ from process to "
+                        "process, so there is no one set to withhold from later policies");
         return 0;
 }
 
@@ -404,10 +434,20 @@ static int device_selector_exclusive(
                 "policies)");
 }
 
-/* The keys of a selector mapping in an irqs: or net: rule: selector_keys, but exclusive: refused. */
+static int device_selector_within(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        return node_error(
+                l, key,
+                "within: applies to policies only (an IRQ or a network queue is in no cgroup; use "
+                "near: or nodes: to keep it next to a pod's CPUs)");
+}
+
+/* The keys of a selector mapping in an irqs: or net: rule: selector_keys, but exclusive: and
+ * within: refused. */
 static const KeySpec device_selector_keys[] = {
         SELECTOR_KEYS_BUT_EXCLUSIVE,
         {"exclusive", device_selector_exclusive},
+        {"within", device_selector_within},
 };
 
 int parse_device_selector(Loader *l, const char *what, const Node *value, CpuSelector *s) {

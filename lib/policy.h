@@ -109,6 +109,13 @@ typedef enum CpuKindSelector {
         CPU_KIND_EFFICIENCY,  /* the least */
 } CpuKindSelector;
 
+/* within: what a selector's CPUs are bounded by, per process, at placement. */
+typedef enum CpuWithin {
+        WITHIN_NONE,   /* default: the selector's set, the same for every process */
+        WITHIN_CPUSET, /* "cpuset": narrowed to the CPUs the process's cgroup allows (its
+                        * cpuset.cpus.effective), read at each placement (docs/kubernetes.md) */
+} CpuWithin;
+
 typedef struct CpuSelector {
         CpuSelectorKind kind;
         Location location; /* of the cpus: value */
@@ -124,6 +131,7 @@ typedef struct CpuSelector {
         CpuKindSelector cpu_kind;
         bool exclusive; /* this policy's set is withheld from every later selector */
         ReservedMode reserved;
+        CpuWithin within; /* policies and thread rules only; never with a count or exclusive: */
 } CpuSelector;
 
 /*
