@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bus-introspect.h"
+#include "cgroup-ns.h"
 #include "config.h"
 #include "log.h"
 #include "manager.h"
@@ -266,6 +267,9 @@ int main(int argc, char *argv[]) {
 
         log_set_target(arg_log_target);
         log_set_max_level(arg_log_level);
+
+        /* Before the worker thread starts: it reads cgroup paths too. */
+        (void)cgroup_ns_join_init();
 
         r = manager_new(&arg_options, &m);
         if (r < 0) {

@@ -88,6 +88,8 @@ int tracked_process_remove_threads_if(TrackedProcess *p, thread_predicate_t pred
 bool thread_not_seen(const TrackedProcess *p, const TrackedThread *t);
 bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t);
 CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r);
+/* Frees w and its plan. NULL accepted, returns NULL. */
+ProcessWithin *process_within_free(ProcessWithin *w);
 TrackedProcess *tracked_process_free(TrackedProcess *p);
 void tracked_process_free_void(void *p);
 int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy, TrackedProcess **ret);

@@ -144,9 +144,21 @@ typedef struct ProcessSpread {
         CpuSet handed;     /* the CPUs the slots stood for when its other threads were last placed */
 } ProcessSpread;
 
+/*
+ * The plan of one process of a policy whose cpus: says within: cpuset: the policy's, narrowed to
+ * what its cgroup allows (lib/plan.h: plan_narrow_to_cpuset()). Made at each placement pass
+ * where the cgroup's CPUs, the policy or the plan changed (placement.c).
+ */
+typedef struct ProcessWithin {
+        PolicyPlan plan;     /* owned; plan.policy may point into a configuration replaced since */
+        CpuSet allowed;      /* the cgroup's CPUs it was made for */
+        size_t policy;       /* the TrackedProcess.policy and ... */
+        unsigned generation; /* ... the Manager.plan_generation it was made for */
+} ProcessWithin;
+
 /* A process that matched an active policy (or was forked by one), keyed by pid. */
 typedef struct TrackedProcess {
-        /* Field order keeps the struct free of holes (160 bytes, a 176-byte malloc chunk:
+        /* Field order keeps the struct free of holes (168 bytes, a 176-byte malloc chunk:
          * docs/performance.md): one is tracked per managed process. */
         pid_t pid;          /* first: the tsearch key */
         pid_t parent;       /* forked: the managed parent's pid */
@@ -179,6 +191,7 @@ typedef struct TrackedProcess {
                                         * event sent later is not about an earlier process with this PID */
         struct CpusetRefusal *refusal; /* its cgroup allows none of the policy's CPUs: what was
                                         * reported (once), NULL otherwise */
+        ProcessWithin *within;         /* its own plan (within: cpuset), NULL otherwise */
 } TrackedProcess;
 
 /* A process's cgroup allows none of its policy's CPUs: reported once per (wanted, allowed). */
@@ -429,7 +442,9 @@ int manager_rescan_all(Manager *m);
 TrackedProcess *manager_find_process(Manager *m, pid_t pid);
 TrackedThread *tracked_process_thread(TrackedProcess *p, pid_t tid);
 
-/* The process's policy plan in force, or NULL (no policy, or index out of range). */
+/* The process's policy plan in force, or NULL (no policy, or index out of range): its own plan
+ * (TrackedProcess.within) when its policy says within: cpuset and that plan is current, else
+ * the policy's. */
 const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p);
 
 /* "netlink" or "polling" (the D-Bus Discovery property), NULL if invalid. */

@@ -447,6 +447,63 @@ static const CpuSet *place_context_cpuset(PlaceContext *ctx) {
         return ctx->cpuset_state > 0 ? &ctx->cpuset_allowed : NULL;
 }
 
+/*
+ * within: cpuset: makes p's own plan (TrackedProcess.within) from its policy's plan and the CPUs
+ * its cgroup allows now (read once per pass, place_context_cpuset()), unless the one it has was
+ * made for the same CPUs, policy and plan. A process of another policy has none; one whose
+ * cpuset can't be read gets the policy's plan, not narrowed (the kernel narrows the mask to the
+ * cpuset itself). A change of the cgroup's CPUs is logged: the threads then get the new targets.
+ * Returns 0 or -ENOMEM.
+ */
+static int process_refresh_within(PlaceContext *ctx) {
+        Manager *m = ctx->manager;
+        TrackedProcess *p = ctx->process;
+        const PolicyPlan *base = NULL;
+        _cleanup_free_ char *was = NULL, *now = NULL, *cpus = NULL;
+        const CpuSet *allowed;
+        ProcessWithin *w;
+        bool same_policy;
+        int r;
+
+        if (m->plan && p->policy < m->plan->n_policies && m->plan->policies[p->policy].policy)
+                base = &m->plan->policies[p->policy];
+        if (!policy_plan_within_cpuset(base) || !(allowed = place_context_cpuset(ctx))) {
+                p->within = process_within_free(p->within);
+                return 0;
+        }
+        same_policy = p->within && p->within->policy == p->policy;
+        if (same_policy && p->within->generation == m->plan_generation &&
+            cpuset_equal(&p->within->allowed, allowed))
+                return 0;
+
+        w = calloc(1, sizeof(ProcessWithin));
+        if (!w)
+                return -ENOMEM;
+        w->policy = p->policy;
+        w->generation = m->plan_generation;
+        r = plan_narrow_to_cpuset(base, m->topology, allowed, &w->plan);
+        if (r > 0 && cpuset_copy(&w->allowed, allowed) < 0)
+                r = -ENOMEM;
+        if (r <= 0) {
+                process_within_free(w);
+                p->within = process_within_free(p->within);
+                return r;
+        }
+        if (same_policy && !cpuset_equal(&p->within->allowed, allowed)) {
+                was = cpuset_to_string(&p->within->allowed);
+                now = cpuset_to_string(allowed);
+                cpus = cpuset_to_string(&w->plan.cpus);
+                log_struct(
+                        LOG_INFO, 0, base->policy->name, p->pid, p->comm, cpus,
+                        "The cgroup of %s[%d] allows CPUs %s now (before: %s): placing it within them, on "
+                        "%s (policy %s, within: cpuset)",
+                        p->comm, (int)p->pid, strna(now), strna(was), strna(cpus), base->policy->name);
+        }
+        process_within_free(p->within);
+        p->within = w;
+        return 0;
+}
+
 /* True if what p's refusal recorded is wanted and allowed. */
 static bool refusal_is(const CpusetRefusal *r, const CpuSet *wanted, const CpuSet *allowed) {
         return r && cpuset_equal(&r->wanted, wanted) && cpuset_equal(&r->allowed, allowed);
@@ -797,6 +854,11 @@ int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_
         int r;
 
         ctx.via_unit = place_process_unit(m, p);
+        r = process_refresh_within(&ctx);
+        if (r < 0)
+                return log_warning_errno(
+                        r, "Failed to place %s[%d] (policy %s): %m", p->comm, (int)p->pid,
+                        manager_process_policy_name(m, p));
 again:
         p->generation++;
         ctx.n_threads = 0;

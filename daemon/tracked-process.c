@@ -175,9 +175,18 @@ CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r) {
 
 /* Frees p with its threads, spread slots and refusal, not touching the table (NULL accepted);
  * returns NULL. */
+ProcessWithin *process_within_free(ProcessWithin *w) {
+        if (!w)
+                return NULL;
+        policy_plan_clear(&w->plan);
+        cpuset_done(&w->allowed);
+        return mfree(w);
+}
+
 TrackedProcess *tracked_process_free(TrackedProcess *p) {
         if (!p)
                 return NULL;
+        process_within_free(p->within);
         tdestroy(p->threads, tracked_thread_free_void);
         cpuset_done(&p->original);
         process_spread_free(p->spread);
@@ -258,6 +267,8 @@ void tracked_process_remove(Manager *m, TrackedProcess *p) {
 const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p) {
         if (!m->plan || p->policy >= m->plan->n_policies || !m->plan->policies[p->policy].policy)
                 return NULL;
+        if (p->within && p->within->policy == p->policy && p->within->generation == m->plan_generation)
+                return &p->within->plan;
         return &m->plan->policies[p->policy];
 }
 

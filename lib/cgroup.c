@@ -119,7 +119,8 @@ typedef struct CgroupLine {
 /*
  * Finds the v2 line ("0::path") when controller is NULL, else the first v1 line whose controller
  * list holds controller. Returns 1 and fills *ret when found, 0 when not, -EBADMSG when the
- * line found has a path that is not absolute.
+ * line found has a path that is not absolute, -EXDEV when it is outside the reader's cgroup
+ * namespace (it starts with "/..").
  */
 static int find_line(const char *text, const char *controller, CgroupLine *ret) {
         for (const char *line = text; *line;) {
@@ -142,6 +143,11 @@ static int find_line(const char *text, const char *controller, CgroupLine *ret) 
                         if (hit) {
                                 if (l.path_len == 0 || l.path[0] != '/')
                                         return -EBADMSG;
+                                /* Outside the reader's cgroup namespace: "/.." components lead out
+                                 * of what the hierarchy's mount shows, never to this cgroup. */
+                                if (l.path_len >= 3 && memcmp(l.path, "/..", 3) == 0 &&
+                                    (l.path_len == 3 || l.path[3] == '/'))
+                                        return -EXDEV;
                                 *ret = l;
                                 return 1;
                         }

@@ -41,8 +41,9 @@
  * /proc/PID/cgroup (for messages), newly allocated.
  * Returns 0, -ESRCH (the task is gone), -ENODATA (the task is in no cpuset: no controller on
  * either hierarchy, or its v1 hierarchy is not mounted where expected), -ENOENT (the cgroup
- * directory or its cpuset file is missing, e.g. removed meanwhile), -EBADMSG (unparsable
- * file), -EINVAL (pid <= 0 or tid < 0), -ENOMEM, -errno.
+ * directory or its cpuset file is missing, e.g. removed meanwhile), -EXDEV (its cgroup is outside
+ * the reader's cgroup namespace: a path starting with "/.."), -EBADMSG (unparsable file),
+ * -EINVAL (pid <= 0 or tid < 0), -ENOMEM, -errno.
  */
 int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allowed, char **ret_path);
 
@@ -62,7 +63,8 @@ int cgroup_read_membership(const char *root, pid_t pid, char **ret);
  * affinity of the process's threads (docs/cgroups.md). *ret_dirs receives a NULL-terminated,
  * newly allocated strv (ROOT/sys/fs/cgroup/... paths). Reads ROOT/sys/fs/cgroup's
  * cgroup.controllers.
- * Returns 0, -ENODATA (in no cpuset hierarchy), -EBADMSG, -EINVAL, -ENOMEM, -errno.
+ * Returns 0, -ENODATA (in no cpuset hierarchy), -EXDEV (outside the reader's cgroup namespace),
+ * -EBADMSG, -EINVAL, -ENOMEM, -errno.
  */
 int cgroup_cpuset_dirs(const char *root, const char *text, char ***ret_dirs);
 

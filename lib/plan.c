@@ -239,7 +239,7 @@ static void policy_plan_done(PolicyPlan *pp) {
         cpuset_done(&pp->exclusive_cpus);
         strv_free(pp->explanation);
         if (pp->threads)
-                for (size_t i = 0; i < pp->policy->n_threads; i++) {
+                for (size_t i = 0; i < pp->n_threads; i++) {
                         cpuset_done(&pp->threads[i].cpus);
                         free(pp->threads[i].spread_order);
                 }
@@ -261,7 +261,7 @@ static void policy_plan_make_pending(PolicyPlan *pp, char *reason, const Locatio
         cpuset_done(&pp->memory_nodes);
         cpuset_done(&pp->exclusive_cpus);
         pp->explanation = strv_free(pp->explanation);
-        for (size_t i = 0; i < pp->policy->n_threads; i++) {
+        for (size_t i = 0; i < pp->n_threads; i++) {
                 pp->threads[i].has_cpus = false;
                 cpuset_done(&pp->threads[i].cpus);
                 pp->threads[i].spread_order = mfree(pp->threads[i].spread_order);
@@ -363,6 +363,7 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
         pp->policy = p;
         if (p->n_threads > 0) {
                 pp->threads = calloc(p->n_threads, sizeof(ThreadPlan));
+                pp->n_threads = pp->threads ? p->n_threads : 0;
                 if (!pp->threads)
                         return -ENOMEM;
         }
@@ -677,8 +678,8 @@ static void *copy_bytes(const void *p, size_t n) {
 }
 
 void policy_plan_clear(PolicyPlan *pp) {
-        if (pp && pp->policy)
-                policy_plan_done(pp);
+        if (pp)
+                policy_plan_done(pp); /* reads nothing of pp->policy, which may be gone */
 }
 
 /*
@@ -739,6 +740,7 @@ int plan_narrow_to_cpuset(const PolicyPlan *pp, const Topology *t, const CpuSet 
                 n.threads = calloc(p->n_threads, sizeof(*n.threads));
                 if (!n.threads)
                         return -ENOMEM;
+                n.n_threads = p->n_threads;
         }
         for (size_t i = 0; i < p->n_threads; i++) {
                 const ThreadPlan *tp = &pp->threads[i];

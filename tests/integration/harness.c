@@ -888,6 +888,20 @@ void harness_start_daemon_with(Harness *h, const DaemonOptions *o) {
                 child_setup(parent, -1, -1, log);
                 if (o->drop_net_admin && prctl(PR_CAPBSET_DROP, CAP_NET_ADMIN, 0, 0, 0) < 0)
                         _exit(122);
+                for (const char *const *d = o->cgroups; d && *d; d++) {
+                        char procs[PATH_MAX];
+                        int fd;
+
+                        snprintf(procs, sizeof procs, "%s/cgroup.procs", *d);
+                        fd = open(procs, O_WRONLY | O_CLOEXEC);
+                        if (fd < 0 || write(fd, "0", 1) != 1) /* "0": the writer */
+                                _exit(123);
+                        close(fd);
+                }
+                if (o->new_cgroup_ns && unshare(CLONE_NEWCGROUP) < 0)
+                        _exit(124);
+                if (o->drop_sys_admin && prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) < 0)
+                        _exit(122);
                 /* Log to stderr (our file), not to a journal the runner might have. */
                 (void)unsetenv("JOURNAL_STREAM");
                 (void)unsetenv("INVOCATION_ID");

@@ -171,6 +171,13 @@ typedef struct DaemonOptions {
         bool no_bus;             /* --bus=none instead of --bus-address (no bus started for it) */
         const char *const *args; /* more arguments (ARGS(...)), after the harness's own; may be NULL */
         bool drop_net_admin;     /* drop CAP_NET_ADMIN from the bounding set before exec */
+        bool drop_sys_admin;     /* likewise CAP_SYS_ADMIN (no setns(2): no joining the node's
+                                  * cgroup namespace) */
+        /* NULL-terminated cgroup directories (/sys/fs/cgroup/...) the daemon is moved into
+         * before exec, in order; may be NULL */
+        const char *const *cgroups;
+        bool new_cgroup_ns; /* then a cgroup namespace of its own (unshare(2) CLONE_NEWCGROUP),
+                             * rooted at the cgroups it is in: a DaemonSet's container */
 } DaemonOptions;
 /*
  * Starts affinityd (--bus-address, --config-dir, --log-level=debug) with NOTIFY_SOCKET at a
