@@ -63,6 +63,7 @@ typedef struct Sel {
         CpuKindSelector kind;
         bool exclusive;
         ReservedMode reserved;
+        CpuWithin within;
 } Sel;
 
 static CpuSelector sel_full(Sel o) {
@@ -77,6 +78,7 @@ static CpuSelector sel_full(Sel o) {
         s.smt = o.smt;
         s.cpu_kind = o.kind;
         s.exclusive = o.exclusive;
+        s.within = o.within;
         return s;
 }
 #define SEL(...) sel_full((Sel){__VA_ARGS__})
@@ -1039,6 +1041,74 @@ START_TEST(test_near_closest) {
 }
 END_TEST
 
+/* Whether one of pp's explanation lines contains expect. */
+static bool explains(const PolicyPlan *pp, const char *expect) {
+        STRV_FOREACH (l, pp->explanation)
+                if (strstr(*l, expect))
+                        return true;
+        return false;
+}
+
+/*
+ * within: cpuset on the 2-socket SMT machine (0-7,16-23 on node 0): a Guaranteed pod's cgroup
+ * allows 4 cores of node 1 with their siblings. The process's own plan is the policy's set
+ * narrowed to them, on node 1, its memory: local there; the spread order keeps the policy's
+ * order, one PU of each core first; a thread rule with within: is narrowed too, one without
+ * isn't. A set the cgroup doesn't meet is left (the kernel refuses it: placement reports it).
+ */
+START_TEST(test_within_cpuset) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(policy_plan_clear) PolicyPlan own = {}, other = {}, none = {};
+        _cleanup_cpuset_ CpuSet pod = set_of("8-11,24-27");
+        const PolicyPlan *pp;
+        Policy *pol;
+
+        pol = config_add(c, "guaranteed", SEL(.within = WITHIN_CPUSET));
+        pol->memory.kind = MEMORY_LOCAL;
+        policy_add_thread(pol, "worker*", sel_spread());
+        policy_add_thread(pol, "io*", SEL(.within = WITHIN_CPUSET, .nodes = "1"));
+        policy_add_thread(pol, "main", sel_literal("0"));
+        pol = config_add(c, "node0", SEL(.within = WITHIN_CPUSET, .nodes = "0"));
+        config_add(c, "plain", SEL(.nodes = "1"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        /* The policy's own plan is the ceiling: every CPU. */
+        pp = plan_find_policy(p, "guaranteed");
+        ck_assert(policy_plan_within_cpuset(pp));
+        assert_set(&pp->cpus, "0-31");
+        ck_assert_int_eq(plan_narrow_to_cpuset(pp, t, &pod, &own), 1);
+        assert_set(&own.cpus, "8-11,24-27");
+        assert_set(&own.nodes, "1");
+        assert_set(&own.memory_nodes, "1");
+        ck_assert(explains(&own, "within: cpuset: its cgroup allows 8-11,24-27: 8-11,24-27"));
+        ck_assert(own.threads[0].spread);
+        ck_assert_uint_eq(own.threads[0].n_spread_order, 8);
+        {
+                static const unsigned order[] = {8, 9, 10, 11, 24, 25, 26, 27};
+
+                for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                        ck_assert_uint_eq(own.threads[0].spread_order[i], order[i]);
+        }
+        assert_set(&own.threads[1].cpus, "8-11,24-27");
+        assert_set(&own.threads[2].cpus, "0");
+        /* The policy's plan is left as it was. */
+        assert_set(&pp->cpus, "0-31");
+        ck_assert_uint_eq(pp->threads[0].n_spread_order, 32);
+
+        /* Disjoint: kept, and said. */
+        ck_assert_int_eq(plan_narrow_to_cpuset(plan_find_policy(p, "node0"), t, &pod, &other), 1);
+        assert_set(&other.cpus, "0-7,16-23");
+        ck_assert(explains(&other, "its cgroup allows 8-11,24-27, none of 0-7,16-23"));
+
+        /* Not within: nothing to do. */
+        ck_assert(!policy_plan_within_cpuset(plan_find_policy(p, "plain")));
+        ck_assert_int_eq(plan_narrow_to_cpuset(plan_find_policy(p, "plain"), t, &pod, &none), 0);
+        ck_assert_ptr_null(none.threads);
+}
+END_TEST
+
 /*
  * near: through the sysfs fallback on a fixture tree: a device on node 1 of the 2-socket file,
  * and a virtual one (no device link) with no NUMA locality: every CPU, with a warning since
@@ -1886,6 +1956,7 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_hand_hybrid);
         tcase_add_test(tc, test_near_sysfs);
         tcase_add_test(tc, test_near_closest);
+        tcase_add_test(tc, test_within_cpuset);
         tcase_add_test(tc, test_live_pending);
         tcase_add_test(tc, test_corpus_selectors);
         tcase_add_test(tc, test_memory_2socket);

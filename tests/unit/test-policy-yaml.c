@@ -1179,7 +1179,7 @@ START_TEST(test_selector_errors) {
                 P "    cpus: {frobnicate: 1}\n", 4, 12,
                 "unknown key \"frobnicate\" in cpus (expected one of: nodes, packages, near, kind, "
                 "reserved, "
-                "cores, cpus, smt, exclusive)");
+                "cores, cpus, smt, exclusive, within)");
         check_one_error(
                 P "    cores: 8\n", 4, 5, "unknown key \"cores\" in policy (selector keys go under cpus:)");
         check_one_error(P "    near: eth0\n", 4, 5, "selector keys go under cpus:");
@@ -1794,6 +1794,41 @@ END_TEST
 
 /* The start of an irqs: rule: line 4 is the line under test. */
 #define IRQ "irqs:\n  - name: nic\n    match: {device: eth0}\n"
+
+/* within: cpuset: parsed for policies and thread rules; refused with a count, exclusive:, via:
+ * systemd and in device rules, at the key that makes it wrong. */
+#define P "policies:\n  - name: a\n    match: {comm: x}\n"
+START_TEST(test_within) {
+        ck_assert_int_eq(
+                parse(P "    cpus: {within: cpuset, nodes: 0}\n"
+                        "    threads:\n      - name: w\n        cpus: {within: cpuset}\n"),
+                0);
+        ck_assert_int_eq(config->policies[0].cpus.within, WITHIN_CPUSET);
+        ck_assert_int_eq(config->policies[0].threads[0].cpus.within, WITHIN_CPUSET);
+        ck_assert_int_eq(parse(P "    cpus: {nodes: 0}\n"), 0);
+        ck_assert_int_eq(config->policies[0].cpus.within, WITHIN_NONE);
+
+        check_one_error(
+                P "    cpus: {within: cgroup}\n", 4, 20,
+                "within: invalid value \"cgroup\" (did you mean \"cpuset\"?)");
+        check_one_error(
+                P "    cpus: {within: cpuset, cores: 2}\n", 4, 28,
+                "cores: can't be used with within: cpuset: the process's cgroup decides how many CPUs");
+        check_one_error(
+                P "    cpus: {cpus: 2, within: cpuset}\n", 4, 12, "cpus: can't be used with within: cpuset");
+        check_one_error(
+                P "    cpus: {within: cpuset, exclusive: true}\n", 4, 28,
+                "exclusive: can't be used with within: cpuset");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {unit: a.service}\n    cpus: {within: cpuset}\n"
+                "    via: systemd\n",
+                5, 10, "via: systemd can't be used with cpus: within: cpuset");
+        check_one_error(
+                "irqs:\n  - name: nic\n    match: {device: eth0}\n    cpus: {within: cpuset}\n", 4, 12,
+                "within: applies to policies only (an IRQ or a network queue is in no cgroup");
+}
+END_TEST
+#undef P
 
 START_TEST(test_irq_errors) {
         /* exclusive: and spread are a policy's; everything else of a selector works. */
@@ -2662,6 +2697,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_test(tc, test_devices_model);
         tcase_add_test(tc, test_settings_rfs);
+        tcase_add_test(tc, test_within);
         tcase_add_test(tc, test_irq_errors);
         tcase_add_test(tc, test_net_errors);
         tcase_add_test(tc, test_device_rule_names);
