@@ -67,7 +67,8 @@ static int explain_scheduler_line(char ***l, const char *prefix, const Scheduler
 static int explain_matching(
         Manager *m, pid_t pid, TrackedProcess *p, char ***explanation, char ***unmatched, int *ret_policy) {
         _cleanup_(process_facts_done) ProcessFacts f = {};
-        const PolicyPlan *tracked = p ? manager_process_plan(m, p) : NULL;
+        /* By index: a process's own plan (within: cpuset) is not the policy's. */
+        size_t tracked = p && manager_process_plan(m, p) ? p->policy : SIZE_MAX;
         bool explicit_only;
         int found = -1, r;
 
@@ -98,7 +99,7 @@ static int explain_matching(
 
                 if (!pp->policy)
                         continue;
-                if (explicit_only && pp != tracked &&
+                if (explicit_only && i != tracked &&
                     !((f.loaded & FACT_COMM) && policy_names_comm(pp->policy, f.comm))) {
                         r = strv_extendf(unmatched, "%s", pp->policy->name);
                         if (r >= 0)
@@ -117,7 +118,7 @@ static int explain_matching(
                 if (r < 0)
                         return r;
                 matched = r > 0;
-                if (tracked ? pp == tracked : (matched && !pp->pending_reason)) {
+                if (tracked != SIZE_MAX ? i == tracked : (matched && !pp->pending_reason)) {
                         found = (int)i;
                         if (p && p->forked) {
                                 r = strv_extendf(
@@ -424,7 +425,9 @@ int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
         if (r < 0)
                 return r;
         if (policy >= 0)
-                pp = &m->plan->policies[policy];
+                /* the process's own plan when it has one (within: cpuset) */
+                pp = p && p->policy == (size_t)policy ? manager_process_plan(m, p)
+                                                      : &m->plan->policies[policy];
 
         if (p && pp) {
                 r = explain_policy(pp, &e->explanation);

@@ -309,8 +309,9 @@ END_TEST
 /* within: cpuset and spread: each worker its own CPU of the container's, following cpuset.cpus. */
 START_TEST(test_within_cpuset) {
         Harness *h = harness_new();
-        _cleanup_free_ char *path = path_crio(1), *first = NULL;
+        _cleanup_free_ char *path = path_crio(1), *first = NULL, *pid_text = NULL, *out = NULL, *err = NULL;
         pid_t w1, w2, logger;
+        int r;
         Child *c;
 
         harness_write_policy(
@@ -350,6 +351,12 @@ START_TEST(test_within_cpuset) {
         wait_thread_cpus(c->pid, w1, "0");
         wait_thread_cpus(c->pid, w2, "0");
         wait_thread_cpus(c->pid, logger, "0");
+
+        /* Explain shows the process's own set and why. */
+        pid_text = xasprintf("%d", (int)c->pid);
+        r = harness_run_ctl(h, &out, &err, "explain", pid_text, NULL);
+        ck_assert_msg(r == 0, "affinityctl explain exited %d: %s", r, strna(err));
+        ck_assert_msg(strstr(out, "within: cpuset: its cgroup allows 0: 0"), "explain says: %s", out);
 
         harness_stop_daemon(h);
         child_kill(c);
