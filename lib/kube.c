@@ -6,10 +6,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kube.h"
 #include "macro.h"
@@ -558,6 +560,15 @@ finish:
         return 1;
 }
 
+int kube_records_relist(KubeRecords *k) {
+        int r;
+
+        pthread_mutex_lock(&k->lock);
+        r = records_list(k, k->clock(k->userdata));
+        pthread_mutex_unlock(&k->lock);
+        return r;
+}
+
 unsigned kube_records_listings(KubeRecords *k) {
         unsigned n;
 
@@ -565,4 +576,101 @@ unsigned kube_records_listings(KubeRecords *k) {
         n = k->listings;
         pthread_mutex_unlock(&k->lock);
         return n;
+}
+
+/* ---- a new container record ---- */
+
+int kube_read_container_record(const char *root, const char *name, KubeCgroupIds *ret) {
+        _cleanup_free_ char *path = NULL, *dir = NULL;
+        KubeContainer c = {};
+        KubePod pod = {};
+        char target[PATH_MAX];
+        const char *pods, *end;
+        ssize_t n;
+        int r;
+
+        *ret = (KubeCgroupIds){};
+        r = parse_container_log(name, &c);
+        if (r <= 0)
+                return r;
+        free(c.names);
+        if (asprintf(&path, "%s/var/log/containers/%s", root && !streq(root, "/") ? root : "", name) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        n = readlink(path, target, sizeof(target) - 1);
+        if (n < 0)
+                return -errno;
+        target[n] = '\0';
+        /* ".../var/log/pods/<namespace>_<pod>_<uid>/<container>/<restarts>.log" */
+        pods = strstr(target, "/pods/");
+        if (!pods)
+                return 0;
+        pods += strlen("/pods/");
+        end = strchrnul(pods, '/');
+        dir = strndup(pods, (size_t)(end - pods));
+        if (!dir)
+                return -ENOMEM;
+        r = parse_pod_log_dir(dir, &pod);
+        if (r <= 0)
+                return r;
+        free(pod.names);
+        memcpy(ret->pod_uid, pod.uid, sizeof(ret->pod_uid));
+        memcpy(ret->container_id, c.id, sizeof(ret->container_id));
+        return 1;
+}
+
+/* A name made of a prefix, a UID or ID, and a suffix. */
+typedef struct Affix {
+        const char *prefix, *suffix;
+} Affix;
+
+int kube_container_cgroup_paths(const KubeCgroupIds *ids, char ***ret) {
+        /* The pod's cgroup under each driver and QoS class, around the UID (with '_' for '-' under
+         * systemd); then the container's, around the ID. */
+        static const Affix systemd_pods[] = {
+                {"/kubepods.slice/kubepods-pod", ".slice"},
+                {"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod", ".slice"},
+                {"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod", ".slice"},
+        };
+        static const Affix cgroupfs_pods[] = {
+                {"/kubepods/pod", ""}, {"/kubepods/burstable/pod", ""}, {"/kubepods/besteffort/pod", ""}};
+        static const Affix systemd_containers[] = {
+                {"cri-containerd-", ".scope"}, {"crio-", ".scope"}, {"docker-", ".scope"}};
+        static const Affix cgroupfs_containers[] = {
+                {"", ""}, {"crio-", ""}, {"docker-", ""}, {"cri-containerd-", ""}};
+        static const struct {
+                const Affix *pods, *containers;
+                size_t n_pods, n_containers;
+                char uid_sep;
+        } drivers[] = {
+                {systemd_pods, systemd_containers, ELEMENTSOF(systemd_pods), ELEMENTSOF(systemd_containers),
+                 '_'},
+                {cgroupfs_pods, cgroupfs_containers, ELEMENTSOF(cgroupfs_pods),
+                 ELEMENTSOF(cgroupfs_containers), '-'},
+        };
+        _cleanup_strv_free_ char **paths = NULL;
+        char uid[KUBE_POD_UID_MAX + 1];
+        int r;
+
+        if (!ids->pod_uid[0] || !ids->container_id[0])
+                return -EINVAL;
+        for (size_t d = 0; d < ELEMENTSOF(drivers); d++) {
+                memcpy(uid, ids->pod_uid, sizeof(uid));
+                for (char *c = uid; *c; c++)
+                        if (*c == '-')
+                                *c = drivers[d].uid_sep;
+                for (size_t i = 0; i < drivers[d].n_pods; i++)
+                        for (size_t k = 0; k < drivers[d].n_containers; k++) {
+                                const Affix *pod = &drivers[d].pods[i], *c = &drivers[d].containers[k];
+
+                                r = strv_extendf(
+                                        &paths, "%s%s%s/%s%s%s", pod->prefix, uid, pod->suffix, c->prefix,
+                                        ids->container_id, c->suffix);
+                                if (r < 0)
+                                        return r;
+                        }
+        }
+        *ret = TAKE_PTR(paths);
+        return 0;
 }

@@ -101,5 +101,32 @@ KubeRecords *kube_records_free(KubeRecords *k);
  */
 int kube_records_lookup(KubeRecords *k, const KubeCgroupIds *ids, KubeNames *ret);
 
+/*
+ * Lists the directories again now, whenever the last listing was: a new record was seen
+ * (inotify on ROOT/var/log/containers). The caller bounds how often. Returns 0 or -ENOMEM (the
+ * old tables kept).
+ */
+int kube_records_relist(KubeRecords *k);
+
+/*
+ * The IDs of the container a record of ROOT/var/log/containers names: name is the entry's
+ * name ("<pod>_<namespace>_<container>-<id>.log": the container ID), and its symlink, read
+ * with readlink(2) and never followed, points into the pod's log directory
+ * (".../var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log": the pod UID). root: NULL or
+ * "/" for the real /var/log. Returns 1 (*ret filled in), 0 (not the kubelet's name or target:
+ * *ret zeroed), -ENOMEM, or readlink(2)'s -errno (-ENOENT: removed meanwhile).
+ */
+int kube_read_container_record(const char *root, const char *name, KubeCgroupIds *ret);
+
+/*
+ * The cgroup paths (from a hierarchy's root, as /proc/PID/cgroup gives them outside any cgroup
+ * namespace) where the container ids names can be, one for each layout kube_parse_cgroup()
+ * understands: the systemd and the cgroupfs driver, no QoS class (Guaranteed), burstable and
+ * besteffort, and each runtime's naming (containerd, CRI-O, docker). Each parses back to ids.
+ * *ret: a newly allocated NULL-terminated strv (21 paths). Returns 0, -EINVAL (no pod UID or no
+ * container ID in ids), -ENOMEM.
+ */
+int kube_container_cgroup_paths(const KubeCgroupIds *ids, char ***ret);
+
 /* How many times k has listed the directories (each listing reads both). */
 unsigned kube_records_listings(KubeRecords *k);

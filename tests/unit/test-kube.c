@@ -416,6 +416,59 @@ static int test_pid(const Matcher *m, KubeRecords *k, pid_t pid, unsigned *ret_l
         return r;
 }
 
+/* A new record: the IDs from its name and its symlink's target, never followed. */
+START_TEST(test_read_container_record) {
+        char path[PATH_MAX];
+        KubeCgroupIds ids;
+
+        snprintf(path, sizeof(path), "%s/var/log/containers/db-0_shop_postgres-" CID_D ".log", root);
+        ck_assert_int_eq(symlink("/var/log/pods/shop_db-0_" UID_A "/postgres/0.log", path), 0);
+        ck_assert_int_eq(kube_read_container_record(root, "db-0_shop_postgres-" CID_D ".log", &ids), 1);
+        ck_assert_str_eq(ids.pod_uid, UID_A);
+        ck_assert_str_eq(ids.container_id, CID_D);
+
+        /* A static pod's UID (32 hex digits). */
+        snprintf(path, sizeof(path), "%s/var/log/containers/api_kube-system_api-" CID_C ".log", root);
+        ck_assert_int_eq(symlink("/var/log/pods/kube-system_api_" UID_S "/api/3.log", path), 0);
+        ck_assert_int_eq(kube_read_container_record(root, "api_kube-system_api-" CID_C ".log", &ids), 1);
+        ck_assert_str_eq(ids.pod_uid, UID_S);
+
+        /* Not the kubelet's: the name, or a target outside the pods' directories. */
+        ck_assert_int_eq(kube_read_container_record(root, "README", &ids), 0);
+        ck_assert_str_eq(ids.container_id, "");
+        ck_assert_int_eq(kube_read_container_record(root, "web-1_shop_nginx-" CID_A ".log", &ids), 0);
+        ck_assert_int_eq(kube_read_container_record(root, "gone_shop_x-" CID_B ".log", &ids), -ENOENT);
+}
+END_TEST
+
+static bool has_path(char **paths, const char *path) {
+        STRV_FOREACH (p, paths)
+                if (streq(*p, path))
+                        return true;
+        return false;
+}
+
+/* Every cgroup path a container can have parses back to its IDs, and they are all different. */
+START_TEST(test_container_cgroup_paths) {
+        KubeCgroupIds ids = {.pod_uid = UID_A, .container_id = CID_A}, back, none = {};
+        _cleanup_strv_free_ char **paths = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(kube_container_cgroup_paths(&none, &paths), -EINVAL);
+        ck_assert_int_eq(kube_container_cgroup_paths(&ids, &paths), 0);
+        STRV_FOREACH (p, paths) {
+                ck_assert_msg(kube_parse_cgroup(*p, &back) == 1, "%s does not parse", *p);
+                ck_assert_msg(streq(back.pod_uid, UID_A) && streq(back.container_id, CID_A), "%s", *p);
+                for (char **q = paths; q < p; q++)
+                        ck_assert_str_ne(*p, *q);
+                n++;
+        }
+        ck_assert_uint_eq(n, 21);
+        ck_assert(has_path(paths, BURSTABLE_A "/cri-containerd-" CID_A ".scope"));
+        ck_assert(has_path(paths, "/kubepods/besteffort/pod" UID_A "/" CID_A));
+}
+END_TEST
+
 START_TEST(test_match_keys) {
         KubeRecords *k = records_new(0);
         Matcher ingress = {.pod_namespace = STRV("ingress-*"), .container = STRV("nginx-ingress")},
@@ -562,6 +615,8 @@ int main(void) {
         tcase_add_test(fx, test_records);
         tcase_add_test(fx, test_records_missing_dirs);
         tcase_add_test(fx, test_records_refresh);
+        tcase_add_test(fx, test_read_container_record);
+        tcase_add_test(parse, test_container_cgroup_paths);
         tcase_add_test(fx, test_match_keys);
         tcase_add_test(fx, test_match_order);
         tcase_add_test(fx, test_explain);
