@@ -178,6 +178,7 @@ int manager_install(Manager *m, Config *config, Plan *plan) {
         (void)drift_update(m->drift);  /* drift-interval may have changed */
         if (m->units)
                 unit_placement_new_plan(m->units);
+        manager_update_kube_watch(m);
         return 0;
 }
 

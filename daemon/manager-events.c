@@ -422,6 +422,10 @@ static int manager_rematch(Manager *m, pid_t pid, bool exec, uint64_t timestamp_
         return manager_rematch_decided(m, pid, exec, timestamp_ns, k, comm, r >= 0 ? &st : NULL);
 }
 
+int manager_rematch_process(Manager *m, pid_t pid) {
+        return manager_rematch(m, pid, false, 0);
+}
+
 /* manager_rematch() once the match is known: k (a policy index or -errno) and the comm read
  * with it; stat_read, if not NULL, the /proc/PID/stat read before the match (else it is read
  * now: a match decided on the worker's thread). */

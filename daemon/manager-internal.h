@@ -132,6 +132,12 @@ void manager_update_proc_events(Manager *m);
 
 /* manager-rescan.c */
 int manager_rescan(Manager *m);
+/* Matches pid again, as after a rename (manager-events.c): tracked, placed or released as its
+ * policy now says. Returns 0 or -ENOMEM. */
+int manager_rematch_process(Manager *m, pid_t pid);
+/* Watches the kubelet's container records while the configuration has pod:, namespace: or
+ * container: keys (manager-kube.c); after each configuration installed. */
+void manager_update_kube_watch(Manager *m);
 void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata);
 void manager_settle_units(Manager *m);
 

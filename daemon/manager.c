@@ -21,6 +21,7 @@
 #include "config.h"
 #include "cpuset-watch.h"
 #include "drift.h"
+#include "kube-watch.h"
 #include "log.h"
 #include "manager-bus.h"
 #include "manager-devices.h"
@@ -386,6 +387,7 @@ Manager *manager_free(Manager *m) {
         /* The worker first: it may be matching against the plan freed below. */
         m->worker = worker_free(m->worker);
         m->worker_scratch = regex_scratch_free(m->worker_scratch);
+        m->kube_watch = kube_watch_free(m->kube_watch);
         m->kube = kube_records_free(m->kube);
         m->settle_queue = mfree(m->settle_queue);
         m->drift = drift_free(m->drift);

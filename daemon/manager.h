@@ -319,6 +319,9 @@ struct Manager {
         /* The kubelet's records under /var/log, for pod:, namespace: and container: (kube.h):
          * ProcessFacts.kube of every match, on the loop's thread and the worker's (it locks). */
         KubeRecords *kube;
+        /* While a policy has pod:, namespace: or container:: new container records
+         * (manager-kube.c), NULL otherwise. */
+        struct KubeWatch *kube_watch;
         /* Held by the worker while it matches against config and plan; taken for writing by the
          * loop's thread only to install new ones (manager_install()): the loop's thread reads
          * them without it, as it is the only writer. */

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +366,61 @@ START_TEST(test_within_cpuset) {
 }
 END_TEST
 
+/*
+ * A container's first process, exec'd in its cgroup before the kubelet wrote its record: it
+ * matches no container: policy then, and is placed when the record appears.
+ */
+START_TEST(test_first_process) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *path = path_containerd(1), *script = NULL, *comm_path = NULL;
+        char comm[32] = "";
+        pid_t pid;
+
+        harness_write_policy(
+                h, "10-kube.yaml",
+                "policies:\n"
+                "  - name: db\n"
+                "    match: {container: postgres}\n"
+                "    cpus: \"1\"\n");
+        FOR_EACH_OF(hierarchy, V2_ROOT, CPUSET_ROOT)
+        make_dirs(hierarchy, path);
+        harness_start_daemon(h);
+
+        /* Into its cgroup, then exec: as the runtime starts a container. */
+        script = xasprintf(
+                "echo $$ > %s%s/cgroup.procs && echo $$ > %s%s/cgroup.procs && exec sleep 600", V2_ROOT,
+                path, CPUSET_ROOT, path);
+        pid = harness_spawn_quick(h, "/bin/sh", ARGS("-c", script), false);
+        comm_path = xasprintf("/proc/%d/comm", (int)pid);
+        for (int i = 0; i < 500 && !streq(comm, "sleep\n"); i++) {
+                FILE *f = fopen(comm_path, "re");
+
+                comm[0] = '\0';
+                if (f) {
+                        if (!fgets(comm, sizeof comm, f))
+                                comm[0] = '\0';
+                        fclose(f);
+                }
+                if (!streq(comm, "sleep\n"))
+                        usleep(10 * 1000);
+        }
+        ck_assert_str_eq(comm, "sleep\n");
+        harness_barrier(h); /* its exec was matched: no record, no container name */
+        harness_assert_process_cpus_now(pid, "0-1", 1);
+
+        /* The kubelet names the container: placed, without an exec or a rescan. */
+        write_records(1, "db-0", "shop", "postgres");
+        harness_wait_process_cpus(h, pid, "1", 1);
+        harness_wait_listed(h, pid, "db");
+
+        harness_stop_daemon(h);
+        (void)kill(pid, SIGKILL);
+        (void)harness_reap_quick(h);
+        remove_cgroup(path);
+        remove_records();
+}
+END_TEST
+
 /* The daemon in a DaemonSet pod's cgroup and cgroup namespace. */
 static void run_in_cgroup_namespace(bool can_join) {
         Harness *h = harness_new();
@@ -464,6 +520,7 @@ int main(void) {
         }
         harness_add_test(s, test_kube_names);
         harness_add_test(s, test_within_cpuset);
+        harness_add_test(s, test_first_process);
         harness_add_test(s, test_cgroup_namespace_joined);
         harness_add_test(s, test_cgroup_namespace_relative);
         harness_add_test(s, test_nothing_left);

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Watching the kubelet's container records. See kube-watch.h. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "debounce.h"
+#include "kube-watch.h"
+#include "log.h"
+#include "macro.h"
+#include "util.h"
+
+struct KubeWatch {
+        sd_event *event;
+        int fd;
+        sd_event_source *io;
+        Debounce debounce;
+        kube_watch_handler_t handler;
+        void *userdata;
+        char *dir;     /* ROOT/var/log/containers */
+        char *parent;  /* ROOT/var/log */
+        int wd;        /* on dir, or -1 */
+        int parent_wd; /* on parent while dir is not watched, or -1 */
+        char **names;  /* collected since the last run */
+        size_t n_names;
+        bool overflow;
+};
+
+/* Watches dir if it exists, else its parent for it. */
+static void watch_dir(KubeWatch *w) {
+        if (w->wd >= 0)
+                return;
+        w->wd = inotify_add_watch(
+                w->fd, w->dir, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+        if (w->wd >= 0) {
+                if (w->parent_wd >= 0)
+                        (void)inotify_rm_watch(w->fd, w->parent_wd);
+                w->parent_wd = -1;
+                return;
+        }
+        log_debug_errno(errno, "Failed to watch %s, watching %s for it: %m", w->dir, w->parent);
+        if (w->parent_wd < 0) {
+                w->parent_wd = inotify_add_watch(w->fd, w->parent, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+                if (w->parent_wd < 0)
+                        log_debug_errno(errno, "Failed to watch %s: %m", w->parent);
+        }
+}
+
+static int on_debounced(sd_event_source *s, uint64_t usec, void *userdata) {
+        KubeWatch *w = userdata;
+        _cleanup_strv_free_ char **names = TAKE_PTR(w->names);
+        bool overflow = w->overflow;
+
+        w->n_names = 0;
+        w->overflow = false;
+        watch_dir(w); /* it may have come or gone meanwhile */
+        w->handler(w, names ?: (char *[]){NULL}, overflow, w->userdata);
+        return 0;
+}
+
+/* One event: a name collected, or the directory's own change noted. */
+static void take_event(KubeWatch *w, const struct inotify_event *e) {
+        if (e->mask & IN_Q_OVERFLOW) {
+                w->overflow = true;
+                return;
+        }
+        if (e->wd == w->parent_wd && w->parent_wd >= 0) {
+                if (e->len > 0 && streq(e->name, "containers"))
+                        w->overflow = true; /* made now: whatever is in it is new */
+                return;
+        }
+        if (e->wd != w->wd)
+                return;
+        if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+                (void)inotify_rm_watch(w->fd, w->wd);
+                w->wd = -1;
+                w->overflow = true;
+                return;
+        }
+        if (e->len == 0 || !(e->mask & (IN_CREATE | IN_MOVED_TO)))
+                return;
+        if (w->n_names >= KUBE_WATCH_MAX_NAMES || strv_extendf(&w->names, "%s", e->name) < 0) {
+                w->overflow = true;
+                return;
+        }
+        w->n_names++;
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        KubeWatch *w = userdata;
+        union {
+                struct inotify_event e;
+                char bytes[4096];
+        } buf;
+        ssize_t k;
+        int r;
+
+        for (;;) {
+                k = read(fd, buf.bytes, sizeof(buf.bytes));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                for (char *p = buf.bytes; p < buf.bytes + k;) {
+                        const struct inotify_event *e = (const struct inotify_event *)p;
+
+                        take_event(w, e);
+                        p += sizeof(struct inotify_event) + e->len;
+                }
+        }
+        if (w->n_names == 0 && !w->overflow)
+                return 0;
+        r = debounce_arm(
+                &w->debounce, w->event, KUBE_WATCH_DELAY_USEC, KUBE_WATCH_MAX_DELAY_USEC,
+                SD_EVENT_PRIORITY_NORMAL, "kube-watch-debounce", on_debounced, w);
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule matching the new containers again: %m");
+        return 0;
+}
+
+int kube_watch_new(
+        sd_event *event, const char *root, kube_watch_handler_t handler, void *userdata, KubeWatch **ret) {
+        const char *r0 = root && !streq(root, "/") ? root : "";
+        KubeWatch *w;
+        int r;
+
+        if (!event || !handler || !ret)
+                return -EINVAL;
+        w = calloc(1, sizeof(KubeWatch));
+        if (!w)
+                return -ENOMEM;
+        w->event = sd_event_ref(event);
+        w->handler = handler;
+        w->userdata = userdata;
+        w->fd = -EBADF;
+        w->wd = w->parent_wd = -1;
+        if (asprintf(&w->dir, "%s/var/log/containers", r0) < 0 ||
+            asprintf(&w->parent, "%s/var/log", r0) < 0) {
+                w->dir = w->parent = NULL;
+                kube_watch_free(w);
+                return -ENOMEM;
+        }
+        w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (w->fd < 0) {
+                r = -errno;
+                kube_watch_free(w);
+                return r;
+        }
+        r = sd_event_add_io(event, &w->io, w->fd, EPOLLIN, on_inotify, w);
+        if (r < 0) {
+                kube_watch_free(w);
+                return r;
+        }
+        (void)sd_event_source_set_description(w->io, "kube-watch");
+        watch_dir(w);
+        *ret = w;
+        return 0;
+}
+
+KubeWatch *kube_watch_free(KubeWatch *w) {
+        if (!w)
+                return NULL;
+        debounce_done(&w->debounce);
+        w->io = sd_event_source_disable_unref(w->io);
+        if (w->fd >= 0)
+                close(w->fd);
+        strv_free(w->names);
+        free(w->dir);
+        free(w->parent);
+        sd_event_unref(w->event);
+        free(w);
+        return NULL;
+}
