@@ -497,6 +497,25 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                 where = p->memory.location.line > 0 ? &p->memory.location : &p->location;
                 goto pending;
         }
+
+        /* within: cpuset — what the set above is to each process (plan_narrow_to_cpuset()). */
+        if (pp->has_cpus && p->cpus.within == WITHIN_CPUSET) {
+                r = strv_extendf(
+                        &pp->explanation,
+                        "within: cpuset: each process gets those of these CPUs its cgroup allows");
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < p->n_threads; i++)
+                if (pp->threads[i].has_cpus && p->threads[i].cpus.within == WITHIN_CPUSET) {
+                        r = strv_extendf(
+                                &pp->explanation,
+                                "thread rule \"%s\": within: cpuset: each process's threads get those of "
+                                "these CPUs its cgroup allows",
+                                p->threads[i].name);
+                        if (r < 0)
+                                return r;
+                }
         return 0;
 
 pending:

@@ -1078,6 +1078,8 @@ START_TEST(test_within_cpuset) {
         pp = plan_find_policy(p, "guaranteed");
         ck_assert(policy_plan_within_cpuset(pp));
         assert_set(&pp->cpus, "0-31");
+        assert_explains(
+                p, "guaranteed", "within: cpuset: each process gets those of these CPUs its cgroup allows");
         ck_assert_int_eq(plan_narrow_to_cpuset(pp, t, &pod, &own), 1);
         assert_set(&own.cpus, "8-11,24-27");
         assert_set(&own.nodes, "1");
