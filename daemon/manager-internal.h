@@ -90,6 +90,12 @@ bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t);
 CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r);
 /* Frees w and its plan. NULL accepted, returns NULL. */
 ProcessWithin *process_within_free(ProcessWithin *w);
+void process_within_free_void(void *w);
+/* p's own plan in m->within_plans (made for its pid and start time), or NULL. */
+ProcessWithin *manager_find_within(const Manager *m, const TrackedProcess *p);
+/* Replaces p's own plan by w (taken, its pid and start time set; NULL: p has none now). Returns
+ * 0, or -ENOMEM (w freed, p has none). */
+int manager_set_within(Manager *m, const TrackedProcess *p, ProcessWithin *w);
 TrackedProcess *tracked_process_free(TrackedProcess *p);
 void tracked_process_free_void(void *p);
 int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy, TrackedProcess **ret);

@@ -406,6 +406,7 @@ Manager *manager_free(Manager *m) {
         m->bus = sd_bus_flush_close_unref(m->bus);
 
         tdestroy(m->processes, tracked_process_free_void);
+        tdestroy(m->within_plans, process_within_free_void);
         m->processes = NULL;
         for (size_t i = 0; i < m->n_recovered; i++)
                 state_process_done(&m->recovered[i]);

@@ -147,9 +147,13 @@ typedef struct ProcessSpread {
 /*
  * The plan of one process of a policy whose cpus: says within: cpuset: the policy's, narrowed to
  * what its cgroup allows (lib/plan.h: plan_narrow_to_cpuset()). Made at each placement pass
- * where the cgroup's CPUs, the policy or the plan changed (placement.c).
+ * where the cgroup's CPUs, the policy or the plan changed (placement.c). Kept in
+ * Manager.within_plans, keyed by pid, not in the TrackedProcess: every tracked process would
+ * pay for the pointer (docs/performance.md).
  */
 typedef struct ProcessWithin {
+        pid_t pid;           /* first: the tsearch key */
+        uint64_t starttime;  /* of the process it was made for */
         PolicyPlan plan;     /* owned; plan.policy may point into a configuration replaced since */
         CpuSet allowed;      /* the cgroup's CPUs it was made for */
         size_t policy;       /* the TrackedProcess.policy and ... */
@@ -158,8 +162,9 @@ typedef struct ProcessWithin {
 
 /* A process that matched an active policy (or was forked by one), keyed by pid. */
 typedef struct TrackedProcess {
-        /* Field order keeps the struct free of holes (168 bytes, a 176-byte malloc chunk:
-         * docs/performance.md): one is tracked per managed process. */
+        /* Field order keeps the struct at 168 bytes (one 6-byte hole, after the flags), a
+         * 176-byte malloc chunk (docs/performance.md): one is tracked per managed process. Add
+         * to it only what every process needs. */
         pid_t pid;          /* first: the tsearch key */
         pid_t parent;       /* forked: the managed parent's pid */
         uint64_t starttime; /* /proc/PID/stat field 22: with pid, the process identity */
@@ -191,7 +196,6 @@ typedef struct TrackedProcess {
                                         * event sent later is not about an earlier process with this PID */
         struct CpusetRefusal *refusal; /* its cgroup allows none of the policy's CPUs: what was
                                         * reported (once), NULL otherwise */
-        ProcessWithin *within;         /* its own plan (within: cpuset), NULL otherwise */
 } TrackedProcess;
 
 /* A process's cgroup allows none of its policy's CPUs: reported once per (wanted, allowed). */
@@ -319,6 +323,9 @@ struct Manager {
         /* The kubelet's records under /var/log, for pod:, namespace: and container: (kube.h):
          * ProcessFacts.kube of every match, on the loop's thread and the worker's (it locks). */
         KubeRecords *kube;
+        /* tsearch(3) root of ProcessWithin, by pid: the own plans of the processes of within:
+         * cpuset policies (placement.c) */
+        void *within_plans;
         /* While a policy has pod:, namespace: or container:: new container records
          * (manager-kube.c), NULL otherwise. */
         struct KubeWatch *kube_watch;
@@ -446,7 +453,7 @@ TrackedProcess *manager_find_process(Manager *m, pid_t pid);
 TrackedThread *tracked_process_thread(TrackedProcess *p, pid_t tid);
 
 /* The process's policy plan in force, or NULL (no policy, or index out of range): its own plan
- * (TrackedProcess.within) when its policy says within: cpuset and that plan is current, else
+ * (Manager.within_plans) when its policy says within: cpuset and that plan is current, else
  * the policy's. */
 const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p);
 

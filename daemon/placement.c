@@ -460,6 +460,7 @@ static int process_refresh_within(PlaceContext *ctx) {
         TrackedProcess *p = ctx->process;
         const PolicyPlan *base = NULL;
         _cleanup_free_ char *was = NULL, *now = NULL, *cpus = NULL;
+        const ProcessWithin *old;
         const CpuSet *allowed;
         ProcessWithin *w;
         bool same_policy;
@@ -467,13 +468,11 @@ static int process_refresh_within(PlaceContext *ctx) {
 
         if (m->plan && p->policy < m->plan->n_policies && m->plan->policies[p->policy].policy)
                 base = &m->plan->policies[p->policy];
-        if (!policy_plan_within_cpuset(base) || !(allowed = place_context_cpuset(ctx))) {
-                p->within = process_within_free(p->within);
-                return 0;
-        }
-        same_policy = p->within && p->within->policy == p->policy;
-        if (same_policy && p->within->generation == m->plan_generation &&
-            cpuset_equal(&p->within->allowed, allowed))
+        if (!policy_plan_within_cpuset(base) || !(allowed = place_context_cpuset(ctx)))
+                return manager_set_within(m, p, NULL);
+        old = manager_find_within(m, p);
+        same_policy = old && old->policy == p->policy;
+        if (same_policy && old->generation == m->plan_generation && cpuset_equal(&old->allowed, allowed))
                 return 0;
 
         w = calloc(1, sizeof(ProcessWithin));
@@ -486,22 +485,28 @@ static int process_refresh_within(PlaceContext *ctx) {
                 r = -ENOMEM;
         if (r <= 0) {
                 process_within_free(w);
-                p->within = process_within_free(p->within);
+                (void)manager_set_within(m, p, NULL);
                 return r;
         }
-        if (same_policy && !cpuset_equal(&p->within->allowed, allowed)) {
-                was = cpuset_to_string(&p->within->allowed);
+        if (same_policy && !cpuset_equal(&old->allowed, allowed)) {
+                was = cpuset_to_string(&old->allowed);
                 now = cpuset_to_string(allowed);
                 cpus = cpuset_to_string(&w->plan.cpus);
-                log_struct(
-                        LOG_INFO, 0, base->policy->name, p->pid, p->comm, cpus,
-                        "The cgroup of %s[%d] allows CPUs %s now (before: %s): placing it within them, on "
-                        "%s (policy %s, within: cpuset)",
-                        p->comm, (int)p->pid, strna(now), strna(was), strna(cpus), base->policy->name);
+                if (cpuset_is_subset(&w->plan.cpus, allowed))
+                        log_struct(
+                                LOG_INFO, 0, base->policy->name, p->pid, p->comm, cpus,
+                                "The cgroup of %s[%d] allows CPUs %s now (before: %s): placing it within "
+                                "them, on %s (policy %s, within: cpuset)",
+                                p->comm, (int)p->pid, strna(now), strna(was), strna(cpus),
+                                base->policy->name);
+                else
+                        log_struct(
+                                LOG_INFO, 0, base->policy->name, p->pid, p->comm, cpus,
+                                "The cgroup of %s[%d] allows CPUs %s now (before: %s), none of the policy's "
+                                "(policy %s, within: cpuset)",
+                                p->comm, (int)p->pid, strna(now), strna(was), base->policy->name);
         }
-        process_within_free(p->within);
-        p->within = w;
-        return 0;
+        return manager_set_within(m, p, w);
 }
 
 /* True if what p's refusal recorded is wanted and allowed. */

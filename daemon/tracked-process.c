@@ -183,10 +183,14 @@ ProcessWithin *process_within_free(ProcessWithin *w) {
         return mfree(w);
 }
 
+/* process_within_free() as a tdestroy(3) callback. */
+void process_within_free_void(void *w) {
+        process_within_free(w);
+}
+
 TrackedProcess *tracked_process_free(TrackedProcess *p) {
         if (!p)
                 return NULL;
-        process_within_free(p->within);
         tdestroy(p->threads, tracked_thread_free_void);
         cpuset_done(&p->original);
         process_spread_free(p->spread);
@@ -258,18 +262,53 @@ int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy
 
 /* Takes p out of m's table and frees it (the table's half of manager_remove_process()). */
 void tracked_process_remove(Manager *m, TrackedProcess *p) {
+        manager_set_within(m, p, NULL);
         if (tdelete(p, &m->processes, compare_pid))
                 m->n_processes--;
         tracked_process_free(p);
 }
 
+ProcessWithin *manager_find_within(const Manager *m, const TrackedProcess *p) {
+        void *const *node = tfind(&p->pid, &m->within_plans, compare_pid);
+        ProcessWithin *w = node ? *node : NULL;
+
+        return w && w->starttime == p->starttime ? w : NULL;
+}
+
+int manager_set_within(Manager *m, const TrackedProcess *p, ProcessWithin *w) {
+        void **node = tfind(&p->pid, &m->within_plans, compare_pid);
+
+        if (node) {
+                ProcessWithin *old = *node;
+
+                (void)tdelete(old, &m->within_plans, compare_pid);
+                process_within_free(old);
+        }
+        if (!w)
+                return 0;
+        w->pid = p->pid;
+        w->starttime = p->starttime;
+        if (!tsearch(w, &m->within_plans, compare_pid)) {
+                process_within_free(w);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 /* See manager.h. Every use of p->policy goes through this. */
 const PolicyPlan *manager_process_plan(const Manager *m, const TrackedProcess *p) {
+        const PolicyPlan *pp;
+        const ProcessWithin *w;
+
         if (!m->plan || p->policy >= m->plan->n_policies || !m->plan->policies[p->policy].policy)
                 return NULL;
-        if (p->within && p->within->policy == p->policy && p->within->generation == m->plan_generation)
-                return &p->within->plan;
-        return &m->plan->policies[p->policy];
+        pp = &m->plan->policies[p->policy];
+        if (!pp->within_cpuset)
+                return pp;
+        w = manager_find_within(m, p);
+        if (w && w->policy == p->policy && w->generation == m->plan_generation)
+                return &w->plan;
+        return pp;
 }
 
 const char *manager_process_policy_name(const Manager *m, const TrackedProcess *p) {

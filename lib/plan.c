@@ -500,6 +500,7 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
 
         /* within: cpuset — what the set above is to each process (plan_narrow_to_cpuset()). */
         if (pp->has_cpus && p->cpus.within == WITHIN_CPUSET) {
+                pp->within_cpuset = true;
                 r = strv_extendf(
                         &pp->explanation,
                         "within: cpuset: each process gets those of these CPUs its cgroup allows");
@@ -508,6 +509,7 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
         }
         for (size_t i = 0; i < p->n_threads; i++)
                 if (pp->threads[i].has_cpus && p->threads[i].cpus.within == WITHIN_CPUSET) {
+                        pp->within_cpuset = true;
                         r = strv_extendf(
                                 &pp->explanation,
                                 "thread rule \"%s\": within: cpuset: each process's threads get those of "
@@ -679,14 +681,7 @@ size_t plan_n_pending(const Plan *plan) {
 /* ---- within: cpuset ---- */
 
 bool policy_plan_within_cpuset(const PolicyPlan *pp) {
-        if (!pp || pp->pending_reason)
-                return false;
-        if (pp->has_cpus && pp->policy->cpus.within == WITHIN_CPUSET)
-                return true;
-        for (size_t i = 0; i < pp->policy->n_threads; i++)
-                if (pp->threads[i].has_cpus && pp->policy->threads[i].cpus.within == WITHIN_CPUSET)
-                        return true;
-        return false;
+        return pp && pp->within_cpuset;
 }
 
 /* A copy of n bytes at p (n > 0), or NULL on OOM. */
@@ -738,7 +733,7 @@ int plan_narrow_to_cpuset(const PolicyPlan *pp, const Topology *t, const CpuSet 
                 .has_cpus = pp->has_cpus,
                 .has_memory = pp->has_memory,
                 .n_uids = pp->n_uids,
-                .warning_locations = NULL,
+                .within_cpuset = true,
         };
         if (cpuset_copy(&n.cpus, &pp->cpus) < 0 || cpuset_copy(&n.nodes, &pp->nodes) < 0 ||
             cpuset_copy(&n.memory_nodes, &pp->memory_nodes) < 0)

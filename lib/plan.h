@@ -60,6 +60,7 @@ typedef struct PolicyPlan {
         char **explanation;
         ThreadPlan *threads; /* parallel to policy->threads (NULL when it has none) */
         size_t n_threads;    /* entries of threads: policy->n_threads when the plan was made */
+        bool within_cpuset;  /* active, and its cpus: or a thread rule's says within: cpuset */
         uid_t *uids;         /* policy->match.user resolved, duplicates dropped, in order */
         size_t n_uids;
         /*
