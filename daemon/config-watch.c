@@ -11,6 +11,7 @@
 
 #include "config-watch.h"
 #include "debounce.h"
+#include "event-util.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -39,6 +40,7 @@ struct ConfigWatch {
         uint64_t delay_usec;
         config_watch_handler_t handler;
         void *userdata;
+        bool relevant; /* scratch of on_inotify() */
         WatchedPath *paths;
         size_t n;
 };
@@ -157,29 +159,21 @@ static bool event_relevant(const ConfigWatch *w, const struct inotify_event *e) 
         return false;
 }
 
+/* inotify_drain()'s callback: notes in the watch whether e matters. */
+static void take_event(const struct inotify_event *e, void *userdata) {
+        ConfigWatch *w = userdata;
+
+        w->relevant = w->relevant || event_relevant(w, e);
+}
+
 static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ConfigWatch *w = userdata;
-        union {
-                struct inotify_event e;
-                char bytes[4096];
-        } buf;
-        bool relevant = false;
-        ssize_t k;
+        bool relevant;
         int r;
 
-        for (;;) {
-                k = read(fd, buf.bytes, sizeof(buf.bytes));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                for (char *p = buf.bytes; p < buf.bytes + k;) {
-                        const struct inotify_event *e = (const struct inotify_event *)p;
-
-                        relevant |= event_relevant(w, e);
-                        p += sizeof(struct inotify_event) + e->len;
-                }
-        }
+        w->relevant = false;
+        r = inotify_drain(fd, take_event, w);
+        relevant = w->relevant || r < 0; /* a read error: something may have been lost */
         if (!relevant)
                 return 0;
         r = debounce_arm(

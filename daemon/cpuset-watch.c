@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "cpuset-watch.h"
 #include "debounce.h"
+#include "event-util.h"
 #include "log.h"
 #include "macro.h"
 
@@ -34,6 +35,7 @@ struct CpusetWatch {
         bool limit_logged;
         char *last_dir;        /* the directory of the last write of the burst */
         char *last_membership; /* the /proc/PID/cgroup text whose directories were added last */
+        bool relevant;         /* scratch of on_inotify() */
 };
 
 static int path_compare(const void *a, const void *b) {
@@ -127,60 +129,50 @@ static void arm(CpusetWatch *w) {
                         r, "Failed to arm the cpuset check after a cgroup change, skipping it: %m");
 }
 
-static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+/* inotify_drain()'s callback: one event, noted in w->relevant when a cpuset may have changed. */
+static void take_event(const struct inotify_event *ev, void *userdata) {
         CpusetWatch *w = userdata;
-        union {
-                struct inotify_event ev;
-                char buf[4096];
-        } u;
-        bool relevant = false;
-        ssize_t n;
+        WatchedDir *d;
 
-        for (;;) {
-                n = read(w->fd, u.buf, sizeof u.buf);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno != EAGAIN)
-                                log_warning_errno(
-                                        -errno, "Failed to read cgroup inotify events, checking all: %m");
-                        relevant = relevant || errno != EAGAIN;
-                        break;
-                }
-                for (char *p = u.buf; p < u.buf + n;) {
-                        struct inotify_event *ev = (struct inotify_event *)p;
-                        WatchedDir *d;
+        if (ev->mask & IN_Q_OVERFLOW) {
+                w->relevant = true; /* something may have been lost: check */
+                return;
+        }
+        d = find_wd(w, ev->wd);
+        if (!d)
+                return;
+        if (ev->mask & IN_IGNORED) {
+                forget(w, d);
+                return;
+        }
+        if (ev->len == 0)
+                return;
+        if ((ev->mask & IN_DELETE) && (ev->mask & IN_ISDIR)) {
+                forget_child(w, d, ev->name);
+                return;
+        }
+        if ((ev->mask & IN_MODIFY) && name_is_cpuset_write(ev->name)) {
+                char *dir = strdup(d->path);
 
-                        p += sizeof(struct inotify_event) + ev->len;
-                        if (ev->mask & IN_Q_OVERFLOW) {
-                                relevant = true; /* something may have been lost: check */
-                                continue;
-                        }
-                        d = find_wd(w, ev->wd);
-                        if (!d)
-                                continue;
-                        if (ev->mask & IN_IGNORED) {
-                                forget(w, d);
-                                continue;
-                        }
-                        if (ev->len == 0)
-                                continue;
-                        if ((ev->mask & IN_DELETE) && (ev->mask & IN_ISDIR)) {
-                                forget_child(w, d, ev->name);
-                                continue;
-                        }
-                        if ((ev->mask & IN_MODIFY) && name_is_cpuset_write(ev->name)) {
-                                char *dir = strdup(d->path);
-
-                                relevant = true;
-                                if (dir) {
-                                        free(w->last_dir);
-                                        w->last_dir = dir;
-                                }
-                        }
+                w->relevant = true;
+                if (dir) {
+                        free(w->last_dir);
+                        w->last_dir = dir;
                 }
         }
-        if (relevant)
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        CpusetWatch *w = userdata;
+        int r;
+
+        w->relevant = false;
+        r = inotify_drain(w->fd, take_event, w);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read cgroup inotify events, checking all: %m");
+                w->relevant = true;
+        }
+        if (w->relevant)
                 arm(w);
         return 0;
 }

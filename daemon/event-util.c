@@ -2,6 +2,7 @@
 /* sd-event helpers: see event-util.h. */
 
 #include <errno.h>
+#include <unistd.h>
 
 #include "event-util.h"
 
@@ -42,4 +43,28 @@ int event_periodic_timer_update(
         }
         *armed_usec = interval_usec;
         return 0;
+}
+
+int inotify_drain(int fd, void (*fn)(const struct inotify_event *e, void *userdata), void *userdata) {
+        union {
+                struct inotify_event e;
+                char bytes[4096];
+        } buf;
+        ssize_t n;
+
+        for (;;) {
+                n = read(fd, buf.bytes, sizeof(buf.bytes));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return errno == EAGAIN ? 0 : -errno;
+                if (n == 0)
+                        return 0;
+                for (const char *p = buf.bytes; p < buf.bytes + n;) {
+                        const struct inotify_event *e = (const struct inotify_event *)p;
+
+                        p += sizeof(struct inotify_event) + e->len;
+                        fn(e, userdata);
+                }
+        }
 }

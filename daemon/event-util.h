@@ -3,10 +3,12 @@
 
 /*
  * sd-event helpers the daemon's periodic re-checks share (daemon/drift.h, the device drift check
- * of daemon/device-placement.h).
+ * of daemon/device-placement.h), and the inotify(7) reader its watches share (cgroups, the
+ * configuration, the kubelet's records).
  */
 
 #include <stdint.h>
+#include <sys/inotify.h>
 
 #include <systemd/sd-event.h>
 
@@ -21,3 +23,10 @@
 int event_periodic_timer_update(
         sd_event *e, sd_event_source **source, uint64_t *armed_usec, uint64_t interval_usec,
         sd_event_time_handler_t handler, void *userdata, const char *description, const char *what);
+
+/*
+ * Reads every inotify event queued on fd (non-blocking) and calls fn(e, userdata) for each, in
+ * order; e is valid for the call only. Returns 0 when the queue is empty (EAGAIN), or read(2)'s
+ * -errno (the events read before it were handed to fn).
+ */
+int inotify_drain(int fd, void (*fn)(const struct inotify_event *e, void *userdata), void *userdata);

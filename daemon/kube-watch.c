@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "debounce.h"
+#include "event-util.h"
 #include "kube-watch.h"
 #include "log.h"
 #include "macro.h"
@@ -62,7 +63,9 @@ static int on_debounced(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 /* One event: a name collected, or the directory's own change noted. */
-static void take_event(KubeWatch *w, const struct inotify_event *e) {
+static void take_event(const struct inotify_event *e, void *userdata) {
+        KubeWatch *w = userdata;
+
         if (e->mask & IN_Q_OVERFLOW) {
                 w->overflow = true;
                 return;
@@ -91,25 +94,12 @@ static void take_event(KubeWatch *w, const struct inotify_event *e) {
 
 static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         KubeWatch *w = userdata;
-        union {
-                struct inotify_event e;
-                char bytes[4096];
-        } buf;
-        ssize_t k;
         int r;
 
-        for (;;) {
-                k = read(fd, buf.bytes, sizeof(buf.bytes));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                for (char *p = buf.bytes; p < buf.bytes + k;) {
-                        const struct inotify_event *e = (const struct inotify_event *)p;
-
-                        take_event(w, e);
-                        p += sizeof(struct inotify_event) + e->len;
-                }
+        r = inotify_drain(fd, take_event, w);
+        if (r < 0) {
+                log_debug_errno(r, "Failed to read the container records' inotify events: %m");
+                w->overflow = true; /* something may have been lost */
         }
         if (w->n_names == 0 && !w->overflow)
                 return 0;
