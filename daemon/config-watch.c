@@ -216,18 +216,12 @@ int config_watch_new(
                         return -ENOMEM;
                 }
         }
-        w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (w->fd < 0) {
-                r = -errno;
-                config_watch_free(w);
-                return r;
-        }
-        r = sd_event_add_io(event, &w->io, w->fd, EPOLLIN, on_inotify, w);
+        r = event_add_inotify(
+                event, SD_EVENT_PRIORITY_NORMAL, on_inotify, w, "config-watch", &w->fd, &w->io);
         if (r < 0) {
                 config_watch_free(w);
                 return r;
         }
-        (void)sd_event_source_set_description(w->io, "config-watch");
         watch_all(w);
         *ret = w;
         return 0;

@@ -196,17 +196,7 @@ int cpuset_watch_new(
         w->priority = priority;
         w->handler = handler;
         w->userdata = userdata;
-        w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (w->fd < 0) {
-                r = -errno;
-                cpuset_watch_free(w);
-                return r;
-        }
-        r = sd_event_add_io(event, &w->io, w->fd, EPOLLIN, on_inotify, w);
-        if (r >= 0) {
-                (void)sd_event_source_set_description(w->io, "cpuset-watch");
-                r = sd_event_source_set_priority(w->io, priority);
-        }
+        r = event_add_inotify(event, priority, on_inotify, w, "cpuset-watch", &w->fd, &w->io);
         if (r < 0) {
                 cpuset_watch_free(w);
                 return r;

@@ -68,3 +68,27 @@ int inotify_drain(int fd, void (*fn)(const struct inotify_event *e, void *userda
                 }
         }
 }
+
+int event_add_inotify(
+        sd_event *e, int64_t priority, sd_event_io_handler_t handler, void *userdata,
+        const char *description, int *ret_fd, sd_event_source **ret_source) {
+        sd_event_source *source = NULL;
+        int fd, r;
+
+        fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = sd_event_add_io(e, &source, fd, EPOLLIN, handler, userdata);
+        if (r >= 0) {
+                (void)sd_event_source_set_description(source, description);
+                r = sd_event_source_set_priority(source, priority);
+        }
+        if (r < 0) {
+                sd_event_source_disable_unref(source);
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        *ret_source = source;
+        return 0;
+}

@@ -30,3 +30,12 @@ int event_periodic_timer_update(
  * -errno (the events read before it were handed to fn).
  */
 int inotify_drain(int fd, void (*fn)(const struct inotify_event *e, void *userdata), void *userdata);
+
+/*
+ * A new inotify(7) instance (non-blocking, close-on-exec) as an I/O source of e at priority,
+ * with handler(userdata) and description: *ret_fd and *ret_source. Returns 0, or
+ * inotify_init1(2)'s or sd-event's -errno (nothing is left open).
+ */
+int event_add_inotify(
+        sd_event *e, int64_t priority, sd_event_io_handler_t handler, void *userdata,
+        const char *description, int *ret_fd, sd_event_source **ret_source);

@@ -133,18 +133,11 @@ int kube_watch_new(
                 kube_watch_free(w);
                 return -ENOMEM;
         }
-        w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (w->fd < 0) {
-                r = -errno;
-                kube_watch_free(w);
-                return r;
-        }
-        r = sd_event_add_io(event, &w->io, w->fd, EPOLLIN, on_inotify, w);
+        r = event_add_inotify(event, SD_EVENT_PRIORITY_NORMAL, on_inotify, w, "kube-watch", &w->fd, &w->io);
         if (r < 0) {
                 kube_watch_free(w);
                 return r;
         }
-        (void)sd_event_source_set_description(w->io, "kube-watch");
         watch_dir(w);
         *ret = w;
         return 0;
