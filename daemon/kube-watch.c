@@ -127,9 +127,9 @@ int kube_watch_new(
         w->userdata = userdata;
         w->fd = -EBADF;
         w->wd = w->parent_wd = -1;
-        if (asprintf(&w->dir, "%s/var/log/containers", r0) < 0 ||
-            asprintf(&w->parent, "%s/var/log", r0) < 0) {
-                w->dir = w->parent = NULL;
+        w->dir = strprintf("%s/var/log/containers", r0);
+        w->parent = strprintf("%s/var/log", r0);
+        if (!w->dir || !w->parent) {
                 kube_watch_free(w);
                 return -ENOMEM;
         }
