@@ -21,18 +21,6 @@
 /* cgroup files are small; /proc/PID/cgroup has one line per hierarchy. */
 #define CGROUP_FILE_MAX (1024U * 1024U)
 
-/* asprintf(3) into a new string, or NULL: the target is never left undefined on failure. */
-_printf_(1, 2) static char *strprintf(const char *fmt, ...) {
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return r < 0 ? NULL : s;
-}
-
 /* Reads the whole file into a newly allocated NUL-terminated string. Returns 0 or -errno. */
 static int read_text(const char *path, char **ret) {
         _cleanup_close_ int fd = -EBADF;

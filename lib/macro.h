@@ -95,6 +95,18 @@ static inline size_t strv_length(char *const *l) {
 
 #define STRV_FOREACH(s, l) for (char *const *s = (l); s && *s; s++)
 
+/* asprintf(3) into a new string, or NULL: the target is never left undefined on failure. */
+_printf_(1, 2) static inline char *strprintf(const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
 /* Appends a newly formatted string to the NULL-terminated vector *l (NULL: an empty vector),
  * reallocating it. Returns 0, or -ENOMEM with *l unchanged. */
 _printf_(2, 3) static inline int strv_extendf(char ***l, const char *format, ...) {
