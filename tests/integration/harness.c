@@ -1096,6 +1096,24 @@ const char *harness_write_policy(Harness *h, const char *filename, const char *f
         return own(h, path);
 }
 
+const char *harness_write_file_renamed(Harness *h, const char *path, const char *format, ...) {
+        _cleanup_free_ char *text = NULL, *tmp = NULL, *dir = xstrdup(path);
+        char *slash = strrchr(dir, '/');
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = vasprintf(&text, format, ap);
+        va_end(ap);
+        ck_assert_msg(r >= 0, "out of memory");
+        ck_assert_msg(slash, "%s: not a path", path);
+        *slash = '\0';
+        tmp = xasprintf("%s/.%s.tmp", dir, slash + 1);
+        write_file(tmp, 0644, text);
+        ck_assert_msg(rename(tmp, path) == 0, "rename to %s: %s", path, strerror(errno));
+        return own(h, xstrdup(path));
+}
+
 void harness_remove_policy(Harness *h, const char *filename) {
         _cleanup_free_ char *path = xasprintf("%s/%s", h->policy_dir, filename);
         ck_assert_msg(unlink(path) == 0, "unlink %s: %s", path, strerror(errno));

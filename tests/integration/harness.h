@@ -225,6 +225,10 @@ unsigned harness_n_barriers(Harness *h);
 const char *harness_write_policy(Harness *h, const char *filename, const char *format, ...)
         __attribute__((__format__(printf, 3, 4)));
 void harness_remove_policy(Harness *h, const char *filename);
+/* Writes path (printf format) as the kubelet writes its checkpoints: to a hidden temporary file
+ * of the same directory, renamed over path. Returns path (owned by h). */
+const char *harness_write_file_renamed(Harness *h, const char *path, const char *format, ...)
+        __attribute__((__format__(printf, 3, 4)));
 
 /* A fresh name "at" + 8 random [a-z0-9], unique per call (owned by h). */
 const char *harness_unique_name(Harness *h);

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The kubelet's CPU manager (docs/kubernetes.md): with kubelet-cpu-manager-state: pointing at a
+ * checkpoint that gives CPU 1 to a container, a selector mapping places a process on CPU 0 only
+ * (and Explain says why), while a within: cpuset selector keeps CPU 1; the checkpoint rewritten
+ * as the kubelet does (a temporary file renamed over it) to hold nothing re-places the process
+ * on 0-1 without a reload; a malformed checkpoint is a warning naming file:line:column and
+ * changes nothing; CPU 1 handed out again moves the process off it.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+#include "macro.h"
+
+#define POD "0a1b2c3d-0000-4111-8222-333344445555"
+#define HOLDS_1 \
+        "{\"policyName\":\"static\",\"defaultCpuSet\":\"0\",\"entries\":{\"" POD "\":{\"c\":\"1\"}}," \
+        "\"checksum\":1}"
+#define HOLDS_NONE "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-1\",\"checksum\":2}"
+
+/* Starts a helper named name on initial_cpus, so that where it ends up is the daemon's doing. */
+static Child *spawn(Harness *h, const char *name, const char *initial_cpus) {
+        Child *c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", "2"),
+                        .initial_cpus = initial_cpus,
+                        .pipes = true});
+
+        free(child_expect_line(c)); /* "ready N" */
+        return c;
+}
+
+START_TEST(test_kubelet_checkpoint) {
+        Harness *h = harness_new();
+        const char *a = harness_unique_name(h), *own = harness_unique_name(h);
+        _cleanup_free_ char *dir = harness_asprintf("%s/kubelet", harness_dir(h)),
+                            *state = harness_asprintf("%s/cpu_manager_state", dir),
+                            *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h)),
+                            *out = NULL, *pid = NULL, *bad = NULL;
+        Child *c, *o;
+
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+        harness_write_file_renamed(h, state, HOLDS_1);
+        harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: %s\n", state);
+        harness_write_policy(
+                h, "10-k.yaml",
+                "policies:\n"
+                "  - name: shared\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: {}\n"
+                "  - name: own\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: { within: cpuset }\n",
+                a, own);
+        harness_start_daemon(h);
+        harness_wait_log(h, "The kubelet's CPU manager holds 1 (pod " POD " container c) now (was: none)");
+
+        /* CPU 1 is the container's: the selector leaves it out, and Explain says so. */
+        c = spawn(h, a, "1");
+        harness_wait_process_cpus(h, c->pid, "0", 3);
+        pid = harness_asprintf("%d", (int)c->pid);
+        ck_assert_int_eq(harness_run_ctl(h, &out, NULL, "explain", pid, NULL), 0);
+        ck_assert_msg(
+                strstr(out, "held by the kubelet's CPU manager: 1 (pod " POD " container c)"),
+                "explain does not say who holds CPU 1:\n%s", out);
+        /* within: cpuset is bounded by the process's own cgroup, not by the kubelet's checkpoint. */
+        o = spawn(h, own, "1");
+        harness_wait_process_cpus(h, o->pid, "0-1", 3);
+
+        /* The kubelet takes CPU 1 back: re-planned and re-placed, no reload. */
+        harness_write_file_renamed(h, state, HOLDS_NONE);
+        harness_wait_process_cpus(h, c->pid, "0-1", 3);
+        harness_wait_log(
+                h,
+                "The kubelet's CPU manager holds none now (was: 1 (pod " POD " container c)); re-planning");
+        harness_wait_log(h, "The kubelet's CPU manager changed: re-planned 3 policies, 0 pending");
+
+        /* Malformed: a warning at its position; nothing changes. */
+        harness_write_file_renamed(h, state, "{\"policyName\":\"static\",\"entries\":[\"1\"]}");
+        bad = harness_asprintf(
+                "%s:1:34: entries: expected a mapping of pod UIDs, got a list; keeping the CPUs the "
+                "kubelet's "
+                "CPU manager held before (none)",
+                state);
+        harness_wait_log(h, bad);
+        harness_assert_process_cpus_now(c->pid, "0-1", 3);
+
+        /* CPU 1 handed out again: the process is moved off it. */
+        harness_write_file_renamed(h, state, HOLDS_1);
+        harness_wait_process_cpus(h, c->pid, "0", 3);
+        harness_assert_process_cpus_now(o->pid, "0-1", 3);
+}
+END_TEST
+
+/*
+ * At reload the setting is read again: kubelet-cpu-manager-state: none gives CPU 1 back to the
+ * selector, and the checkpoint is no longer watched (the kubelet handing CPU 1 out again changes
+ * nothing); the path again, and it is read and watched again.
+ */
+START_TEST(test_kubelet_reload) {
+        Harness *h = harness_new();
+        const char *a = harness_unique_name(h);
+        _cleanup_free_ char *dir = harness_asprintf("%s/kubelet", harness_dir(h)),
+                            *state = harness_asprintf("%s/cpu_manager_state", dir),
+                            *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h));
+        Child *c;
+
+        ck_assert_int_eq(mkdir(dir, 0755), 0);
+        harness_write_file_renamed(h, state, HOLDS_1);
+        harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: %s\n", state);
+        harness_write_policy(
+                h, "10-k.yaml",
+                "policies:\n"
+                "  - name: shared\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: {}\n",
+                a);
+        harness_start_daemon(h);
+        c = spawn(h, a, "1");
+        harness_wait_process_cpus(h, c->pid, "0", 3);
+
+        harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: none\n");
+        harness_sighup_reload(h);
+        harness_wait_process_cpus(h, c->pid, "0-1", 3);
+        /* Not watched: the kubelet's write is not read; a later placement still has 0-1. */
+        harness_write_file_renamed(
+                h, state, "{\"policyName\":\"static\",\"entries\":{\"p\":{\"c\":\"0\"}}}");
+        harness_barrier(h);
+        harness_assert_process_cpus_now(c->pid, "0-1", 3);
+        ck_assert(!harness_log_contains(h, "holds 0 (pod p container c)"));
+
+        /* The path again: read at the reload, so CPU 0 is the kubelet's now. */
+        harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: %s\n", state);
+        harness_sighup_reload(h);
+        harness_wait_process_cpus(h, c->pid, "1", 3);
+        harness_wait_log(h, "The kubelet's CPU manager holds 0 (pod p container c) now (was: none)");
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("integ-kubelet");
+
+        harness_add_test(s, test_kubelet_checkpoint);
+        harness_add_test(s, test_kubelet_reload);
+        return harness_main(s);
+}
