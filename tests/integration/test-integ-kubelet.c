@@ -45,7 +45,7 @@ START_TEST(test_kubelet_checkpoint) {
         _cleanup_free_ char *dir = harness_asprintf("%s/kubelet", harness_dir(h)),
                             *state = harness_asprintf("%s/cpu_manager_state", dir),
                             *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h)),
-                            *out = NULL, *pid = NULL, *bad = NULL;
+                            *out = NULL, *pid = NULL, *bad = NULL, *cdir = NULL;
         Child *c, *o;
 
         ck_assert_int_eq(mkdir(dir, 0755), 0);
@@ -74,6 +74,13 @@ START_TEST(test_kubelet_checkpoint) {
         ck_assert_msg(
                 strstr(out, "held by the kubelet's CPU manager: 1 (pod " POD " container c)"),
                 "explain does not say who holds CPU 1:\n%s", out);
+        /* affinityctl plan of this machine says the same, offline. */
+        out = mfree(out);
+        cdir = harness_asprintf("--config-dir=%s", harness_config_dir(h));
+        ck_assert_int_eq(harness_run_ctl(h, &out, NULL, "plan", cdir, NULL), 0);
+        ck_assert_msg(
+                strstr(out, "held by the kubelet's CPU manager: 1 (pod " POD " container c)"),
+                "affinityctl plan does not say who holds CPU 1:\n%s", out);
         /* within: cpuset is bounded by the process's own cgroup, not by the kubelet's checkpoint. */
         o = spawn(h, own, "1");
         harness_wait_process_cpus(h, o->pid, "0-1", 3);
