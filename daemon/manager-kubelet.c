@@ -59,6 +59,8 @@ int manager_kubelet_read(Manager *m, const char *path, const char *suffix) {
         }
         kubelet_cpu_state_free(m->kubelet);
         m->kubelet = TAKE_PTR(s);
+        if (changed)
+                (void)manager_report_changed(m, "KubeletExclusiveCPUs");
         return changed;
 }
 

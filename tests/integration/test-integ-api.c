@@ -998,6 +998,7 @@ static const PropertyDef manager_property_defs[] = {
         {"Topology", "s", EMITS_CHANGE},
         {"OnlineCPUs", "s", EMITS_CHANGE},
         {"ReservedCPUs", "s", EMITS_CHANGE},
+        {"KubeletExclusiveCPUs", "s", EMITS_CHANGE},
         {"PolicyFiles", "as", EMITS_CHANGE},
         {"LastReloadUSec", "t", EMITS_CHANGE},
         {"LastReloadError", "s", EMITS_CHANGE},

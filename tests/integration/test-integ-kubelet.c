@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bus-names.h"
 #include "harness.h"
 #include "macro.h"
 
@@ -37,6 +38,19 @@ static Child *spawn(Harness *h, const char *name, const char *initial_cpus) {
 
         free(child_expect_line(c)); /* "ready N" */
         return c;
+}
+
+/* The KubeletExclusiveCPUs property is want. */
+static void assert_kubelet_cpus(Harness *h, const char *want) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *v = NULL;
+        int r;
+
+        r = sd_bus_get_property_string(
+                harness_bus(h), AFFINITYD_BUS_NAME, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE,
+                "KubeletExclusiveCPUs", &error, &v);
+        ck_assert_msg(r >= 0, "KubeletExclusiveCPUs: %s", strna(error.message));
+        ck_assert_str_eq(v, want);
 }
 
 START_TEST(test_kubelet_checkpoint) {
@@ -65,6 +79,7 @@ START_TEST(test_kubelet_checkpoint) {
                 a, own);
         harness_start_daemon(h);
         harness_wait_log(h, "The kubelet's CPU manager holds 1 (pod " POD " container c) now (was: none)");
+        assert_kubelet_cpus(h, "1");
 
         /* CPU 1 is the container's: the selector leaves it out, and Explain says so. */
         c = spawn(h, a, "1");
@@ -92,6 +107,7 @@ START_TEST(test_kubelet_checkpoint) {
                 h,
                 "The kubelet's CPU manager holds none now (was: 1 (pod " POD " container c)); re-planning");
         harness_wait_log(h, "The kubelet's CPU manager changed: re-planned 3 policies, 0 pending");
+        assert_kubelet_cpus(h, "");
 
         /* Malformed: a warning at its position; nothing changes. */
         harness_write_file_renamed(h, state, "{\"policyName\":\"static\",\"entries\":[\"1\"]}");
