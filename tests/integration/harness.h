@@ -237,6 +237,9 @@ const char *harness_install(Harness *h, const char *helper, const char *name);
 
 /* Starts a helper program. */
 Child *harness_spawn(Harness *h, const SpawnOptions *o);
+/* Starts integ-threads under name (NULL: a fresh one) with n_threads threads besides the main
+ * one, on initial_cpus (NULL: inherited), and waits for its "ready" line. */
+Child *harness_spawn_threads(Harness *h, const char *name, unsigned n_threads, const char *initial_cpus);
 /*
  * Lightweight start for bursts: fork + exec path (argv[0] = path, then args) with nothing
  * connected. reap: wait for it right away; otherwise it stays a zombie (its /proc/PID/comm

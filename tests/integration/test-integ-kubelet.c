@@ -25,21 +25,6 @@
         "\"checksum\":1}"
 #define HOLDS_NONE "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-1\",\"checksum\":2}"
 
-/* Starts a helper named name on initial_cpus, so that where it ends up is the daemon's doing. */
-static Child *spawn(Harness *h, const char *name, const char *initial_cpus) {
-        Child *c = harness_spawn(
-                h,
-                &(SpawnOptions){
-                        .helper = "integ-threads",
-                        .name = name,
-                        .args = ARGS("-n", "2"),
-                        .initial_cpus = initial_cpus,
-                        .pipes = true});
-
-        free(child_expect_line(c)); /* "ready N" */
-        return c;
-}
-
 /* The KubeletExclusiveCPUs property is want. */
 static void assert_kubelet_cpus(Harness *h, const char *want) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -53,18 +38,21 @@ static void assert_kubelet_cpus(Harness *h, const char *want) {
         ck_assert_str_eq(v, want);
 }
 
-START_TEST(test_kubelet_checkpoint) {
-        Harness *h = harness_new();
-        const char *a = harness_unique_name(h), *own = harness_unique_name(h);
+/*
+ * The policy "shared" (cpus: {}, for processes named shared) and, with own non-NULL, "own"
+ * (cpus: { within: cpuset }); a checkpoint DIR/kubelet/cpu_manager_state in which the kubelet
+ * holds CPU 1, named by affinityd.yaml; the daemon started. Returns the checkpoint's path and
+ * affinityd.yaml's (owned by h).
+ */
+static const char *start(Harness *h, const char *shared, const char *own, const char **ret_settings) {
         _cleanup_free_ char *dir = harness_asprintf("%s/kubelet", harness_dir(h)),
-                            *state = harness_asprintf("%s/cpu_manager_state", dir),
-                            *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h)),
-                            *out = NULL, *pid = NULL, *bad = NULL, *cdir = NULL;
-        Child *c, *o;
+                            *path = harness_asprintf("%s/cpu_manager_state", dir),
+                            *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h));
+        const char *state;
 
         ck_assert_int_eq(mkdir(dir, 0755), 0);
-        harness_write_file_renamed(h, state, HOLDS_1);
-        harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: %s\n", state);
+        state = harness_write_file_renamed(h, path, HOLDS_1);
+        *ret_settings = harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: %s\n", state);
         harness_write_policy(
                 h, "10-k.yaml",
                 "policies:\n"
@@ -76,13 +64,23 @@ START_TEST(test_kubelet_checkpoint) {
                 "    match:\n"
                 "      comm: \"%s\"\n"
                 "    cpus: { within: cpuset }\n",
-                a, own);
+                shared, own ?: "nothing-is-named-like-this");
         harness_start_daemon(h);
+        return state;
+}
+
+START_TEST(test_kubelet_checkpoint) {
+        Harness *h = harness_new();
+        const char *a = harness_unique_name(h), *own = harness_unique_name(h), *settings = NULL;
+        const char *state = start(h, a, own, &settings);
+        _cleanup_free_ char *out = NULL, *pid = NULL, *bad = NULL, *cdir = NULL;
+        Child *c, *o;
+
         harness_wait_log(h, "The kubelet's CPU manager holds 1 (pod " POD " container c) now (was: none)");
         assert_kubelet_cpus(h, "1");
 
         /* CPU 1 is the container's: the selector leaves it out, and Explain says so. */
-        c = spawn(h, a, "1");
+        c = harness_spawn_threads(h, a, 2, "1");
         harness_wait_process_cpus(h, c->pid, "0", 3);
         pid = harness_asprintf("%d", (int)c->pid);
         ck_assert_int_eq(harness_run_ctl(h, &out, NULL, "explain", pid, NULL), 0);
@@ -97,7 +95,7 @@ START_TEST(test_kubelet_checkpoint) {
                 strstr(out, "held by the kubelet's CPU manager: 1 (pod " POD " container c)"),
                 "affinityctl plan does not say who holds CPU 1:\n%s", out);
         /* within: cpuset is bounded by the process's own cgroup, not by the kubelet's checkpoint. */
-        o = spawn(h, own, "1");
+        o = harness_spawn_threads(h, own, 2, "1");
         harness_wait_process_cpus(h, o->pid, "0-1", 3);
 
         /* The kubelet takes CPU 1 back: re-planned and re-placed, no reload. */
@@ -113,8 +111,7 @@ START_TEST(test_kubelet_checkpoint) {
         harness_write_file_renamed(h, state, "{\"policyName\":\"static\",\"entries\":[\"1\"]}");
         bad = harness_asprintf(
                 "%s:1:34: entries: expected a mapping of pod UIDs, got a list; keeping the CPUs the "
-                "kubelet's "
-                "CPU manager held before (none)",
+                "kubelet's CPU manager held before (none)",
                 state);
         harness_wait_log(h, bad);
         harness_assert_process_cpus_now(c->pid, "0-1", 3);
@@ -133,25 +130,11 @@ END_TEST
  */
 START_TEST(test_kubelet_reload) {
         Harness *h = harness_new();
-        const char *a = harness_unique_name(h);
-        _cleanup_free_ char *dir = harness_asprintf("%s/kubelet", harness_dir(h)),
-                            *state = harness_asprintf("%s/cpu_manager_state", dir),
-                            *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h));
+        const char *a = harness_unique_name(h), *settings = NULL;
+        const char *state = start(h, a, NULL, &settings);
         Child *c;
 
-        ck_assert_int_eq(mkdir(dir, 0755), 0);
-        harness_write_file_renamed(h, state, HOLDS_1);
-        harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: %s\n", state);
-        harness_write_policy(
-                h, "10-k.yaml",
-                "policies:\n"
-                "  - name: shared\n"
-                "    match:\n"
-                "      comm: \"%s\"\n"
-                "    cpus: {}\n",
-                a);
-        harness_start_daemon(h);
-        c = spawn(h, a, "1");
+        c = harness_spawn_threads(h, a, 2, "1");
         harness_wait_process_cpus(h, c->pid, "0", 3);
 
         harness_write_file_renamed(h, settings, "kubelet-cpu-manager-state: none\n");
