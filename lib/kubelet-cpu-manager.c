@@ -196,6 +196,10 @@ int kubelet_cpu_state_parse(
                                                                                               : -EBADMSG;
                 goto fail;
         }
+        if ((r < 0 || diag.n_errors > 0) && diag.n_items == 0) {
+                r = asprintf(&p.error, "%s: not JSON", p.file) < 0 ? -ENOMEM : -EBADMSG;
+                goto fail;
+        }
         if (r < 0 || diag.n_errors > 0) {
                 const Diagnostic *d = &diag.items[0];
 

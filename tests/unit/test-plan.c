@@ -709,6 +709,7 @@ START_TEST(test_kubelet_exclusive) {
         config_add(c, "bare", SEL());
         config_add(c, "node1", SEL(.nodes = "1"));
         config_add(c, "cores", SEL(.nodes = "1", .cores = 3));
+        config_add(c, "too-many", SEL(.nodes = "1", .cores = 4));
         config_add(c, "pod", own);
         config_add(c, "literal", sel_literal("1-3"));
         pol = config_add(c, "threads", (CpuSelector){.kind = CPU_SELECTOR_NONE});
@@ -731,6 +732,8 @@ START_TEST(test_kubelet_exclusive) {
         assert_explains(p, "node1", "held by the kubelet's CPU manager: 9 (pod " POD_P " container cache)");
         /* Core 4 (8-9) is split by the kubelet: not whole, the three others are taken. */
         assert_cpus(p, "cores", "10-15");
+        assert_pending(
+                p, "too-many", "wanted 4 cores on NUMA node 1, 3 free, 1 held by the kubelet's CPU manager");
         /* within: cpuset: the process's cgroup bounds it, and a Guaranteed pod's is 2-3 or 9. */
         assert_cpus(p, "pod", "0-15");
         pp = plan_find_policy(p, "pod");
