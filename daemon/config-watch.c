@@ -25,7 +25,8 @@
          IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
 typedef struct WatchedPath {
-        char *dir;            /* the directory of the configuration */
+        char *dir;            /* the directory of the configuration (CONFIG_WATCH_FILE: the file's) */
+        char *file;           /* CONFIG_WATCH_FILE: the file's name in dir; else NULL */
         ConfigWatchKind kind; /* what it is */
         char *watched;        /* dir itself, or its nearest existing ancestor */
         char *child;          /* NULL: watched is dir; else the name under watched that leads to dir */
@@ -55,7 +56,7 @@ bool config_watch_relevant(ConfigWatchKind kind, uint32_t mask, const char *name
 
         if (mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT))
                 return true;
-        if (!name || !*name)
+        if (!name || !*name || kind == CONFIG_WATCH_FILE)
                 return false;
         if (kubelet_name(name))
                 return true;
@@ -151,6 +152,8 @@ static bool event_relevant(const ConfigWatch *w, const struct inotify_event *e) 
                 if (!p->child) {
                         if (config_watch_relevant(p->kind, e->mask, e->len > 0 ? e->name : NULL))
                                 return true;
+                        if (p->file && e->len > 0 && streq(e->name, p->file))
+                                return true;
                 } else if (
                         (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) ||
                         (e->len > 0 && streq(e->name, p->child)))
@@ -210,10 +213,23 @@ int config_watch_new(
         }
         w->n = n;
         for (size_t i = 0; i < n; i++) {
-                w->paths[i] = (WatchedPath){.dir = strdup(dirs[i]), .kind = kinds[i], .wd = -1};
-                if (!w->paths[i].dir) {
+                WatchedPath *p = &w->paths[i];
+
+                *p = (WatchedPath){.dir = strdup(dirs[i]), .kind = kinds[i], .wd = -1};
+                if (p->dir && kinds[i] == CONFIG_WATCH_FILE) {
+                        /* Its directory is watched, for its name. */
+                        char *slash = strrchr(p->dir, '/');
+
+                        p->file = strdup(slash + 1);
+                        if (slash == p->dir)
+                                slash[1] = '\0';
+                        else
+                                *slash = '\0';
+                }
+                if (!p->dir || (kinds[i] == CONFIG_WATCH_FILE && (!p->file || !*p->file))) {
+                        r = p->dir && p->file ? -EINVAL : -ENOMEM;
                         config_watch_free(w);
-                        return -ENOMEM;
+                        return r;
                 }
         }
         r = event_add_inotify(
@@ -236,6 +252,7 @@ ConfigWatch *config_watch_free(ConfigWatch *w) {
                 close(w->fd);
         for (size_t i = 0; w->paths && i < w->n; i++) {
                 free(w->paths[i].dir);
+                free(w->paths[i].file);
                 free(w->paths[i].watched);
                 free(w->paths[i].child);
         }

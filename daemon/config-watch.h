@@ -26,6 +26,11 @@
 typedef enum ConfigWatchKind {
         CONFIG_WATCH_SETTINGS_DIR, /* a configuration directory: affinityd.yaml and policy.d/ */
         CONFIG_WATCH_POLICY_DIR,   /* a policy.d directory: its *.yaml files */
+        /* one file (the path given is the file's): written, created, renamed over or removed in
+         * its directory, which is what is watched — a file replaced by rename(2), as the
+         * kubelet writes its checkpoints, is a new inode each time (the kubelet's CPU manager
+         * state, daemon/manager-kubelet.c) */
+        CONFIG_WATCH_FILE,
 } ConfigWatchKind;
 
 typedef struct ConfigWatch ConfigWatch;
@@ -39,7 +44,8 @@ typedef void (*config_watch_handler_t)(ConfigWatch *w, void *userdata);
  * and "policy.d"; in a policy.d directory names ending in ".yaml" that are not hidden; in both,
  * the kubelet's ConfigMap links and directories ("..data", "..2026_12_01_..."). The directory
  * itself removed, moved or unmounted (IN_DELETE_SELF, IN_MOVE_SELF, IN_IGNORED, IN_UNMOUNT) and
- * a queue overflow (IN_Q_OVERFLOW) always matter. Pure.
+ * a queue overflow (IN_Q_OVERFLOW) always matter. For CONFIG_WATCH_FILE only those do: which
+ * name is the file's is the watch's to say. Pure.
  */
 bool config_watch_relevant(ConfigWatchKind kind, uint32_t mask, const char *name);
 
@@ -47,9 +53,9 @@ bool config_watch_relevant(ConfigWatchKind kind, uint32_t mask, const char *name
  * Watches the n directories dirs (kinds[i] says what dirs[i] is) on event (an inotify fd as an
  * I/O source, description "config-watch"); handler runs delay_usec after the last change of a
  * burst, and no later than 10 × delay_usec after its first. Directories that do not exist are
- * watched through their nearest existing ancestor. Returns 0 and *ret, -EINVAL (n is 0 or a
- * path is not absolute), -ENOMEM, or inotify_init1(2)'s -errno; a directory that can't be
- * watched (its -errno) is skipped, and logged at debug.
+ * watched through their nearest existing ancestor. Returns 0 and *ret, -EINVAL (n is 0, a
+ * path is not absolute, or a CONFIG_WATCH_FILE path ends in "/"), -ENOMEM, or inotify_init1(2)'s -errno; a
+ * directory that can't be watched (its -errno) is skipped, and logged at debug.
  */
 int config_watch_new(
         sd_event *event, const char *const *dirs, const ConfigWatchKind *kinds, size_t n,

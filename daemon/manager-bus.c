@@ -85,7 +85,8 @@ static int property_get_topology(
         return sd_bus_message_append(reply, "s", strempty(text));
 }
 
-/* OnlineCPUs (of the topology in force) and ReservedCPUs (affinityd.yaml reserve:). */
+/* OnlineCPUs (of the topology in force), ReservedCPUs (affinityd.yaml reserve:) and
+ * KubeletExclusiveCPUs (the kubelet's CPU manager checkpoint as last read). */
 static int property_get_cpus(
         sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
         void *userdata, sd_bus_error *error) {
@@ -96,6 +97,8 @@ static int property_get_cpus(
 
         if (streq(property, "OnlineCPUs"))
                 set = m->topology ? topology_online_cpus(m->topology) : NULL;
+        else if (streq(property, "KubeletExclusiveCPUs"))
+                set = kubelet_cpu_state_exclusive(m->kubelet);
         else if (m->config && m->config->has_reserve)
                 set = &m->config->reserve;
         if (set) {
@@ -499,6 +502,8 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Topology", "s", property_get_topology, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("OnlineCPUs", "s", property_get_cpus, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ReservedCPUs", "s", property_get_cpus, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY(
+                "KubeletExclusiveCPUs", "s", property_get_cpus, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ManagedProcesses", "u", NULL, offsetof(Manager, n_processes), 0),
         SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, counters.events_received), 0),
         SD_BUS_PROPERTY("EventsLost", "t", NULL, offsetof(Manager, counters.events_lost), 0),

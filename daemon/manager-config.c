@@ -13,6 +13,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "config-watch.h"
 #include "device-placement.h"
 #include "drift.h"
 #include "config.h"
@@ -106,7 +107,8 @@ static int manager_load(
         r = config_load(m->config_dir, &config, diag);
         if (r < 0)
                 return r;
-        r = plan_new(config, t, &plan);
+        manager_kubelet_configure(m, config); /* its path may have changed */
+        r = manager_plan(m, config, t, &plan);
         if (r < 0)
                 return r;
         *ret_config = TAKE_PTR(config);
@@ -331,53 +333,48 @@ static char *plan_pending_names(const Plan *plan) {
 }
 
 /*
- * The online CPUs changed: reloads the live topology, re-plans the configuration in force
- * against it, swaps the plan in as a reload does (manager_remap_policies(), keeping the
- * processes of policies that became pending as they are), and re-places every tracked process,
- * writing every thread: when a CPU goes offline the kernel moves the threads that had only
- * offline CPUs elsewhere by itself, and when it comes back nothing gives them their CPUs back
- * but this. Pending policies are retried: one that resolves again is matched and placed by the
- * rescan. Targets come from the plan, which holds online CPUs only, so no empty mask is ever
- * written (and the kernel refuses a mask with no online CPU). One info line per re-plan.
+ * Re-plans the configuration in force against topology (taken; NULL: the one in force) and the
+ * kubelet's CPU manager checkpoint as last read, swaps the plan in as a reload does
+ * (manager_remap_policies(), keeping the processes of policies that became pending as they
+ * are), and re-places every tracked process, writing every thread: when a CPU goes offline the
+ * kernel moves the threads that had only offline CPUs elsewhere by itself, and when it comes back
+ * nothing gives them their CPUs back but this; when the kubelet hands a CPU to a pod, the
+ * processes placed on it are moved off. Pending policies are retried: one that resolves again is
+ * matched and placed by the rescan. Targets come from the plan, which holds online CPUs only, so
+ * no empty mask is ever written (and the kernel refuses a mask with no online CPU). One info line
+ * per re-plan, starting with why ("CPUs changed (online now: 0-3)").
  */
-static int manager_replan_topology(Manager *m) {
-        _cleanup_(topology_freep) Topology *topology = NULL;
+static int manager_replan(Manager *m, Topology *topology, const char *why) {
+        _cleanup_(topology_freep) Topology *owned = topology;
         _cleanup_(plan_freep) Plan *plan = NULL;
-        _cleanup_free_ char *online = NULL, *pending = NULL;
+        _cleanup_free_ char *pending = NULL;
         Plan *old_plan;
         int r;
 
         if (!m->config)
                 return 0;
-        r = topology_load_live(&topology);
+        r = manager_plan(m, m->config, owned ?: m->topology, &plan);
         if (r < 0)
-                return log_warning_errno(
-                        r,
-                        "Failed to reload the topology after a CPU change, keeping the previous plan: %m");
-        r = plan_new(m->config, topology, &plan);
-        if (r < 0)
-                return log_warning_errno(
-                        r, "Failed to re-plan after a CPU change, keeping the previous plan: %m");
+                return log_warning_errno(r, "%s: failed to re-plan, keeping the previous plan: %m", why);
 
         old_plan = m->plan;
         r = manager_install(m, m->config, plan);
         if (r < 0)
-                return log_warning_errno(
-                        r, "Failed to re-plan after a CPU change, keeping the previous plan: %m");
+                return log_warning_errno(r, "%s: failed to re-plan, keeping the previous plan: %m", why);
         TAKE_PTR(plan);
         /* The same configuration: only the resolution changed. The old plan borrows the old
          * topology: free it first. */
         manager_remap_policies(m, old_plan, m->plan, true);
         plan_free(old_plan);
-        topology_free(m->topology);
-        m->topology = TAKE_PTR(topology);
+        if (owned) {
+                topology_free(m->topology);
+                m->topology = TAKE_PTR(owned);
+        }
 
-        online = cpuset_to_string(topology_online_cpus(m->topology));
         pending = plan_pending_names(m->plan);
         log_info(
-                "CPUs changed (online now: %s): re-planned %zu policies, %zu pending%s%s%s; re-placing "
-                "%" PRIu32 " processes",
-                strna(online), m->plan->n_policies, plan_n_pending(m->plan), pending && *pending ? " (" : "",
+                "%s: re-planned %zu policies, %zu pending%s%s%s; re-placing %" PRIu32 " processes", why,
+                m->plan->n_policies, plan_n_pending(m->plan), pending && *pending ? " (" : "",
                 pending && *pending ? pending : "", pending && *pending ? ")" : "", m->n_processes);
         if (log_level_enabled(LOG_DEBUG))
                 log_plan(m, m->plan);
@@ -389,6 +386,25 @@ static int manager_replan_topology(Manager *m) {
         (void)manager_report_changed(m, "Topology", "OnlineCPUs", "ReservedCPUs");
         manager_notify(m, NULL);
         return r;
+}
+
+/* The online CPUs changed: reloads the live topology and re-plans against it. */
+static int manager_replan_topology(Manager *m) {
+        _cleanup_(topology_freep) Topology *topology = NULL;
+        _cleanup_free_ char *online = NULL, *why = NULL;
+        int r;
+
+        if (!m->config)
+                return 0;
+        r = topology_load_live(&topology);
+        if (r < 0)
+                return log_warning_errno(
+                        r,
+                        "Failed to reload the topology after a CPU change, keeping the previous plan: %m");
+        online = cpuset_to_string(topology_online_cpus(topology));
+        if (asprintf(&why, "CPUs changed (online now: %s)", strna(online)) < 0)
+                why = NULL;
+        return manager_replan(m, TAKE_PTR(topology), why ?: "CPUs changed");
 }
 
 static int on_hotplug_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -466,4 +482,46 @@ void manager_start_uevents(Manager *m) {
                 log_warning_errno(
                         r, "Cannot receive kernel uevents: %m. CPU hotplug will be noticed only on reload.");
         }
+}
+
+/* ---- the kubelet's CPU manager ---- */
+
+/* The checkpoint changed on disk: read again; a change of its exclusive CPUs re-plans. */
+static void on_kubelet_change(ConfigWatch *w, void *userdata) {
+        Manager *m = userdata;
+
+        if (manager_kubelet_read(m, m->kubelet_path, "; re-planning") > 0)
+                (void)manager_replan(m, NULL, "The kubelet's CPU manager changed");
+}
+
+/*
+ * At start and at each reload, before planning config: the kubelet's CPU manager checkpoint
+ * config names (config_kubelet_cpu_manager_state()) is watched — its directory, for its name,
+ * debounced like the configuration (CONFIG_WATCH_DELAY_USEC), a directory that doesn't exist yet
+ * through its nearest ancestor — then read into m->kubelet (manager_kubelet_read()). A path that
+ * is the same as before keeps its watch. Not fatal: without the watch, the file is read at
+ * reload only (a warning says so).
+ */
+void manager_kubelet_configure(Manager *m, const Config *config) {
+        const char *path = config_kubelet_cpu_manager_state(config);
+        int r;
+
+        if (!streq_ptr(path, m->kubelet_path)) {
+                m->kubelet_watch = config_watch_free(m->kubelet_watch);
+                if (free_and_strdup(&m->kubelet_path, path) < 0) {
+                        log_warning_errno(-ENOMEM, "Failed to read the kubelet's CPU manager state: %m");
+                        return;
+                }
+                if (path) {
+                        r = config_watch_new(
+                                m->event, (const char *const[]){path},
+                                (const ConfigWatchKind[]){CONFIG_WATCH_FILE}, 1, CONFIG_WATCH_DELAY_USEC,
+                                on_kubelet_change, m, &m->kubelet_watch);
+                        if (r < 0)
+                                log_warning_errno(
+                                        r, "Failed to watch %s for changes (a reload reads it again): %m",
+                                        path);
+                }
+        }
+        (void)manager_kubelet_read(m, path, "");
 }

@@ -5,7 +5,9 @@
  * What the files of the Manager's core share, and nothing outside the Manager uses. Calls go down
  * this list, never up (docs/architecture.md, "Who may call whom"):
  *   manager.c           new, free, startup, run: event sources, the bus connection, signals
- *   manager-config.c    load, reload, install the plan, re-plan after CPU hotplug
+ *   manager-config.c    load, reload, install the plan, re-plan after CPU hotplug and after the
+ *                       kubelet's CPU manager changed (watching its checkpoint)
+ *   manager-kubelet.c   reading the kubelet's CPU manager checkpoint; planning with it
  *   manager-events.c    the proc connector's events, deferred matches on the worker
  *   manager-rescan.c    the /proc rescan, verifying tracked processes
  *   manager-match.c     matching a PID, tracking a new process, forgetting a gone one
@@ -154,6 +156,11 @@ int manager_load_topology(Manager *m, Topology **ret);
 int manager_install(Manager *m, Config *config, Plan *plan);
 const char *config_counts(const Config *c, size_t n_pending, char *buf, size_t size);
 void manager_start_uevents(Manager *m);
+void manager_kubelet_configure(Manager *m, const Config *config);
+
+/* manager-kubelet.c */
+int manager_kubelet_read(Manager *m, const char *path, const char *suffix);
+int manager_plan(Manager *m, const Config *config, const Topology *t, Plan **ret);
 
 /* manager-status.c */
 void manager_set_state(Manager *m, ManagerState s);

@@ -394,6 +394,9 @@ Manager *manager_free(Manager *m) {
         m->units = unit_placement_free(m->units);
         m->cpuset_watch = cpuset_watch_free(m->cpuset_watch);
         m->config_watch = config_watch_free(m->config_watch);
+        m->kubelet_watch = config_watch_free(m->kubelet_watch);
+        m->kubelet = kubelet_cpu_state_free(m->kubelet);
+        m->kubelet_path = mfree(m->kubelet_path);
         /* Before the uevent monitor: it holds subscriptions to it. */
         m->devices = device_placement_free(m->devices);
         m->cpu_subscription = uevent_subscription_free(m->cpu_subscription);
@@ -513,7 +516,9 @@ int manager_startup(Manager *m) {
                         "Topology: %s%s%s", summary, m->topology_path ? " from " : "",
                         m->topology_path ?: "");
 
-        r = plan_new(config, m->topology, &plan);
+        /* Watched first, then read: a write of the kubelet's in between is not missed. */
+        manager_kubelet_configure(m, config);
+        r = manager_plan(m, config, m->topology, &plan);
         if (r < 0)
                 return log_error_errno(r, "Failed to plan the configuration: %m");
         r = manager_install(m, config, plan);

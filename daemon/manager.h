@@ -287,6 +287,12 @@ struct Manager {
         struct CpusetWatch *cpuset_watch; /* cgroups of managed processes (daemon/cpuset-watch.h) */
         struct DevicePlacement *devices;  /* irqs: and net: rules (daemon/device-placement.h) */
         struct ConfigWatch *config_watch; /* --watch-config (daemon/config-watch.h), NULL: off */
+        /* The kubelet's CPU manager checkpoint (daemon/manager-kubelet.c): what it holds as last
+         * read (NULL: nothing, no such file, or kubelet-cpu-manager-state: none), the path read
+         * and watched (NULL: none), and the watch of its directory. */
+        struct KubeletCpuState *kubelet;
+        char *kubelet_path;
+        struct ConfigWatch *kubelet_watch;
         bool watch_config;
         char *api_socket_path;        /* --api-socket, NULL: none */
         struct ApiSocket *api_socket; /* serving it (daemon/api-socket.h) */

@@ -174,7 +174,34 @@ typedef struct RuleNotes {
 static int literal_warnings(
         const CpuSelector *s, const Plan *p, const Topology *t, const char *prefix, RuleNotes *notes) {
         return plan_literal_warnings(
-                &s->literal, t, &p->reserve, p->policies, p->n_policies, prefix, notes->warnings);
+                &s->literal, t, &p->reserve, p->policies, p->n_policies, p->kubelet, prefix,
+                notes->warnings);
+}
+
+/* A mapping loses what the kubelet's CPU manager holds (p->kubelet): a Guaranteed pod's CPUs
+ * get no interrupts and no softirq work from us. Returns 0, or 1 with a reason when nothing
+ * is left, or -ENOMEM. */
+static int remove_kubelet(
+        const Plan *p, const char *prefix, CpuSet *cpus, RuleNotes *notes, char **ret_reason) {
+        _cleanup_free_ char *who = NULL;
+        int r;
+
+        r = kubelet_cpu_state_remove_from(p->kubelet, cpus, &who);
+        if (r <= 0)
+                return r;
+        r = strv_extendf(notes->explanation, "%sheld by the kubelet's CPU manager: %s", prefix, who);
+        if (r < 0)
+                return r;
+        if (cpuset_is_empty(cpus)) {
+                if (asprintf(
+                            ret_reason, "%sno CPU left: held by the kubelet's CPU manager: %s", prefix,
+                            who) < 0) {
+                        *ret_reason = NULL;
+                        return -ENOMEM;
+                }
+                return 1;
+        }
+        return 0;
 }
 
 /* A mapping loses what exclusive policies hold; one explanation line per holder. Returns 0,
@@ -297,6 +324,9 @@ static int resolve_device_selector(
                 }
 
                 r = remove_held(p, prefix, &cpus, notes, ret_reason);
+                if (r != 0)
+                        return r;
+                r = remove_kubelet(p, prefix, &cpus, notes, ret_reason);
                 if (r != 0)
                         return r;
         }

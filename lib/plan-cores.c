@@ -432,8 +432,8 @@ static int holder_of(const PlanContext *ctx, unsigned cpu) {
 
 /*
  * A pending reason for a count that can't be met: what was wanted, how many are free, and
- * what keeps the others (reserve, holders). mode: 'c' whole cores, 's' cores with a free PU
- * (smt: one-per-core), 'p' PUs. domain: the set before the reserve, reserved: after it, free:
+ * what keeps the others (reserve, holders, the kubelet's CPU manager). mode: 'c' whole cores, 's' cores with
+ * a free PU (smt: one-per-core), 'p' PUs. domain: the set before the reserve, reserved: after it, free:
  * after the holdings. Returns -ERANGE with *ret_reason, or -ENOMEM.
  */
 static int count_reason(
@@ -443,7 +443,8 @@ static int count_reason(
         _cleanup_free_ unsigned *held = NULL, *cores = NULL;
         _cleanup_free_ char *reason = NULL, *rest = NULL;
         _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
-        unsigned n_free = 0, n_reserved = 0;
+        const CpuSet *kubelet = kubelet_cpu_state_exclusive(ctx->kubelet);
+        unsigned n_free = 0, n_reserved = 0, n_kubelet = 0;
         size_t n_cores = 0;
         int r;
 
@@ -461,6 +462,8 @@ static int count_reason(
                                 n_reserved++;
                         else if ((h = holder_of(ctx, cpu)) >= 0)
                                 held[h]++;
+                        else if (cpuset_contains(kubelet, cpu))
+                                n_kubelet++;
                 }
         else {
                 r = cores_in(t, domain, mode == 'c', &cores, &n_cores);
@@ -494,6 +497,8 @@ static int count_reason(
                         h = cpuset_is_empty(&x) ? -1 : holder_of(ctx, (unsigned)cpuset_next(&x, -1));
                         if (h >= 0)
                                 held[h]++;
+                        else if (cpuset_intersects(&x, kubelet))
+                                n_kubelet++;
                 }
         }
 
@@ -527,6 +532,12 @@ static int count_reason(
                 if (asprintf(
                             &rest, "%s, %u held by policy \"%s\"", reason, held[i],
                             ctx->earlier[i].policy->name) < 0)
+                        return -ENOMEM;
+                free(reason);
+                reason = TAKE_PTR(rest);
+        }
+        if (n_kubelet > 0) {
+                if (asprintf(&rest, "%s, %u held by the kubelet's CPU manager", reason, n_kubelet) < 0)
                         return -ENOMEM;
                 free(reason);
                 reason = TAKE_PTR(rest);

@@ -21,7 +21,8 @@ typedef struct PlanContext {
         const CpuSet *reserve_given; /* the reserve as configured; NULL when none was given */
         const PolicyPlan *earlier;   /* the plans of the policies before this one: the holders */
         size_t n_earlier;
-        const CpuSet *held; /* union of their exclusive_cpus; never NULL */
+        const CpuSet *held;             /* union of their exclusive_cpus; never NULL */
+        const KubeletCpuState *kubelet; /* the kubelet's exclusive CPUs; NULL: none */
 } PlanContext;
 
 /* What resolving one selector gives, besides a pending reason. */

@@ -7,7 +7,8 @@
  *
  * A selector mapping is a pipeline over a set of candidate CPUs: start from the online,
  * allowed CPUs; narrow by NUMA nodes, packages, the near: device's nodes and the CPU kind;
- * apply the reserve; drop what earlier exclusive policies hold; then take a count if asked.
+ * apply the reserve; drop what earlier exclusive policies hold and what the kubelet's CPU
+ * manager holds (but for within: cpuset); then take a count if asked.
  * Each step that empties the set stops with a reason naming that step, so a pending policy
  * says what went wrong, and each step that changes it adds a line to the explanation.
  */
@@ -409,6 +410,36 @@ static int remove_held(
         return 0;
 }
 
+/*
+ * Drops the CPUs the kubelet's CPU manager holds from *cpus, unless s says within: cpuset: then
+ * the process's cgroup bounds them, and a Guaranteed pod's is its exclusive CPUs.
+ */
+static int remove_kubelet(
+        const PlanContext *ctx, const CpuSelector *s, const char *what, CpuSet *cpus, Resolution *res,
+        char **ret_reason) {
+        _cleanup_free_ char *who = NULL, *c = NULL;
+        int r;
+
+        if (s->within == WITHIN_CPUSET)
+                return 0;
+        c = set_str(cpus);
+        if (!c)
+                return -ENOMEM;
+        r = kubelet_cpu_state_remove_from(ctx->kubelet, cpus, &who);
+        if (r <= 0)
+                return r;
+        r = strv_extendf(&res->explanation, "held by the kubelet's CPU manager: %s", who);
+        if (r < 0)
+                return r;
+        if (cpuset_is_empty(cpus))
+                return plan_reasonf(
+                        -EINVAL, ret_reason,
+                        "every CPU of %s (%s) is held by the kubelet's CPU manager: %s (cpus: { within: "
+                        "cpuset } places a pod's processes on its own)",
+                        what, c, who);
+        return 0;
+}
+
 /* Whether the count of s (cores:, cpus:; none: any set will do) can be taken from cpus. */
 static int count_fits(
         const PlanContext *ctx, const CpuSelector *s, const char *what, const CpuSet *domain,
@@ -633,6 +664,9 @@ static int resolve_mapping(
 
         /* 5. What earlier exclusive policies hold. */
         r = remove_held(ctx, what, &cpus, res, ret_reason);
+        if (r < 0)
+                return r;
+        r = remove_kubelet(ctx, s, what, &cpus, res, ret_reason);
         if (r < 0)
                 return r;
 

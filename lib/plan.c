@@ -64,7 +64,7 @@ static const Location *selector_location(const CpuSelector *s, const Location *f
 /* See plan.h. */
 int plan_literal_warnings(
         const CpuSet *literal, const Topology *t, const CpuSet *reserve, const PolicyPlan *holders,
-        size_t n_holders, const char *prefix, char ***warnings) {
+        size_t n_holders, const KubeletCpuState *kubelet, const char *prefix, char ***warnings) {
         _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
         _cleanup_free_ char *l = NULL;
         int r;
@@ -131,6 +131,22 @@ int plan_literal_warnings(
                 if (r < 0)
                         return r;
         }
+
+        /* Nor by the kubelet's: taken as written, but a Guaranteed pod's CPUs are its own. */
+        r = set_and(&x, literal, kubelet_cpu_state_exclusive(kubelet));
+        if (r < 0)
+                return r;
+        if (!cpuset_is_empty(&x)) {
+                _cleanup_free_ char *bad = set_str(&x), *who = NULL;
+
+                if (!bad || kubelet_cpu_state_describe(kubelet, &x, &who) < 0)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        warnings, "%scpu-list %s overlaps CPU%s %s held by the kubelet's CPU manager: %s",
+                        prefix, l, cpuset_count(&x) == 1 ? "" : "s", bad, who);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -146,7 +162,8 @@ static int literal_warnings(
         int r;
 
         r = plan_literal_warnings(
-                &s->literal, ctx->topology, ctx->reserve, ctx->earlier, ctx->n_earlier, prefix, &lines);
+                &s->literal, ctx->topology, ctx->reserve, ctx->earlier, ctx->n_earlier, ctx->kubelet, prefix,
+                &lines);
         if (r < 0)
                 return r;
         STRV_FOREACH (line, lines) {
@@ -602,6 +619,10 @@ static int plan_resolve_reserve(const Config *c, const Topology *t, Plan *p) {
 }
 
 int plan_new(const Config *c, const Topology *t, Plan **ret) {
+        return plan_new_with(c, t, NULL, ret);
+}
+
+int plan_new_with(const Config *c, const Topology *t, const PlanInputs *in, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         _cleanup_cpuset_ CpuSet held = CPUSET_NULL;
         PlanContext ctx;
@@ -611,6 +632,9 @@ int plan_new(const Config *c, const Topology *t, Plan **ret) {
         if (!p)
                 return -ENOMEM;
         p->config = c;
+        r = kubelet_cpu_state_copy(in ? in->kubelet : NULL, &p->kubelet);
+        if (r < 0)
+                return r;
 
         r = plan_resolve_reserve(c, t, p);
         if (r < 0)
@@ -629,6 +653,7 @@ int plan_new(const Config *c, const Topology *t, Plan **ret) {
                 .reserve_given = c->has_reserve ? &c->reserve : NULL,
                 .earlier = p->policies,
                 .held = &held,
+                .kubelet = p->kubelet,
         };
         /* In file order: each policy sees what the ones before it hold. */
         for (size_t i = 0; i < c->n_policies; i++) {
@@ -658,6 +683,7 @@ Plan *plan_free(Plan *p) {
         free(p->policies);
         match_index_free(p->match_index);
         cpuset_done(&p->reserve);
+        kubelet_cpu_state_free(p->kubelet);
         strv_free(p->warnings);
         free(p);
         return NULL;

@@ -3,7 +3,8 @@
 
 /*
  * Planning: turns each policy's selectors into concrete CPU sets against a topology.
- * A pure function of (Config, Topology): the same inputs give the same plan, which is what
+ * A pure function of (Config, Topology, PlanInputs: the kubelet's CPU manager checkpoint): the
+ * same inputs give the same plan, which is what
  * lets multi-socket behaviour be tested from hwloc XML on any machine. A policy that can't be
  * resolved on this machine (a node that doesn't exist, a selector that leaves no CPU, an
  * unknown user) is pending, with a reason; that is not an error of the plan.
@@ -11,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include "kubelet-cpu-manager.h"
 #include "policy.h"
 #include "topology.h"
 
@@ -96,12 +98,21 @@ typedef struct Plan {
          */
         MatchIndex *match_index;
         CpuSet reserve; /* the reserve as resolved (online CPUs only) */
+        /* A copy of PlanInputs.kubelet: the kubelet's exclusive CPUs, which no selector mapping
+         * hands out but those of within: cpuset (and device rules' never); NULL when none. */
+        KubeletCpuState *kubelet;
         /*
          * NULL-terminated (NULL when none): a reserve naming CPUs that don't exist here or are
          * not online, or splitting cores. They are about config->reserve_location.
          */
         char **warnings;
 } Plan;
+
+/* What a plan depends on besides the Config and the Topology. */
+typedef struct PlanInputs {
+        /* The kubelet's CPU manager checkpoint (kubelet-cpu-manager.h), NULL: none. Copied. */
+        const KubeletCpuState *kubelet;
+} PlanInputs;
 
 /*
  * Resolves every policy of c against t, in order. c and t must outlive the plan (it borrows
@@ -113,6 +124,9 @@ typedef struct Plan {
  *  - a selector mapping is resolved as plan_resolve_selector() does, and also without the CPUs
  *    held by earlier exclusive policies (file order; pending policies hold nothing); an
  *    exclusive selector's set then joins the holdings (see PolicyPlan.exclusive_cpus);
+ *  - and without the kubelet's exclusive CPUs (plan_new_with()), unless it says within: cpuset:
+ *    those CPUs are a Guaranteed pod's own, and its cgroup bounds such a selector per process;
+ *    a literal cpu-list overlapping them gets a warning naming the pods and containers;
  *  - each thread rule with cpus: likewise, standalone (not within the policy's set; the
  *    policy's own holdings don't apply to its rules); a failure makes the policy pending, the
  *    reason prefixed with 'thread rule "NAME": ';
@@ -127,6 +141,8 @@ typedef struct Plan {
  * Returns 0 and *ret, or -ENOMEM. Pending policies are not errors.
  */
 int plan_new(const Config *c, const Topology *t, Plan **ret);
+/* plan_new() with more inputs (in NULL: none, as plan_new()). Same returns. */
+int plan_new_with(const Config *c, const Topology *t, const PlanInputs *in, Plan **ret);
 /* Frees p and its PolicyPlans (not the Config or Topology it borrowed). Accepts NULL, returns NULL. */
 Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
@@ -149,7 +165,8 @@ size_t plan_n_pending(const Plan *plan);
  *     machine with one kind, performance is every CPU and efficiency can't be resolved);
  *  3. without the reserved CPUs (reserved: avoid, the default), only the reserved ones (only)
  *     or regardless (allow);
- *  4. (plan_new() only) without the CPUs held by earlier exclusive policies;
+ *  4. (plan_new() only) without the CPUs held by earlier exclusive policies, and (plan_new_with())
+ *     those the kubelet's CPU manager holds, unless within: cpuset;
  *  5. the count: cores: N takes N whole cores — a core counts only if every PU of it is still
  *     in the set (a core split by the reserve, an exclusive holding or a disallowed sibling is
  *     not whole) — all their PUs, or with smt: one-per-core the lowest-numbered PU of each;
@@ -210,9 +227,11 @@ int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size
  * Warnings about a literal cpu-list (a cpus: value taken as written), appended to *warnings
  * (a NULL-terminated vector, possibly NULL) as lines "PREFIXcpu-list L names offline CPU 3
  * (online: 0-2)": CPUs of literal (OS numbers) that t doesn't have, that are offline or
- * disallowed, that are in reserve (NULL: no reserve), and that any of the n_holders policy plans
- * holds exclusively ('overlaps CPUs 4-5 held by exclusive policy "db"'). Returns 0 or -ENOMEM.
+ * disallowed, that are in reserve (NULL: no reserve), that any of the n_holders policy plans
+ * holds exclusively ('overlaps CPUs 4-5 held by exclusive policy "db"'), and that the kubelet's
+ * CPU manager holds (kubelet NULL: none; "overlaps CPU 1 held by the kubelet's CPU manager: 1
+ * (pod UID container NAME)"). Returns 0 or -ENOMEM.
  */
 int plan_literal_warnings(
         const CpuSet *literal, const Topology *t, const CpuSet *reserve, const PolicyPlan *holders,
-        size_t n_holders, const char *prefix, char ***warnings);
+        size_t n_holders, const KubeletCpuState *kubelet, const char *prefix, char ***warnings);

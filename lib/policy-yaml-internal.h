@@ -11,6 +11,8 @@
  *   policy-devices.c    the irqs: and net: rules;
  *   policy-yaml.c       match:, scheduler:, memory:, threads:, policies: and the top level;
  *   policy-files.c      the files: the drop-in directories, reading, checks across files.
+ * The node tree is also how lib/kubelet-cpu-manager.c reads the kubelet's JSON checkpoint (JSON
+ * is YAML), so its errors have a line and column too.
  * Each function returns 0 (or the count or flag its comment names) or -ENOMEM unless it
  * says otherwise; "reported" means the problem went into the Loader's Diagnostics.
  */

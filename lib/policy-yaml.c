@@ -19,6 +19,7 @@
 
 #include <yaml.h>
 
+#include "kubelet-cpu-manager.h"
 #include "netdev.h"
 #include "policy-yaml-internal.h"
 
@@ -750,6 +751,34 @@ static int parse_rfs(Loader *l, const KeySpec *spec, const Node *key, const Node
         return 0;
 }
 
+/* kubelet-cpu-manager-state: an absolute path, or none. */
+static int parse_kubelet_cpu_manager_state(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+        const char *v = NULL;
+        int r;
+
+        r = node_string(
+                l, value, "kubelet-cpu-manager-state",
+                "an absolute path or none (\"" KUBELET_CPU_MANAGER_STATE_DEFAULT "\")", &v);
+        if (r <= 0)
+                return r;
+        if (!streq(v, "none") && v[0] != '/')
+                return node_error(
+                        l, value,
+                        "kubelet-cpu-manager-state: \"%s\" is not an absolute path (or none, not to read "
+                        "the "
+                        "kubelet's checkpoint)",
+                        loader_esc(l, v));
+        if (has_control_chars(v))
+                return node_error(l, value, "kubelet-cpu-manager-state: contains control characters");
+        r = free_and_strdup(&c->kubelet_cpu_manager_state, streq(v, "none") ? "" : v);
+        if (r < 0)
+                return r;
+        c->kubelet_cpu_manager_state_location = node_location(l, value);
+        return 0;
+}
+
 static int misplaced_rule(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         return node_error(
                 l, key, "%s: belongs in a policy.d/*.yaml file, not in " SETTINGS_NAME, spec->name);
@@ -767,6 +796,7 @@ static const KeySpec settings_keys[] = {
         {"allow-realtime", parse_allow_realtime},
         {"restore-on-exit", parse_bool_key, offsetof(Config, restore_on_exit)},
         {"rfs", parse_rfs},
+        {"kubelet-cpu-manager-state", parse_kubelet_cpu_manager_state},
         {"policies", misplaced_rule},
         {"irqs", misplaced_rule},
         {"net", misplaced_rule},
@@ -783,6 +813,7 @@ static const KeySpec rules_keys[] = {
         {"allow-realtime", misplaced_setting},
         {"restore-on-exit", misplaced_setting},
         {"rfs", misplaced_setting},
+        {"kubelet-cpu-manager-state", misplaced_setting},
 };
 
 /* A key that is valid one level up or down: say where it goes. */

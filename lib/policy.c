@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kubelet-cpu-manager.h"
 #include "policy.h"
 
 #ifndef SCHED_DEADLINE
@@ -102,9 +103,16 @@ Config *config_free(Config *c) {
                 net_rule_done(&c->net_rules[i]);
         free(c->net_rules);
         cpuset_done(&c->reserve);
+        free(c->kubelet_cpu_manager_state);
         strv_free(c->files);
         free(c);
         return NULL;
+}
+
+const char *config_kubelet_cpu_manager_state(const Config *c) {
+        if (!c || !c->kubelet_cpu_manager_state)
+                return KUBELET_CPU_MANAGER_STATE_DEFAULT;
+        return *c->kubelet_cpu_manager_state ? c->kubelet_cpu_manager_state : NULL;
 }
 
 const Policy *config_find_policy(const Config *c, const char *name) {

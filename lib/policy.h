@@ -301,6 +301,11 @@ typedef struct Config {
          * each rx queue an rps: rule covers, rps_flow_cnt = rfs / number of rx queues */
         uint32_t rfs_entries;
         Location rfs_location;
+        /* kubelet-cpu-manager-state: the kubelet's CPU manager checkpoint, whose exclusive CPUs no
+         * selector hands out (kubelet-cpu-manager.h); NULL: not given (the default path); "": none
+         * (not read). See config_kubelet_cpu_manager_state(). */
+        char *kubelet_cpu_manager_state;
+        Location kubelet_cpu_manager_state_location;
         Policy *policies; /* in the order rules apply: first match wins */
         size_t n_policies;
         IrqRule *irq_rules; /* irqs:, in file order: first match wins */
@@ -309,6 +314,13 @@ typedef struct Config {
         size_t n_net_rules;
         unsigned facts; /* union of every matcher's facts */
 } Config;
+
+/*
+ * The path of the kubelet's CPU manager checkpoint c says to read: kubelet-cpu-manager-state:
+ * as given, KUBELET_CPU_MANAGER_STATE_DEFAULT when not given (or c is NULL), NULL for
+ * "kubelet-cpu-manager-state: none". Borrowed from c (or static).
+ */
+const char *config_kubelet_cpu_manager_state(const Config *c);
 
 /* A new, empty Config (no files, no reserve, no policies), or NULL on OOM. */
 Config *config_new(void);

@@ -442,6 +442,28 @@ static int load_inventory(const Config *c, DeviceInventory **ret, char **ret_unk
         return 0;
 }
 
+/*
+ * The kubelet's CPU manager checkpoint c names, as the daemon reads it, when planning for this
+ * machine: into *ret (NULL: none, no such file, or --topology, another machine's). One that
+ * can't be read is said on stderr and left out. Returns 0 or -ENOMEM.
+ */
+static int load_kubelet(const Config *c, KubeletCpuState **ret) {
+        const char *path = config_kubelet_cpu_manager_state(c);
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        *ret = NULL;
+        if (arg_topology || !path)
+                return 0;
+        r = kubelet_cpu_state_load(path, ret, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && r != -ENOENT)
+                fprintf(stderr, "Warning: %s; planned as if the kubelet's CPU manager held no CPU\n",
+                        error ?: strerror(-r));
+        return 0;
+}
+
 /* verb_plan() but for "Out of memory.": returns the exit code, or -ENOMEM. */
 static int plan(char **paths, Diagnostics *diag) {
         _cleanup_(config_freep) Config *c = NULL;
@@ -449,6 +471,7 @@ static int plan(char **paths, Diagnostics *diag) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
         _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_(kubelet_cpu_state_freep) KubeletCpuState *kubelet = NULL;
         _cleanup_free_ char *unknown = NULL;
         PlanReport rep = {.diag = diag};
         int r;
@@ -477,7 +500,9 @@ static int plan(char **paths, Diagnostics *diag) {
 
         /* Pending policies and rules are a normal state (the daemon retries them when the machine
          * changes): they are shown, with their reasons, and are not a failure of plan. */
-        r = plan_new(c, t, &plan);
+        r = load_kubelet(c, &kubelet);
+        if (r >= 0)
+                r = plan_new_with(c, t, &(PlanInputs){.kubelet = kubelet}, &plan);
         if (r >= 0)
                 r = load_inventory(c, &inv, &unknown);
         if (r >= 0)

@@ -255,6 +255,7 @@ static const struct {
         {"Topology", "Topology"},
         {"OnlineCPUs", "Online CPUs"},
         {"ReservedCPUs", "Reserved CPUs"},
+        {"KubeletExclusiveCPUs", "Kubelet's CPUs"},
         {"PolicyFiles", "Policy files"},
         {"Reloads", "Reloads"},
         {"LastReloadUSec", "Last reload"},
@@ -367,7 +368,8 @@ static void print_status(const Properties *props, const Table *pending) {
                 /* Nothing to say when the daemon is not degraded. */
                 if (streq(name, "DegradedReasons") && p->type == CELL_STRV && strv_length(p->strv) == 0)
                         continue;
-                if (streq(name, "ReservedCPUs") && p->type == CELL_STRING && p->s[0] == 0) {
+                if ((streq(name, "ReservedCPUs") || streq(name, "KubeletExclusiveCPUs")) &&
+                    p->type == CELL_STRING && p->s[0] == 0) {
                         output_field(width, label, "none");
                         continue;
                 }

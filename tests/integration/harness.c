@@ -1077,23 +1077,41 @@ Harness *harness_free(Harness *h) {
 
 /* ---- files ---- */
 
-const char *harness_write_policy(Harness *h, const char *filename, const char *format, ...) {
-        _cleanup_free_ char *text = NULL, *tmp = NULL;
-        char *path;
-        va_list ap;
-        int r;
+/* Writes the text of format and ap to tmp and renames it to path, so that no reader ever sees
+ * half a file. Returns path (owned by h). */
+static const char *write_renamed(Harness *h, const char *tmp, char *path, const char *format, va_list ap) {
+        _cleanup_free_ char *text = NULL;
 
-        va_start(ap, format);
-        r = vasprintf(&text, format, ap);
-        va_end(ap);
-        ck_assert_msg(r >= 0, "out of memory");
-
-        path = xasprintf("%s/%s", h->policy_dir, filename);
-        /* Write and rename, so a reload never sees half a file. */
-        tmp = xasprintf("%s/.%s.tmp", h->dir, filename);
+        ck_assert_msg(vasprintf(&text, format, ap) >= 0, "out of memory");
         write_file(tmp, 0644, text);
         ck_assert_msg(rename(tmp, path) == 0, "rename to %s: %s", path, strerror(errno));
         return own(h, path);
+}
+
+const char *harness_write_policy(Harness *h, const char *filename, const char *format, ...) {
+        _cleanup_free_ char *tmp = xasprintf("%s/.%s.tmp", h->dir, filename);
+        const char *path;
+        va_list ap;
+
+        va_start(ap, format);
+        path = write_renamed(h, tmp, xasprintf("%s/%s", h->policy_dir, filename), format, ap);
+        va_end(ap);
+        return path;
+}
+
+const char *harness_write_file_renamed(Harness *h, const char *path, const char *format, ...) {
+        _cleanup_free_ char *dir = xstrdup(path), *tmp = NULL;
+        char *slash = strrchr(dir, '/');
+        const char *ret;
+        va_list ap;
+
+        ck_assert_msg(slash, "%s: not a path", path);
+        *slash = '\0';
+        tmp = xasprintf("%s/.%s.tmp", dir, slash + 1);
+        va_start(ap, format);
+        ret = write_renamed(h, tmp, xstrdup(path), format, ap);
+        va_end(ap);
+        return ret;
 }
 
 void harness_remove_policy(Harness *h, const char *filename) {
@@ -1205,6 +1223,23 @@ Child *harness_spawn(Harness *h, const SpawnOptions *o) {
         ck_assert(l);
         h->children = l;
         h->children[h->n_children++] = c;
+        return c;
+}
+
+Child *harness_spawn_threads(Harness *h, const char *name, unsigned n_threads, const char *initial_cpus) {
+        char n[16];
+        Child *c;
+
+        snprintf(n, sizeof n, "%u", n_threads);
+        c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-threads",
+                        .name = name,
+                        .args = ARGS("-n", n),
+                        .initial_cpus = initial_cpus,
+                        .pipes = true});
+        free(child_expect_line(c)); /* "ready N" */
         return c;
 }
 

@@ -225,6 +225,10 @@ unsigned harness_n_barriers(Harness *h);
 const char *harness_write_policy(Harness *h, const char *filename, const char *format, ...)
         __attribute__((__format__(printf, 3, 4)));
 void harness_remove_policy(Harness *h, const char *filename);
+/* Writes path (printf format) as the kubelet writes its checkpoints: to a hidden temporary file
+ * of the same directory, renamed over path. Returns path (owned by h). */
+const char *harness_write_file_renamed(Harness *h, const char *path, const char *format, ...)
+        __attribute__((__format__(printf, 3, 4)));
 
 /* A fresh name "at" + 8 random [a-z0-9], unique per call (owned by h). */
 const char *harness_unique_name(Harness *h);
@@ -233,6 +237,9 @@ const char *harness_install(Harness *h, const char *helper, const char *name);
 
 /* Starts a helper program. */
 Child *harness_spawn(Harness *h, const SpawnOptions *o);
+/* Starts integ-threads under name (NULL: a fresh one) with n_threads threads besides the main
+ * one, on initial_cpus (NULL: inherited), and waits for its "ready" line. */
+Child *harness_spawn_threads(Harness *h, const char *name, unsigned n_threads, const char *initial_cpus);
 /*
  * Lightweight start for bursts: fork + exec path (argv[0] = path, then args) with nothing
  * connected. reap: wait for it right away; otherwise it stays a zombie (its /proc/PID/comm

@@ -141,23 +141,6 @@ static char *strv_text(char *const *l) {
         return s;
 }
 
-static Child *spawn(Harness *h, const char *name, unsigned n_threads, const char *initial_cpus) {
-        char n[16];
-        Child *c;
-
-        snprintf(n, sizeof n, "%u", n_threads);
-        c = harness_spawn(
-                h,
-                &(SpawnOptions){
-                        .helper = "integ-threads",
-                        .name = name,
-                        .args = ARGS("-n", n),
-                        .initial_cpus = initial_cpus,
-                        .pipes = true});
-        free(child_expect_line(c)); /* "ready N" */
-        return c;
-}
-
 /* ---- the bus ---- */
 
 static sd_bus *connect_bus(Harness *h) {
@@ -998,6 +981,7 @@ static const PropertyDef manager_property_defs[] = {
         {"Topology", "s", EMITS_CHANGE},
         {"OnlineCPUs", "s", EMITS_CHANGE},
         {"ReservedCPUs", "s", EMITS_CHANGE},
+        {"KubeletExclusiveCPUs", "s", EMITS_CHANGE},
         {"PolicyFiles", "as", EMITS_CHANGE},
         {"LastReloadUSec", "t", EMITS_CHANGE},
         {"LastReloadError", "s", EMITS_CHANGE},
@@ -1254,7 +1238,7 @@ START_TEST(test_api_properties) {
         ck_assert_uint_eq(props_get(&p0, "ManagedProcesses", "u")->num, settled0.managed_processes);
 
         /* Placing a process of 3 threads: one more matched, placed and managed process. */
-        c = spawn(h, name, 2, "0");
+        c = harness_spawn_threads(h, name, 2, "0");
         harness_wait_process_cpus(h, c->pid, "1", 3);
         harness_wait_listed(h, c->pid, "web");
         harness_wait_counters_settled(h, settled0.processes_matched + 1, NULL, &settled);
@@ -1457,8 +1441,8 @@ START_TEST(test_api_lists) {
         policy_entries_free(pe, n);
 
         /* ListProcesses: the matched process with what was applied; not the unmatched one. */
-        c = spawn(h, a, 1, "0");
-        x = spawn(h, other, 1, "0");
+        c = harness_spawn_threads(h, a, 1, "0");
+        x = harness_spawn_threads(h, other, 1, "0");
         harness_wait_listed(h, c->pid, "resolved");
         harness_barrier(h);
         n = harness_list_processes(h, &e);
@@ -1585,7 +1569,7 @@ START_TEST(test_api_explain) {
         harness_start_daemon(h);
         b = connect_bus(h);
 
-        c = spawn(h, name, 2, "0");
+        c = harness_spawn_threads(h, name, 2, "0");
         child_send(c, "rename %s", tname);
         line = child_expect_line(c);
         ck_assert_int_eq(sscanf(line, "renamed %d", &renamed), 1);
@@ -1666,7 +1650,7 @@ START_TEST(test_api_explain) {
         explanation_done(&e);
 
         /* An unmatched process: no policy, a "not managed" line, every policy with why not. */
-        x = spawn(h, other, 1, NULL);
+        x = harness_spawn_threads(h, other, 1, NULL);
         harness_barrier(h);
         r = explain(b, x->pid, &e, &error);
         ck_assert_msg(
@@ -1826,7 +1810,7 @@ START_TEST(test_api_explain_many_threads) {
                 name);
         harness_start_daemon(h);
         b = connect_bus(h);
-        c = spawn(h, name, 300, "0");
+        c = harness_spawn_threads(h, name, 300, "0");
         harness_wait_process_cpus(h, c->pid, "1", 301);
         daemon = harness_daemon_pid(h);
         worker = daemon_worker_tid(daemon);
@@ -1845,7 +1829,7 @@ START_TEST(test_api_explain_many_threads) {
         ck_assert_uint_eq(e.n_threads, 301);
         explanation_done(&e);
         /* Placement goes on meanwhile: a process started while the next Explain is answered. */
-        other = spawn(h, name, 2, "0");
+        other = harness_spawn_threads(h, name, 2, "0");
         ck_assert_msg(explain(b, c->pid, &e, &error) >= 0, "Explain: %s", error.message);
         harness_wait_process_cpus(h, other->pid, "1", 3);
         explanation_done(&e);
@@ -1967,7 +1951,7 @@ START_TEST(test_api_reload_signals) {
         signals_subscribe(h, &s);
 
         /* ProcessPlaced: once per process (3 threads), with what was applied. */
-        c = spawn(h, name, 2, "0");
+        c = harness_spawn_threads(h, name, 2, "0");
         m = signals_wait(h, &s, "ProcessPlaced", pid_is, &c->pid);
         ck_assert_int_gt(sd_bus_message_read(m, "usss", &pid, &comm, &policy, &cpus), 0);
         ck_assert_str_eq(comm, name);
@@ -2096,7 +2080,7 @@ START_TEST(test_api_signals_need_subscriber) {
         signals_listen(h, &s);
 
         /* Nobody subscribed: placed, listed, and no ProcessPlaced before the Reloaded after it. */
-        c = spawn(h, name, 0, "0");
+        c = harness_spawn_threads(h, name, 0, "0");
         harness_wait_process_cpus(h, c->pid, "1", 1);
         harness_wait_listed(h, c->pid, "web");
         call_ok(h, s.bus, "Reload");
@@ -2108,12 +2092,12 @@ START_TEST(test_api_signals_need_subscriber) {
         sub = connect_bus(h);
         call_ok(h, sub, "Subscribe");
         call_ok(h, sub, "Subscribe");
-        c = spawn(h, name, 0, "0");
+        c = harness_spawn_threads(h, name, 0, "0");
         sd_bus_message_unref(signals_wait(h, &s, "ProcessPlaced", pid_is, &c->pid));
 
         /* Unsubscribed: none again. */
         call_ok(h, sub, "Unsubscribe");
-        c = spawn(h, name, 0, "0");
+        c = harness_spawn_threads(h, name, 0, "0");
         harness_wait_process_cpus(h, c->pid, "1", 1);
         harness_wait_listed(h, c->pid, "web");
         call_ok(h, s.bus, "Reload");
@@ -2124,12 +2108,12 @@ START_TEST(test_api_signals_need_subscriber) {
          * bus tells it the name is gone). A placement that still sends a signal shows the daemon
          * has not seen it yet; one that sends none shows it has: at most 50 tries. */
         call_ok(h, sub, "Subscribe");
-        c = spawn(h, name, 0, "0");
+        c = harness_spawn_threads(h, name, 0, "0");
         sd_bus_message_unref(signals_wait(h, &s, "ProcessPlaced", pid_is, &c->pid));
         sub = sd_bus_flush_close_unref(sub);
         for (unsigned i = 0;; i++) {
                 ck_assert_msg(i < 50, "ProcessPlaced still sent after the subscriber went away");
-                c = spawn(h, name, 0, "0");
+                c = harness_spawn_threads(h, name, 0, "0");
                 harness_wait_process_cpus(h, c->pid, "1", 1);
                 harness_wait_listed(h, c->pid, "web");
                 call_ok(h, s.bus, "Reload");
@@ -2161,7 +2145,7 @@ START_TEST(test_api_placement_failed) {
         write_file(path, "0");
 
         harness_start_daemon(h);
-        c = spawn(h, name, 1, "0");
+        c = harness_spawn_threads(h, name, 1, "0");
         free(path);
         path = xasprintf("%s/cgroup.procs", dir);
         pidtext = xasprintf("%d", (int)c->pid);
@@ -2230,7 +2214,7 @@ START_TEST(test_api_drift_signal) {
                 "    on-drift: report\n",
                 name);
         harness_start_daemon(h);
-        c = spawn(h, name, 2, "0-1");
+        c = harness_spawn_threads(h, name, 2, "0-1");
         harness_wait_process_cpus(h, c->pid, "1", 3);
         harness_wait_listed(h, c->pid, "drifty");
         n = harness_read_tasks(c->pid, &tasks);
@@ -2285,7 +2269,7 @@ START_TEST(test_api_policy_objects) {
                 name, harness_unique_name(h)));
         harness_start_daemon(h);
         b = connect_bus(h);
-        c = spawn(h, name, 1, "0");
+        c = harness_spawn_threads(h, name, 1, "0");
         harness_wait_listed(h, c->pid, "db-primary.1");
 
         /* Enumeration: the child nodes of /org/affinityd1/policy are the escaped names. */

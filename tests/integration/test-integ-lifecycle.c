@@ -47,23 +47,6 @@ static void write_policy(
                 policy, comm, cpus);
 }
 
-static Child *spawn(Harness *h, const char *name, unsigned threads, const char *initial_cpus) {
-        char n[16];
-        Child *c;
-
-        snprintf(n, sizeof n, "%u", threads);
-        c = harness_spawn(
-                h,
-                &(SpawnOptions){
-                        .helper = "integ-threads",
-                        .name = name,
-                        .args = ARGS("-n", n),
-                        .initial_cpus = initial_cpus,
-                        .pipes = true});
-        free(child_expect_line(c)); /* "ready N" */
-        return c;
-}
-
 static void wait_state(pid_t pid, char state) {
         uint64_t deadline = harness_now_usec() + HARNESS_TIMEOUT_USEC;
 
@@ -217,7 +200,7 @@ START_TEST(test_reused_pid_after_lost_exit) {
                 Child *a;
 
                 for (unsigned attempt = 0; x == -EEXIST && attempt < 10; attempt++) {
-                        a = spawn(h, name, 0, "0");
+                        a = harness_spawn_threads(h, name, 0, "0");
                         harness_wait_process_cpus(h, a->pid, "1", 1);
                         harness_wait_listed(h, a->pid, "stale");
                         started = starttime_of(a->pid);
@@ -338,7 +321,7 @@ START_TEST(test_pinned_thread_left_alone) {
 
         write_policy(h, "50-pin.yaml", "pin", name, "1");
         harness_start_daemon(h);
-        c = spawn(h, name, 3, "0-1");
+        c = harness_spawn_threads(h, name, 3, "0-1");
         harness_wait_process_cpus(h, c->pid, "1", 4);
         /* Threads created after the leader's placement inherit CPU 1 before the daemon handles
          * their FORK events: pinned before that, the late event would place the thread (its
@@ -399,7 +382,7 @@ START_TEST(test_restore_threads_created_later) {
 
         write_policy(h, "50-gone.yaml", "gone", name, "1");
         harness_start_daemon(h);
-        c = spawn(h, name, 2, "0");
+        c = harness_spawn_threads(h, name, 2, "0");
         harness_wait_process_cpus(h, c->pid, "1", 3);
         child_send(c, "spawn 3");
         free(child_expect_line(c));
@@ -436,8 +419,8 @@ START_TEST(test_reload_shifts_policies) {
                 "    cpus: \"0\"\n",
                 b, srv);
         harness_start_daemon(h);
-        ca = spawn(h, a, 2, "0-1");
-        cb = spawn(h, b, 2, "1");
+        ca = harness_spawn_threads(h, a, 2, "0-1");
+        cb = harness_spawn_threads(h, b, 2, "1");
         server = harness_spawn(
                 h,
                 &(SpawnOptions){
@@ -508,7 +491,7 @@ START_TEST(test_leader_pthread_exit) {
 
         write_policy(h, "50-leader.yaml", "leader", name, "1");
         harness_start_daemon(h);
-        c = spawn(h, name, 0, "0");
+        c = harness_spawn_threads(h, name, 0, "0");
         harness_wait_process_cpus(h, c->pid, "1", 1);
         harness_wait_listed(h, c->pid, "leader");
 

@@ -36,23 +36,6 @@ static const char *write_alpha(Harness *h, const char *name, const char *cpus) {
                 name, cpus);
 }
 
-static Child *spawn(Harness *h, const char *name, unsigned threads, const char *initial_cpus) {
-        char n[16];
-        Child *c;
-
-        snprintf(n, sizeof n, "%u", threads);
-        c = harness_spawn(
-                h,
-                &(SpawnOptions){
-                        .helper = "integ-threads",
-                        .name = name,
-                        .args = ARGS("-n", n),
-                        .initial_cpus = initial_cpus,
-                        .pipes = true});
-        free(child_expect_line(c)); /* "ready N" */
-        return c;
-}
-
 START_TEST(test_reload_broken) {
         Harness *h = harness_new();
         const char *a = harness_unique_name(h);
@@ -63,7 +46,7 @@ START_TEST(test_reload_broken) {
 
         write_alpha(h, a, "1");
         harness_start_daemon(h);
-        c = spawn(h, a, 2, "0");
+        c = harness_spawn_threads(h, a, 2, "0");
         harness_wait_process_cpus(h, c->pid, "1", 3);
         harness_get_props(h, &p0);
         ck_assert_str_eq(p0.last_reload_error, "");
@@ -90,7 +73,7 @@ START_TEST(test_reload_broken) {
         manager_props_done(&p);
 
         /* The old configuration still places new processes. */
-        c2 = spawn(h, a, 1, "0");
+        c2 = harness_spawn_threads(h, a, 1, "0");
         harness_wait_process_cpus(h, c2->pid, "1", 2);
 
         /* D-Bus Reload */
@@ -148,9 +131,9 @@ START_TEST(test_reload_changed) {
         harness_get_props(h, &p0);
 
         /* cc matches nothing yet; started first, so it was looked at once ca and cb are placed. */
-        cc = spawn(h, cn, 2, "0");
-        ca = spawn(h, a, 2, "0-1");
-        cb = spawn(h, b, 2, "1"); /* its original mask: CPU 1; beta moves it to 0 */
+        cc = harness_spawn_threads(h, cn, 2, "0");
+        ca = harness_spawn_threads(h, a, 2, "0-1");
+        cb = harness_spawn_threads(h, b, 2, "1"); /* its original mask: CPU 1; beta moves it to 0 */
         harness_wait_process_cpus(h, ca->pid, "1", 3);
         harness_wait_process_cpus(h, cb->pid, "0", 3);
         harness_assert_process_cpus_now(cc->pid, "0", 3);
@@ -223,7 +206,7 @@ START_TEST(test_watch_config) {
         FILE *f;
 
         harness_start_daemon_with(h, &(DaemonOptions){.args = ARGS("--watch-config")});
-        c = spawn(h, a, 2, "0");
+        c = harness_spawn_threads(h, a, 2, "0");
         harness_assert_process_cpus_now(c->pid, "0", 3); /* no policy yet */
         harness_get_props(h, &p0);
 

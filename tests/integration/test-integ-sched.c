@@ -177,23 +177,6 @@ static void write_settings(Harness *h, const char *text) {
         write_file(path, text);
 }
 
-static Child *spawn(Harness *h, const char *name, unsigned threads, const char *initial_cpus) {
-        char n[16];
-        Child *c;
-
-        snprintf(n, sizeof n, "%u", threads);
-        c = harness_spawn(
-                h,
-                &(SpawnOptions){
-                        .helper = "integ-threads",
-                        .name = name,
-                        .args = ARGS("-n", n),
-                        .initial_cpus = initial_cpus,
-                        .pipes = true});
-        free(child_expect_line(c)); /* "ready N" */
-        return c;
-}
-
 /* Makes ROOT/cgroup_name (a v1 hierarchy) and returns its path, or NULL if the hierarchy is
  * not mounted there (the caller skips). */
 static char *make_cgroup(const char *root) {
@@ -255,11 +238,11 @@ START_TEST(test_sched_classes) {
                 a, b);
         harness_start_daemon(h);
 
-        ca = spawn(h, a, 2, NULL);
+        ca = harness_spawn_threads(h, a, 2, NULL);
         child_send(ca, "rename tr-%d", 1);
         line = child_expect_line(ca); /* "renamed TID" */
         free(line);
-        cb = spawn(h, b, 1, NULL);
+        cb = harness_spawn_threads(h, b, 1, NULL);
 
         batch = expect_normal(SCHED_BATCH, 5, IOPRIO_BE, 6);
         idle = expect_normal(SCHED_IDLE, 5, IOPRIO_IDLE, 0); /* the policy's nice, the rule's class */
@@ -302,7 +285,7 @@ START_TEST(test_sched_cpuset_conflict) {
         write_file(path, "0");
 
         harness_start_daemon(h);
-        c = spawn(h, a, 2, "0");
+        c = harness_spawn_threads(h, a, 2, "0");
         cgroup_add(dir, c->pid);
         harness_get_props(h, &p0);
 
@@ -363,7 +346,7 @@ START_TEST(test_sched_memory_migrate) {
         ck_assert_msg(found, "ghostmem not listed");
         policy_entries_free(pe, n);
 
-        c = spawn(h, a, 1, NULL);
+        c = harness_spawn_threads(h, a, 1, NULL);
         ck_assert_int_ge(asprintf(&needle, "KiB of %s[%d] to nodes 0 (policy mem", a, (int)c->pid), 0);
         harness_wait_log(h, needle);
         ck_assert(harness_log_contains(h, "Moved "));
@@ -389,7 +372,7 @@ START_TEST(test_sched_memory_nothing_moved_quiet) {
                 "    memory: {nodes: \"0\", migrate: true}\n",
                 a);
         harness_start_daemon_with(h, &(DaemonOptions){.args = ARGS("--log-level=info")});
-        c = spawn(h, a, 1, NULL);
+        c = harness_spawn_threads(h, a, 1, NULL);
         harness_wait_process_cpus(h, c->pid, "1", 2);
         harness_sighup_reload(h);
         harness_sighup_reload(h);
@@ -414,7 +397,7 @@ START_TEST(test_sched_rt_no_runtime) {
 
         write_settings(h, "allow-realtime: true\n");
         harness_start_daemon(h);
-        c = spawn(h, a, 1, NULL);
+        c = harness_spawn_threads(h, a, 1, NULL);
         cgroup_add(dir, c->pid);
         harness_get_props(h, &p0);
 

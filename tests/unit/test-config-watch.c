@@ -65,6 +65,10 @@ START_TEST(test_relevant) {
         ck_assert(config_watch_relevant(CONFIG_WATCH_SETTINGS_DIR, IN_DELETE_SELF, NULL));
         ck_assert(config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_Q_OVERFLOW, NULL));
         ck_assert(!config_watch_relevant(CONFIG_WATCH_POLICY_DIR, IN_ATTRIB, NULL));
+        /* A file's directory: its name is the watch's to match, not a ConfigMap's. */
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_FILE, IN_MOVED_TO, "..data"));
+        ck_assert(!config_watch_relevant(CONFIG_WATCH_FILE, IN_MOVED_TO, "cpu_manager_state"));
+        ck_assert(config_watch_relevant(CONFIG_WATCH_FILE, IN_DELETE_SELF, NULL));
 }
 END_TEST
 
@@ -163,6 +167,53 @@ START_TEST(test_changes_reload) {
 }
 END_TEST
 
+/*
+ * CONFIG_WATCH_FILE, as for the kubelet's CPU manager state: its directory doesn't exist yet
+ * (watched through an ancestor); the kubelet's write (a hidden temporary file renamed over the
+ * name) is one change; other files of the directory, and the temporary file alone, are none;
+ * a removal is one.
+ */
+START_TEST(test_file) {
+        _cleanup_free_ char *root = make_tmpdir_named("test-config-watch"), *dir = NULL, *file = NULL;
+        sd_event *e = NULL;
+        ConfigWatch *w = NULL;
+        unsigned calls = 0, seen = 0;
+        char tmp[512];
+
+        ck_assert_int_ge(asprintf(&dir, "%s/var/lib/kubelet", root), 0);
+        ck_assert_int_ge(asprintf(&file, "%s/cpu_manager_state", dir), 0);
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        ck_assert_int_eq(
+                config_watch_new(
+                        e, (const char *[]){file}, (ConfigWatchKind[]){CONFIG_WATCH_FILE}, 1, DELAY_USEC,
+                        on_change, &calls, &w),
+                0);
+        expect_none(e, &calls, seen, "watching");
+
+        /* The kubelet's directory made (a change: the file may be in it), then the kubelet's
+         * other files: none. */
+        mkdir_p(dir);
+        expect_reload(e, &calls, &seen, "making the directory");
+        write_file(dir, "memory_manager_state", "{}");
+        write_file(dir, ".cpu_manager_state123", "{\"policyName\":\"none\"}");
+        expect_none(e, &calls, seen, "other files of the directory");
+
+        /* The temporary file renamed over the name. */
+        snprintf(tmp, sizeof tmp, "%s/.cpu_manager_state123", dir);
+        ck_assert_int_eq(rename(tmp, file), 0);
+        expect_reload(e, &calls, &seen, "renaming over the file");
+        /* Written in place, removed. */
+        write_file(dir, "cpu_manager_state", "{\"policyName\":\"static\"}");
+        expect_reload(e, &calls, &seen, "writing the file");
+        ck_assert_int_eq(unlink(file), 0);
+        expect_reload(e, &calls, &seen, "removing the file");
+
+        config_watch_free(w);
+        sd_event_unref(e);
+        rm_rf(root);
+}
+END_TEST
+
 START_TEST(test_invalid) {
         sd_event *e = NULL;
         ConfigWatch *w = NULL;
@@ -179,6 +230,12 @@ START_TEST(test_invalid) {
                         e, (const char *[]){"/"}, (ConfigWatchKind[]){0}, 0, DELAY_USEC, on_change, &calls,
                         &w),
                 -EINVAL);
+        /* A file watch needs a file name. */
+        ck_assert_int_eq(
+                config_watch_new(
+                        e, (const char *[]){"/var/lib/kubelet/"}, (ConfigWatchKind[]){CONFIG_WATCH_FILE}, 1,
+                        DELAY_USEC, on_change, &calls, &w),
+                -EINVAL);
         sd_event_unref(e);
 }
 END_TEST
@@ -191,6 +248,7 @@ int main(void) {
 
         tcase_add_test(tc, test_relevant);
         tcase_add_test(tc, test_changes_reload);
+        tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_invalid);
         tcase_set_timeout(tc, 60);
         suite_add_tcase(s, tc);

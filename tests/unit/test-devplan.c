@@ -1219,6 +1219,51 @@ START_TEST(test_inventory_identity_old_format) {
 }
 END_TEST
 
+/*
+ * The kubelet's exclusive CPUs (3 and 5) get no IRQs from a selector mapping (explained, naming
+ * the pod and container), and no RPS/XPS either; a literal naming one is taken as written, with
+ * a warning. Synthetic "pack:1 core:4 pu:2":
+ * core k = CPUs 2k, 2k+1.
+ */
+START_TEST(test_kubelet_exclusive) {
+        _cleanup_(topology_freep) Topology *t = NULL;
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_(kubelet_cpu_state_freep) KubeletCpuState *k = NULL;
+        const char *json = "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-2,4,6-7\",\"entries\":{\"pod-"
+                           "a\":{\"db\":\"3\","
+                           "\"web\":\"5\"}}}";
+        const unsigned eth0[] = {40};
+        const char *want = "held by the kubelet's CPU manager: 3 (pod pod-a container db), 5 (pod pod-a "
+                           "container web)";
+
+        ck_assert_int_eq(topology_load_synthetic("pack:1 core:4 pu:2", &t), 0);
+        ck_assert_int_eq(kubelet_cpu_state_parse("state", json, strlen(json), &k, NULL), 0);
+        inv_add_irq(inv, 40, "eth0-rx-0", false);
+        inv_add_irq(inv, 41, "timer-x", false);
+        inv_add_lookup(inv, "eth0", 0, eth0, ELEMENTSOF(eth0));
+        inv_add_net(inv, "eth0", 1, 1, true, true);
+        add_irq_rule(c, "nic", strv_make("eth0", NULL), NULL, SEL(), false);
+        add_irq_rule(c, "timer", NULL, strv_make("timer-*", NULL), sel_literal("3-4"), false);
+        add_net_rule(c, "eth0", SEL(), XPS_SPREAD, (CpuSelector){});
+        ck_assert_int_eq(plan_new_with(c, t, &(PlanInputs){.kubelet = k}, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        assert_set_str(&dp->irq_rules[0].cpus, "0-2,4,6-7", "nic");
+        ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, want));
+        assert_set_str(&dp->irq_rules[1].cpus, "3-4", "timer: taken as written");
+        ck_assert(strv_contains_substring(
+                dp->irq_rules[1].warnings,
+                "cpu-list 3-4 overlaps CPU 3 held by the kubelet's CPU manager: 3 (pod pod-a container "
+                "db)"));
+        ck_assert_ptr_null(dp->irq_rules[0].pending_reason);
+        assert_set_str(&dp->net_rules[0].rps, "0-2,4,6-7", "rps");
+        assert_set_str(&dp->net_rules[0].xps, "0-2,4,6-7", "xps");
+}
+END_TEST
+
 static Suite *devplan_suite(void) {
         Suite *s = suite_create("devplan");
         TCase *tc = tcase_create("core");
@@ -1235,6 +1280,7 @@ static Suite *devplan_suite(void) {
         tcase_add_test(tc, test_flow_cnt_never_one);
         tcase_add_test(tc, test_net_explanation_short);
         tcase_add_test(tc, test_exclusive_holdings);
+        tcase_add_test(tc, test_kubelet_exclusive);
         tcase_add_test(tc, test_inventory_fixture);
         tcase_add_test(tc, test_inventory_identity_old_format);
         suite_add_tcase(s, tc);

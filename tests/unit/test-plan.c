@@ -673,6 +673,120 @@ START_TEST(test_threads) {
 }
 END_TEST
 
+/* ---- the kubelet's CPU manager ---- */
+
+#define POD_P "6f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+
+/* A checkpoint from JSON text. */
+static KubeletCpuState *kubelet_state(const char *json) {
+        _cleanup_free_ char *error = NULL;
+        KubeletCpuState *k = NULL;
+
+        ck_assert_msg(
+                kubelet_cpu_state_parse("cpu_manager_state", json, strlen(json), &k, &error) == 0, "%s",
+                strna(error));
+        return k;
+}
+
+/*
+ * The kubelet holds 2-3 (core 1) and 9 (half of core 4): selector mappings leave them out,
+ * naming the pod and container; within: cpuset keeps them; a literal is taken as written,
+ * with a warning; thread rules and spread rules too. Synthetic "pack:2 numa:1 core:4 pu:2":
+ * node N = CPUs 8N..8N+7, core k = 2k, 2k+1.
+ */
+START_TEST(test_kubelet_exclusive) {
+        _cleanup_(topology_freep) Topology *t = load_synthetic("pack:2 numa:1 core:4 pu:2");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        KubeletCpuState *k = kubelet_state(
+                "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-1,4-8,10-15\",\"entries\":{\"" POD_P
+                "\":{\"db\":\"2-3\",\"cache\":\"9\"}},\"checksum\":1}");
+        CpuSelector own = SEL();
+        const PolicyPlan *pp;
+        Policy *pol;
+
+        own.within = WITHIN_CPUSET;
+        config_add(c, "bare", SEL());
+        config_add(c, "node1", SEL(.nodes = "1"));
+        config_add(c, "cores", SEL(.nodes = "1", .cores = 3));
+        config_add(c, "too-many", SEL(.nodes = "1", .cores = 4));
+        config_add(c, "pod", own);
+        config_add(c, "literal", sel_literal("1-3"));
+        pol = config_add(c, "threads", (CpuSelector){.kind = CPU_SELECTOR_NONE});
+        policy_add_thread(pol, "worker", SEL(.nodes = "0"));
+        own = SEL(.nodes = "0");
+        own.within = WITHIN_CPUSET;
+        policy_add_thread(pol, "own", own);
+        policy_add_thread(pol, "spread", sel_spread());
+
+        ck_assert_int_eq(plan_new_with(c, t, &(PlanInputs){.kubelet = k}, &p), 0);
+        k = kubelet_cpu_state_free(k); /* the plan has its own copy */
+        assert_set(kubelet_cpu_state_exclusive(p->kubelet), "2-3,9");
+
+        assert_cpus(p, "bare", "0-1,4-8,10-15");
+        assert_explains(
+                p, "bare",
+                "held by the kubelet's CPU manager: 2-3 (pod " POD_P " container db), 9 (pod " POD_P
+                " container cache)");
+        assert_cpus(p, "node1", "8,10-15");
+        assert_explains(p, "node1", "held by the kubelet's CPU manager: 9 (pod " POD_P " container cache)");
+        /* Core 4 (8-9) is split by the kubelet: not whole, the three others are taken. */
+        assert_cpus(p, "cores", "10-15");
+        assert_pending(
+                p, "too-many", "wanted 4 cores on NUMA node 1, 3 free, 1 held by the kubelet's CPU manager");
+        /* within: cpuset: the process's cgroup bounds it, and a Guaranteed pod's is 2-3 or 9. */
+        assert_cpus(p, "pod", "0-15");
+        pp = plan_find_policy(p, "pod");
+        STRV_FOREACH (l, pp->explanation)
+                ck_assert_msg(!strstr(*l, "kubelet"), "pod: %s", *l);
+        assert_cpus(p, "literal", "1-3");
+        assert_warnings(
+                plan_find_policy(p, "literal"),
+                "cpu-list 1-3 overlaps CPUs 2-3 held by the kubelet's CPU manager: 2-3 (pod " POD_P
+                " container db)",
+                NULL);
+
+        pp = plan_find_policy(p, "threads");
+        ck_assert(!pp->pending_reason);
+        assert_set(&pp->threads[0].cpus, "0-1,4-7");
+        assert_set(&pp->threads[1].cpus, "0-7");
+        assert_explains(
+                p, "threads",
+                "thread rule \"worker\": held by the kubelet's CPU manager: 2-3 (pod " POD_P
+                " container db)");
+        /* One PU of every core first, node 1 (four cores with a free CPU) before node 0 (three);
+         * the kubelet's CPUs never. */
+        assert_spread(p, "threads", 2, "8,10,12,14,0,4,6,11,13,15,1,5,7");
+
+        /* Without the kubelet's checkpoint, the same configuration has every CPU. */
+        ck_assert_int_eq(plan_new(c, t, &q), 0);
+        ck_assert_ptr_null(q->kubelet);
+        assert_cpus(q, "bare", "0-15");
+        assert_cpus(q, "node1", "8-15");
+        assert_warnings(plan_find_policy(q, "literal"), NULL);
+}
+END_TEST
+
+/* Every CPU of a selector held by the kubelet: pending, saying who holds them and what to use. */
+START_TEST(test_kubelet_all_held) {
+        _cleanup_(topology_freep) Topology *t = load_synthetic("pack:2 numa:1 core:4 pu:2");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(kubelet_cpu_state_freep) KubeletCpuState *k =
+                kubelet_state("{\"policyName\":\"static\",\"defaultCpuSet\":\"0-7\",\"entries\":{\"" POD_P
+                              "\":{\"big\":\"8-15\"}}}");
+
+        config_add(c, "node1", SEL(.nodes = "1"));
+        config_add(c, "node0", SEL(.nodes = "0"));
+        ck_assert_int_eq(plan_new_with(c, t, &(PlanInputs){.kubelet = k}, &p), 0);
+        assert_pending(
+                p, "node1",
+                "every CPU of NUMA node 1 (8-15) is held by the kubelet's CPU manager: 8-15 (pod " POD_P
+                " container big) (cpus: { within: cpuset } places a pod's processes on its own)");
+        assert_cpus(p, "node0", "0-7");
+}
+END_TEST
+
 /* ---- users ---- */
 
 START_TEST(test_users) {
@@ -1939,6 +2053,8 @@ static Suite *plan_suite(void) {
 
         tcase_add_test(tc, test_literal);
         tcase_add_test(tc, test_literal_offline);
+        tcase_add_test(tc, test_kubelet_exclusive);
+        tcase_add_test(tc, test_kubelet_all_held);
         tcase_add_test(tc, test_disallowed);
         tcase_add_test(tc, test_nodes_packages);
         tcase_add_test(tc, test_nonexistent_node);

@@ -1792,6 +1792,41 @@ START_TEST(test_settings_rfs) {
 }
 END_TEST
 
+START_TEST(test_settings_kubelet_cpu_manager_state) {
+        /* Not given: the kubelet's default path. */
+        ck_assert_int_eq(parse_as("reserve: 0\n", true), 0);
+        ck_assert_ptr_null(config->kubelet_cpu_manager_state);
+        ck_assert_str_eq(config_kubelet_cpu_manager_state(config), "/var/lib/kubelet/cpu_manager_state");
+        ck_assert_str_eq(config_kubelet_cpu_manager_state(NULL), "/var/lib/kubelet/cpu_manager_state");
+
+        ck_assert_int_eq(
+                parse_as("reserve: 0\nkubelet-cpu-manager-state: /srv/kubelet/cpu_manager_state\n", true),
+                0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_str_eq(config_kubelet_cpu_manager_state(config), "/srv/kubelet/cpu_manager_state");
+        assert_location(&config->kubelet_cpu_manager_state_location, 2, 28);
+
+        /* none: not read at all. */
+        ck_assert_int_eq(parse_as("kubelet-cpu-manager-state: none\n", true), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_ptr_null(config_kubelet_cpu_manager_state(config));
+
+        check_one_settings_error(
+                "kubelet-cpu-manager-state: cpu_manager_state\n", 1, 28,
+                "kubelet-cpu-manager-state: \"cpu_manager_state\" is not an absolute path (or none, not to "
+                "read the kubelet's checkpoint)");
+        check_one_settings_error(
+                "kubelet-cpu-manager-state:\n", 1, 27,
+                "kubelet-cpu-manager-state: expected an absolute path or none");
+        check_one_settings_error(
+                "kubelet-cpu-manager-state: [/a]\n", 1, 28,
+                "kubelet-cpu-manager-state: expected an absolute path or none");
+        check_one_error(
+                "kubelet-cpu-manager-state: none\n", 1, 1,
+                "kubelet-cpu-manager-state: belongs in affinityd.yaml, not in a policy.d file");
+}
+END_TEST
+
 /* The start of an irqs: rule: line 4 is the line under test. */
 #define IRQ "irqs:\n  - name: nic\n    match: {device: eth0}\n"
 
@@ -2698,6 +2733,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_devices_model);
         tcase_add_test(tc, test_settings_rfs);
         tcase_add_test(tc, test_within);
+        tcase_add_test(tc, test_settings_kubelet_cpu_manager_state);
         tcase_add_test(tc, test_irq_errors);
         tcase_add_test(tc, test_net_errors);
         tcase_add_test(tc, test_device_rule_names);
