@@ -24,29 +24,43 @@ struct KubeWatch {
         char *dir;     /* ROOT/var/log/containers */
         char *parent;  /* ROOT/var/log */
         int wd;        /* on dir, or -1 */
-        int parent_wd; /* on parent while dir is not watched, or -1 */
+        int parent_wd; /* on parent, for the name "containers", or -1 */
         char **names;  /* collected since the last run */
         size_t n_names;
         bool overflow;
 };
 
-/* Watches dir if it exists, else its parent for it. */
-static void watch_dir(KubeWatch *w) {
+/* Stops watching what dir named (it is gone, or the name is another directory now). */
+static void unwatch_dir(KubeWatch *w) {
         if (w->wd >= 0)
-                return;
-        w->wd = inotify_add_watch(
-                w->fd, w->dir, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
-        if (w->wd >= 0) {
-                if (w->parent_wd >= 0)
-                        (void)inotify_rm_watch(w->fd, w->parent_wd);
-                w->parent_wd = -1;
-                return;
-        }
-        log_debug_errno(errno, "Failed to watch %s, watching %s for it: %m", w->dir, w->parent);
+                (void)inotify_rm_watch(w->fd, w->wd);
+        w->wd = -1;
+}
+
+/*
+ * Watches dir if it exists, and always its parent for the name "containers": made, removed or
+ * replaced there (a symlink pointed elsewhere: inotify follows it, so the watch on dir would
+ * stay on the directory it named before, which sends no event of its own).
+ */
+static void watch_dir(KubeWatch *w) {
         if (w->parent_wd < 0) {
-                w->parent_wd = inotify_add_watch(w->fd, w->parent, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+                w->parent_wd = inotify_add_watch(
+                        w->fd, w->parent, IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
                 if (w->parent_wd < 0)
                         log_debug_errno(errno, "Failed to watch %s: %m", w->parent);
+        }
+        if (w->wd >= 0)
+                return;
+        /* IN_MASK_ADD: a symlink to the parent itself is the parent's watch (one per inode), whose
+         * mask must stay; such a directory is not watched. */
+        w->wd = inotify_add_watch(
+                w->fd, w->dir,
+                IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_MASK_ADD);
+        if (w->wd < 0)
+                log_debug_errno(errno, "Failed to watch %s, watching %s for it: %m", w->dir, w->parent);
+        else if (w->wd == w->parent_wd) {
+                log_debug("%s is %s itself, not watching it", w->dir, w->parent);
+                w->wd = -1;
         }
 }
 
@@ -71,15 +85,20 @@ static void take_event(const struct inotify_event *e, void *userdata) {
                 return;
         }
         if (e->wd == w->parent_wd && w->parent_wd >= 0) {
-                if (e->len > 0 && streq(e->name, "containers"))
-                        w->overflow = true; /* made now: whatever is in it is new */
+                if (e->mask & IN_IGNORED) { /* the parent itself is gone: watched again later */
+                        w->parent_wd = -1;
+                        w->overflow = true;
+                } else if (e->len > 0 && streq(e->name, "containers")) {
+                        /* made, removed or replaced: whatever it is now is new */
+                        unwatch_dir(w);
+                        w->overflow = true;
+                }
                 return;
         }
         if (e->wd != w->wd)
                 return;
         if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-                (void)inotify_rm_watch(w->fd, w->wd);
-                w->wd = -1;
+                unwatch_dir(w);
                 w->overflow = true;
                 return;
         }

@@ -9,7 +9,8 @@
  * container: misses it. An inotify(7) watch on ROOT/var/log/containers reports each name
  * created there (IN_CREATE, IN_MOVED_TO), and the handler runs once per burst, debounced, with
  * the names: the manager then lists the records again and matches the processes of those
- * containers again. While the directory does not exist, ROOT/var/log is watched for it.
+ * containers again. ROOT/var/log is watched for the name itself: a directory made later, or
+ * removed, or a symlink pointed elsewhere, is watched again as it is now.
  *
  * Bounded: at most KUBE_WATCH_MAX_NAMES names per run; beyond that (or when the kernel's
  * inotify queue overflowed) the handler is told to look at everything instead.

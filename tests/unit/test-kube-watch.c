@@ -127,6 +127,63 @@ START_TEST(test_names_and_bound) {
 }
 END_TEST
 
+/* ROOT/var/log/containers a symlink (the logs on another disk): a record is seen through it,
+ * and after the symlink is pointed elsewhere, or replaced by a directory, the records made in
+ * what it is now are seen too (the watch follows the name, not the directory it named). */
+START_TEST(test_containers_symlink_replaced) {
+        _cleanup_free_ char *root = make_tmpdir_named("test-kube-watch");
+        char logdir[512], dir[512], a[512], b[512], tmp[512];
+        sd_event *e = NULL;
+        KubeWatch *w = NULL;
+        Seen s = {};
+
+        snprintf(logdir, sizeof logdir, "%s/var/log", root);
+        snprintf(dir, sizeof dir, "%s/var/log/containers", root);
+        snprintf(a, sizeof a, "%s/var/log/containers.a", root);
+        snprintf(b, sizeof b, "%s/var/log/containers.b", root);
+        snprintf(tmp, sizeof tmp, "%s/var/log/containers.tmp", root);
+        mkdir_p(a);
+        mkdir_p(b);
+        ck_assert_int_eq(symlink("containers.a", dir), 0);
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        ck_assert_int_eq(kube_watch_new(e, root, on_records, &s, &w), 0);
+
+        link_record(dir, "a_ns_c-1.log");
+        wait_call(e, &s, "a record through the symlink");
+        ck_assert(!s.overflow);
+        ck_assert_uint_eq(strv_length(s.names), 1);
+
+        /* Pointed elsewhere, atomically (ln -sfn): everything there is new. */
+        ck_assert_int_eq(symlink("containers.b", tmp), 0);
+        ck_assert_int_eq(rename(tmp, dir), 0);
+        wait_call(e, &s, "the symlink pointed elsewhere");
+        ck_assert(s.overflow);
+        s.overflow = false;
+        link_record(dir, "b_ns_c-2.log");
+        wait_call(e, &s, "a record in the new target");
+        ck_assert(!s.overflow);
+        ck_assert_uint_eq(strv_length(s.names), 2);
+        ck_assert_str_eq(s.names[1], "b_ns_c-2.log");
+
+        /* The symlink removed, a directory made in its place. */
+        ck_assert_int_eq(unlink(dir), 0);
+        mkdir_p(dir);
+        wait_call(e, &s, "the symlink replaced by a directory");
+        ck_assert(s.overflow);
+        s.overflow = false;
+        link_record(dir, "c_ns_c-3.log");
+        wait_call(e, &s, "a record in the directory");
+        ck_assert(!s.overflow);
+        ck_assert_uint_eq(strv_length(s.names), 3);
+        ck_assert_str_eq(s.names[2], "c_ns_c-3.log");
+
+        kube_watch_free(w);
+        sd_event_unref(e);
+        strv_free(s.names);
+        rm_rf(root);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("kube-watch");
         TCase *tc = tcase_create("watch");
@@ -135,6 +192,7 @@ int main(void) {
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_names_and_bound);
+        tcase_add_test(tc, test_containers_symlink_replaced);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
