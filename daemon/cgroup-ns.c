@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,9 +14,25 @@
 #include "macro.h"
 #include "procfs.h"
 
-/* Logs whether the directory of the daemon's own cgroup (as it reads its path now) exists
- * under /sys/fs/cgroup, on the hierarchy cpusets are read from. */
-static void check_cgroup_tree(void) {
+/* True if the cgroup.procs file in dir lists pid. */
+static bool procs_lists(const char *dir, pid_t pid) {
+        _cleanup_free_ char *path = strprintf("%s/cgroup.procs", dir);
+        _cleanup_fclose_ FILE *f = path ? fopen(path, "re") : NULL;
+        int p;
+
+        while (f && fscanf(f, "%d", &p) == 1)
+                if (p == pid)
+                        return true;
+        return false;
+}
+
+/*
+ * Whether /sys/fs/cgroup shows the tree the daemon's cgroup paths are in: the directory its own
+ * path names there (on the hierarchy cpusets are read from) lists it. If not — a node's tree
+ * seen from a namespace of the container's own, or a container's own tree after joining the
+ * node's namespace — no path is looked up (cgroup_set_unresolvable()), and that is said.
+ */
+static void check_cgroup_tree(bool joined) {
         _cleanup_free_ char *text = NULL;
         _cleanup_strv_free_ char **dirs = NULL;
         int r;
@@ -27,12 +44,16 @@ static void check_cgroup_tree(void) {
                 return; /* no cpuset hierarchy: nothing is read from the tree */
         if (r < 0)
                 return (void)log_debug_errno(r, "Failed to find the daemon's own cgroup directory: %m");
-        if (dirs[0] && access(dirs[0], F_OK) < 0)
-                log_warning(
-                        "%s, the daemon's own cgroup, does not exist: /sys/fs/cgroup is not the node's "
-                        "cgroup tree (in a container, mount the node's /sys/fs/cgroup; docs/kubernetes.md). "
-                        "The cpusets of processes can't be read: within: cpuset uses the policy's CPUs",
-                        dirs[0]);
+        if (!dirs[0] || procs_lists(dirs[0], getpid()))
+                return;
+        cgroup_set_unresolvable(true);
+        log_warning(
+                "%s does not list the daemon, though its cgroup path names it: /sys/fs/cgroup is not the "
+                "tree of the %s cgroup namespace (%s; docs/kubernetes.md). The cpusets of processes are "
+                "not read: within: cpuset uses the policy's CPUs",
+                dirs[0], joined ? "node's" : "daemon's",
+                joined ? "in a container, mount the node's /sys/fs/cgroup"
+                       : "the daemon could not join the node's");
 }
 
 int cgroup_ns_join_init(void) {
@@ -58,9 +79,10 @@ int cgroup_ns_join_init(void) {
                         "Running in a cgroup namespace of its own, and could not join the node's: %m. "
                         "Cgroup paths are read relative to it: pod:, namespace: and container: work, "
                         "cgroup: globs see relative paths, and within: cpuset uses the policy's CPUs");
+                check_cgroup_tree(false);
                 return r;
         }
         log_info("Joined the node's cgroup namespace: cgroup paths are read as the node sees them");
-        check_cgroup_tree();
+        check_cgroup_tree(true);
         return 1;
 }

@@ -15,11 +15,13 @@
 /*
  * Joins the cgroup namespace of PID 2 when it is kthreadd, a kernel thread (/proc/2/stat's
  * flags; in a PID namespace of a container's own there is none), and its namespace is not the
- * caller's (/proc/2/ns/cgroup and /proc/self/ns/cgroup differ, by device and inode). Then
- * checks that /sys/fs/cgroup shows the tree those paths are in (the directory of the daemon's
- * own cgroup exists there), and logs what it did (info) or why it could not (notice: paths stay
- * relative, pod:, namespace: and container: still work; a cgroup tree that is not the node's:
- * a warning, cpusets can't be read). Called once, before any thread is started.
+ * caller's (/proc/2/ns/cgroup and /proc/self/ns/cgroup differ, by device and inode). Then,
+ * joined or not, checks that /sys/fs/cgroup shows the tree the daemon's cgroup paths are in
+ * (the directory its own path names there lists it in cgroup.procs); where it does not, no
+ * path is looked up from then on (lib/cgroup.h: cgroup_set_unresolvable()) rather than the
+ * files of another cgroup read. Logs what it did (info), why it could not join (notice: paths
+ * stay relative, pod:, namespace: and container: still work) and a tree that is not the
+ * namespace's (a warning: cpusets are not read). Called once, before any thread is started.
  * Returns 1 (joined), 0 (nothing to do: no cgroup namespaces, no kernel thread to be seen, or
  * the node's namespace is ours already), or the -errno of open(2) or setns(2) (not joined).
  */

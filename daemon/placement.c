@@ -489,22 +489,29 @@ static int process_refresh_within(PlaceContext *ctx) {
                 return r;
         }
         if (same_policy && !cpuset_equal(&old->allowed, allowed)) {
+                /* One line per process and change, at info while they come at a human pace (a
+                 * cgroup's change re-places all of its processes at once). */
+                int level = ratelimit_below(&m->placed_ratelimit, NULL) ? LOG_INFO : LOG_DEBUG;
+
                 was = cpuset_to_string(&old->allowed);
                 now = cpuset_to_string(allowed);
                 cpus = cpuset_to_string(&w->plan.cpus);
                 if (cpuset_is_subset(&w->plan.cpus, allowed))
                         log_struct(
-                                LOG_INFO, 0, base->policy->name, p->pid, p->comm, cpus,
+                                level, 0, base->policy->name, p->pid, p->comm, cpus,
                                 "The cgroup of %s[%d] allows CPUs %s now (before: %s): placing it within "
                                 "them, on %s (policy %s, within: cpuset)",
                                 p->comm, (int)p->pid, strna(now), strna(was), strna(cpus),
                                 base->policy->name);
                 else
                         log_struct(
-                                LOG_INFO, 0, base->policy->name, p->pid, p->comm, cpus,
+                                level, 0, base->policy->name, p->pid, p->comm, cpus,
                                 "The cgroup of %s[%d] allows CPUs %s now (before: %s), none of the policy's "
                                 "(policy %s, within: cpuset)",
                                 p->comm, (int)p->pid, strna(now), strna(was), base->policy->name);
+                /* Its memory: local nodes may be others now: migrate: moves the pages again. */
+                if (!cpuset_equal(&old->plan.memory_nodes, &w->plan.memory_nodes))
+                        p->memory_generation = 0;
         }
         return manager_set_within(m, p, w);
 }

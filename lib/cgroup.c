@@ -108,8 +108,15 @@ typedef struct CgroupLine {
  * Finds the v2 line ("0::path") when controller is NULL, else the first v1 line whose controller
  * list holds controller. Returns 1 and fills *ret when found, 0 when not, -EBADMSG when the
  * line found has a path that is not absolute, -EXDEV when it is outside the reader's cgroup
- * namespace (it starts with "/..").
+ * namespace (it starts with "/..") or no path can be looked up (cgroup_set_unresolvable()).
  */
+/* cgroup_set_unresolvable(): no path of /proc/PID/cgroup is looked up under /sys/fs/cgroup. */
+static bool unresolvable;
+
+void cgroup_set_unresolvable(bool b) {
+        unresolvable = b;
+}
+
 static int find_line(const char *text, const char *controller, CgroupLine *ret) {
         for (const char *line = text; *line;) {
                 const char *nl = strchrnul(line, '\n'), *c1, *c2;
@@ -131,6 +138,8 @@ static int find_line(const char *text, const char *controller, CgroupLine *ret) 
                         if (hit) {
                                 if (l.path_len == 0 || l.path[0] != '/')
                                         return -EBADMSG;
+                                if (unresolvable)
+                                        return -EXDEV;
                                 /* Outside the reader's cgroup namespace: "/.." components lead out
                                  * of what the hierarchy's mount shows, never to this cgroup. */
                                 if (l.path_len >= 3 && memcmp(l.path, "/..", 3) == 0 &&

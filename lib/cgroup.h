@@ -22,10 +22,19 @@
  * as the reader's cgroup namespace sees it.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "cpuset.h"
+
+/*
+ * For the whole process: the paths of /proc/PID/cgroup can't be looked up under the
+ * /sys/fs/cgroup it sees (the process's cgroup namespace is not the one the mount is rooted at:
+ * daemon/cgroup-ns.h found it). From then on every function here that would look a task's
+ * cgroup up under /sys/fs/cgroup returns -EXDEV instead of reading another cgroup's files.
+ */
+void cgroup_set_unresolvable(bool unresolvable);
 
 /*
  * The CPUs the cpuset of thread tid of process pid (tid 0: the process, i.e. its leader) allows:
@@ -42,7 +51,8 @@
  * Returns 0, -ESRCH (the task is gone), -ENODATA (the task is in no cpuset: no controller on
  * either hierarchy, or its v1 hierarchy is not mounted where expected), -ENOENT (the cgroup
  * directory or its cpuset file is missing, e.g. removed meanwhile), -EXDEV (its cgroup is outside
- * the reader's cgroup namespace: a path starting with "/.."), -EBADMSG (unparsable file),
+ * the reader's cgroup namespace: a path starting with "/.."; or cgroup_set_unresolvable()),
+ * -EBADMSG (unparsable file),
  * -EINVAL (pid <= 0 or tid < 0), -ENOMEM, -errno.
  */
 int cgroup_read_cpuset(const char *root, pid_t pid, pid_t tid, CpuSet *ret_allowed, char **ret_path);

@@ -526,11 +526,18 @@ static int check_via(Loader *l, const Node *policy, const Policy *p) {
         if (p->via != VIA_SYSTEMD)
                 return 0;
         via = mapping_value(policy, "via");
-        if (p->cpus.within == WITHIN_CPUSET && via)
-                return node_error(
-                        l, via,
-                        "via: systemd can't be used with cpus: within: cpuset: AllowedCPUs= would set "
-                        "the cgroup's CPUs that within: takes its bound from; use via: process");
+        if (via) {
+                bool within = p->cpus.within == WITHIN_CPUSET;
+
+                for (size_t i = 0; i < p->n_threads && !within; i++)
+                        within = p->threads[i].cpus.within == WITHIN_CPUSET;
+                if (within)
+                        return node_error(
+                                l, via,
+                                "via: systemd can't be used with cpus: within: cpuset (of the policy or "
+                                "a thread rule): AllowedCPUs= would set the cgroup's CPUs that within: "
+                                "takes its bound from; use via: process");
+        }
         match = mapping_value(policy, "match");
         if (match && match->kind == NODE_MAPPING)
                 unit = mapping_value(match, "unit");

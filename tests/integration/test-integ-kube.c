@@ -458,6 +458,9 @@ static void run_in_cgroup_namespace(bool can_join) {
                 harness_wait_process_cpus(h, c->pid, "1", 2);
         } else {
                 harness_wait_log(h, "could not join the node's");
+                /* and /sys/fs/cgroup is the node's, not its namespace's: nothing is looked up
+                 * there (a path inside its own subtree would name another cgroup) */
+                harness_wait_log(h, "does not list the daemon, though its cgroup path names it");
                 /* Matched through the path relative to its namespace: placed on the policy's
                  * CPUs, which the kernel narrows to the cgroup's itself. */
                 harness_wait_listed(h, c->pid, "guaranteed");

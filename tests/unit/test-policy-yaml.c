@@ -1859,6 +1859,11 @@ START_TEST(test_within) {
                 "    via: systemd\n",
                 5, 10, "via: systemd can't be used with cpus: within: cpuset");
         check_one_error(
+                "policies:\n  - name: a\n    match: {unit: a.service}\n    cpus: \"0\"\n"
+                "    threads:\n      - name: w\n        cpus: {within: cpuset}\n    via: systemd\n",
+                8, 10,
+                "via: systemd can't be used with cpus: within: cpuset (of the policy or a thread rule)");
+        check_one_error(
                 "irqs:\n  - name: nic\n    match: {device: eth0}\n    cpus: {within: cpuset}\n", 4, 12,
                 "within: applies to policies only (an IRQ or a network queue is in no cgroup");
 }
