@@ -154,6 +154,29 @@ START_TEST(test_unified) {
 }
 END_TEST
 
+/* Outside the reader's cgroup namespace ("/.."), or nothing resolvable at all: -EXDEV, and no
+ * other cgroup's file is read in its place. */
+START_TEST(test_unresolvable) {
+        _cleanup_strv_free_ char **dirs = NULL;
+
+        put("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
+        put("sys/fs/cgroup/cpuset.cpus.effective", "0-15\n");
+        put("sys/fs/cgroup/pod/cpuset.cpus.effective", "4-5\n");
+        put("proc/100/cgroup", "0::/../../pod\n");
+        put("proc/101/cgroup", "0::/pod\n");
+
+        expect_cpuset_error(100, 0, -EXDEV);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, "0::/../pod\n", &dirs), -EXDEV);
+        expect_cpuset(101, 0, "4-5", "/pod");
+
+        cgroup_set_unresolvable(true);
+        expect_cpuset_error(101, 0, -EXDEV);
+        ck_assert_int_eq(cgroup_cpuset_dirs(root, "0::/pod\n", &dirs), -EXDEV);
+        cgroup_set_unresolvable(false);
+        expect_cpuset(101, 0, "4-5", "/pod");
+}
+END_TEST
+
 START_TEST(test_unified_without_cpuset) {
         /* cgroup2 without the cpuset controller and no v1 cpuset: nothing restricts the task. */
         put("sys/fs/cgroup/cgroup.controllers", "cpu io memory pids\n");
@@ -549,6 +572,7 @@ int main(int argc, char **argv) {
                 s = suite_create("cgroup");
                 tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
                 tcase_add_test(tc, test_unified);
+                tcase_add_test(tc, test_unresolvable);
                 tcase_add_test(tc, test_cpuset_dirs);
                 tcase_add_test(tc, test_cpuset_dirs_v1);
                 tcase_add_test(tc, test_unified_without_cpuset);
