@@ -173,12 +173,17 @@ static char *own_cpus_now(void) {
 }
 
 static void write_file(const char *path, mode_t mode, const char *content) {
-        _cleanup_close_ int fd = -EBADF;
         size_t n = strlen(content);
+        int fd;
 
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
         ck_assert_msg(fd >= 0, "can't create %s: %s", path, strerror(errno));
         ck_assert_msg(write(fd, content, n) == (ssize_t)n, "can't write %s: %s", path, strerror(errno));
+        ck_assert_msg(close(fd) == 0, "can't close %s: %s", path, strerror(errno));
+}
+
+void harness_write_text(const char *path, const char *text) {
+        write_file(path, 0644, text);
 }
 
 static int rm_rf_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {

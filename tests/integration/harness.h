@@ -240,6 +240,9 @@ Child *harness_spawn(Harness *h, const SpawnOptions *o);
 /* Starts integ-threads under name (NULL: a fresh one) with n_threads threads besides the main
  * one, on initial_cpus (NULL: inherited), and waits for its "ready" line. */
 Child *harness_spawn_threads(Harness *h, const char *name, unsigned n_threads, const char *initial_cpus);
+/* Writes text to path (created 0644, or truncated) in one write(2): a cgroup file, a settings
+ * file. Asserts that open, write and close succeed. */
+void harness_write_text(const char *path, const char *text);
 /*
  * Lightweight start for bursts: fork + exec path (argv[0] = path, then args) with nothing
  * connected. reap: wait for it right away; otherwise it stays a zombie (its /proc/PID/comm

@@ -95,18 +95,9 @@ static char *read_line(const char *path) {
         return line;
 }
 
-static void write_file(const char *path, const char *text) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        ssize_t l = (ssize_t)strlen(text);
-
-        ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
-        ck_assert_msg(write(fd, text, (size_t)l) == l, "write %s: %s", path, strerror(errno));
-        close(fd);
-}
-
 static void write_settings(Harness *h, const char *text) {
         _cleanup_free_ char *path = xasprintf("%s/affinityd.yaml", harness_config_dir(h));
-        write_file(path, text);
+        harness_write_text(path, text);
 }
 
 static bool strv_has(char *const *l, const char *s) {
@@ -2139,17 +2130,17 @@ START_TEST(test_api_placement_failed) {
 
         ck_assert_msg(dir, "no v1 cpuset hierarchy at %s", CPUSET_ROOT);
         path = xasprintf("%s/cpuset.cpus", dir);
-        write_file(path, "0");
+        harness_write_text(path, "0");
         free(path);
         path = xasprintf("%s/cpuset.mems", dir);
-        write_file(path, "0");
+        harness_write_text(path, "0");
 
         harness_start_daemon(h);
         c = harness_spawn_threads(h, name, 1, "0");
         free(path);
         path = xasprintf("%s/cgroup.procs", dir);
         pidtext = xasprintf("%d", (int)c->pid);
-        write_file(path, pidtext);
+        harness_write_text(path, pidtext);
         harness_get_props(h, &before);
         signals_subscribe(h, &s);
 

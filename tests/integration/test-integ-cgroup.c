@@ -35,16 +35,6 @@
 /* The cpuset cgroup of this run, named in main() before the tests fork. */
 static char cgroup_name[64];
 
-static void write_file(const char *path, const char *text) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_TRUNC | O_CREAT, 0644);
-        ssize_t n;
-
-        ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
-        n = write(fd, text, strlen(text));
-        ck_assert_msg(n == (ssize_t)strlen(text), "write %s to %s: %s", text, path, strerror(errno));
-        ck_assert_int_eq(close(fd), 0);
-}
-
 static char *cgroup_file(const char *file) {
         return xasprintf("%s/%s/%s", CPUSET_ROOT, cgroup_name, file);
 }
@@ -52,7 +42,7 @@ static char *cgroup_file(const char *file) {
 static void set_cgroup_cpus(const char *cpus) {
         _cleanup_free_ char *path = cgroup_file("cpuset.cpus");
 
-        write_file(path, cpus);
+        harness_write_text(path, cpus);
 }
 
 /* A cpuset cgroup of CPUs cpus (node 0's memory) holding pid. */
@@ -62,11 +52,11 @@ static void make_cgroup(const char *cpus, pid_t pid) {
 
         ck_assert_msg(mkdir(dir, 0755) >= 0 || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
         mems = cgroup_file("cpuset.mems");
-        write_file(mems, "0");
+        harness_write_text(mems, "0");
         set_cgroup_cpus(cpus);
         procs = cgroup_file("cgroup.procs");
         text = xasprintf("%d", (int)pid);
-        write_file(procs, text);
+        harness_write_text(procs, text);
 }
 
 static void remove_cgroup(void) {
@@ -368,7 +358,7 @@ START_TEST(test_cgroup_enforce_explains) {
         _cleanup_free_ char *settings = harness_asprintf("%s/affinityd.yaml", harness_config_dir(h));
         Child *c;
 
-        write_file(settings, "drift-interval: 100ms\n");
+        harness_write_text(settings, "drift-interval: 100ms\n");
         harness_write_policy(
                 h, "10-cg.yaml",
                 "policies:\n"

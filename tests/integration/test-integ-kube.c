@@ -41,16 +41,6 @@
 static char pod_uid[3][40], container_id[3][72];
 static bool made_log_containers, made_log_pods;
 
-static void write_file(const char *path, const char *text) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_TRUNC | O_CREAT, 0644);
-        ssize_t n;
-
-        ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
-        n = write(fd, text, strlen(text));
-        ck_assert_msg(n == (ssize_t)strlen(text), "write %s to %s: %s", text, path, strerror(errno));
-        ck_assert_int_eq(close(fd), 0);
-}
-
 static char *read_line(const char *path) {
         char buf[256] = "";
         FILE *f = fopen(path, "re");
@@ -113,7 +103,7 @@ static void make_dirs(const char *hierarchy, const char *path) {
                                 _cleanup_free_ char *from = xasprintf("%s/%s", parent, file),
                                                     *to = xasprintf("%s/%s", dir, file),
                                                     *value = read_line(from);
-                                write_file(to, value);
+                                harness_write_text(to, value);
                         }
                 }
                 if (end)
@@ -147,14 +137,14 @@ static void move_to(const char *path, pid_t pid) {
                 _cleanup_free_ char *procs = xasprintf("%s%s/cgroup.procs", h, path);
 
                 make_dirs(h, path);
-                write_file(procs, text);
+                harness_write_text(procs, text);
         }
 }
 
 static void set_cpus(const char *path, const char *cpus) {
         _cleanup_free_ char *file = xasprintf("%s%s/cpuset.cpus", CPUSET_ROOT, path);
 
-        write_file(file, cpus);
+        harness_write_text(file, cpus);
 }
 
 static void remove_cgroup(const char *path) {
@@ -174,7 +164,7 @@ static void write_records(int pod, const char *name, const char *ns, const char 
         made_log_pods = made_log_pods || (mkdir("/var/log/pods", 0755) >= 0);
         ck_assert_msg(mkdir(dir, 0755) >= 0 || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
         ck_assert_msg(mkdir(cdir, 0755) >= 0 || errno == EEXIST, "mkdir %s: %s", cdir, strerror(errno));
-        write_file(log, "");
+        harness_write_text(log, "");
         (void)unlink(link);
         ck_assert_msg(symlink(log, link) >= 0, "symlink %s: %s", link, strerror(errno));
 }
