@@ -126,6 +126,7 @@ int manager_load_topology(Manager *m, Topology **ret) {
 }
 
 typedef struct RemapContext {
+        Manager *m;
         const Plan *old_plan;
         const Plan *new_plan;
         bool keep_pending;
@@ -143,8 +144,14 @@ static void remap_action(const void *nodep, VISIT which, void *userdata) {
                 const PolicyPlan *pp;
 
                 k = plan_find_active(c->new_plan, name);
-                if (k < 0 && c->keep_pending && (pp = plan_find_policy(c->new_plan, name)))
+                pp = plan_find_policy(c->new_plan, name);
+                if (k < 0 && c->keep_pending && pp)
                         k = (int)(pp - c->new_plan->policies);
+                if (k < 0 && pp) {
+                        /* Its slots moved to the pending policy of that name: give them back. */
+                        p->policy = (size_t)(pp - c->new_plan->policies);
+                        policy_spread_forget(c->m, p);
+                }
         }
         p->policy = k >= 0 ? (size_t)k : POLICY_NONE;
 }
@@ -160,17 +167,51 @@ static void remap_action(const void *nodep, VISIT which, void *userdata) {
  */
 static void manager_remap_policies(
         Manager *m, const Plan *old_plan, const Plan *new_plan, bool keep_pending) {
-        RemapContext c = {.old_plan = old_plan, .new_plan = new_plan, .keep_pending = keep_pending};
+        RemapContext c = {.m = m, .old_plan = old_plan, .new_plan = new_plan, .keep_pending = keep_pending};
         twalk_r(m->processes, remap_action, &c);
 }
 
-/* Installs a new config + plan, and the per-policy report flags sized for it. */
+/*
+ * The policy-wide spread slots for plan (parallel to plan->policies): those of the policy of the
+ * same name in m's plan in force move over (m->policy_spreads is emptied of them), so a reload
+ * or a CPU change moves no process off its slot; the others start empty. Returns the array
+ * (plan->n_policies entries, at least one), or NULL on OOM.
+ */
+static PolicySpread *policy_spreads_carry(Manager *m, const Plan *plan) {
+        PolicySpread *a = calloc(MAX(plan->n_policies, (size_t)1), sizeof(PolicySpread));
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; m->plan && i < plan->n_policies; i++) {
+                const char *name = plan->policies[i].policy ? plan->policies[i].policy->name : NULL;
+
+                for (size_t j = 0; name && j < m->n_policy_spreads && j < m->plan->n_policies; j++)
+                        if (m->plan->policies[j].policy && streq(m->plan->policies[j].policy->name, name)) {
+                                a[i] = m->policy_spreads[j];
+                                m->policy_spreads[j] = (PolicySpread){};
+                                break;
+                        }
+        }
+        return a;
+}
+
+/* Installs a new config + plan, and the per-policy report flags and spread slots sized for it. */
 int manager_install(Manager *m, Config *config, Plan *plan) {
         bool *flags = calloc(MAX(config->n_policies, (size_t)1), sizeof(bool));
+        PolicySpread *spreads = NULL;
+
         if (!flags)
                 return -ENOMEM;
+        spreads = policy_spreads_carry(m, plan);
+        if (!spreads) {
+                free(flags);
+                return -ENOMEM;
+        }
         free(m->narrowing_reported);
         m->narrowing_reported = flags;
+        policy_spreads_free(m->policy_spreads, m->n_policy_spreads);
+        m->policy_spreads = spreads;
+        m->n_policy_spreads = plan->n_policies;
         pthread_rwlock_wrlock(&m->plan_lock); /* the worker matches against the old ones */
         m->plan_generation++;
         m->config = config;

@@ -358,6 +358,9 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         /* Its masks are already ours: its originals go to the state dir now. */
         p->state_dirty = true;
         manager_state_save(m, p);
+        r = process_spread_note_child(m, parent, p); /* a pre-fork master gives its slot up */
+        if (r < 0)
+                return r;
         r = place_process(m, p, false, ev->timestamp_ns, st.n_threads);
         return r == -ESRCH ? 0 : r;
 }
@@ -496,7 +499,8 @@ static int manager_rematch_decided(
         }
         if (!p) {
                 r = manager_track_new(
-                        m, pid, st.starttime, (size_t)k, comm, explicit_only, timestamp_ns, st.n_threads);
+                        m, pid, st.starttime, (size_t)k, comm, explicit_only, timestamp_ns, st.n_threads,
+                        st.ppid);
                 return r == -ENOMEM ? r : 0;
         }
 
@@ -506,8 +510,9 @@ static int manager_rematch_decided(
                 /* A new image: inherited tracking ends, and only the exec'ing thread is left. */
                 p->forked = false;
                 p->leader_exited = false;
+                p->spread_master = false; /* a new image holds a slot until it forks workers */
                 p->memory_generation = 0;
-                r = tracked_process_remove_threads_if(p, thread_not_leader);
+                r = tracked_process_remove_threads_if(m, p, thread_not_leader);
                 if (r < 0)
                         return r;
         }
@@ -515,7 +520,7 @@ static int manager_rematch_decided(
                 log_debug(
                         "%s[%d] moves from policy %s to %s", p->comm, (int)p->pid,
                         process_policy_label(m, p), m->plan->policies[k].policy->name);
-                p->policy = (size_t)k;
+                tracked_process_set_policy(m, p, (size_t)k);
         }
         /* After exec the thread entry left may describe the old leader, not the exec'ing thread:
          * write it again. Otherwise only threads whose target changed are written. */
@@ -609,7 +614,7 @@ static int on_exit_event(Manager *m, const ProcEvent *ev) {
         if (ev->pid != ev->tgid) {
                 t = tracked_process_thread(p, ev->pid);
                 if (t)
-                        tracked_process_remove_thread(p, t); /* frees its spread slot */
+                        tracked_process_remove_thread(m, p, t); /* frees its spread slot */
                 if (p->leader_exited) {
                         manager_check_process_gone(m, p);
                         return 0;

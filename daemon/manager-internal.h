@@ -85,8 +85,21 @@ const CpuSet *thread_effective(const TrackedThread *t);
 int thread_set_applied(TrackedThread *t, const CpuSet *applied, const CpuSet *effective);
 int tracked_process_add_thread(TrackedProcess *p, pid_t tid, TrackedThread **ret);
 void process_spread_release(TrackedProcess *p, pid_t tid);
-void tracked_process_remove_thread(TrackedProcess *p, TrackedThread *t);
-int tracked_process_remove_threads_if(TrackedProcess *p, thread_predicate_t pred);
+/* The policy-wide slots of p's policy (m->policy_spreads[p->policy]), NULL when p has no policy
+ * in force. */
+PolicySpread *manager_policy_spread(const Manager *m, const TrackedProcess *p);
+/* Gives back the spread-over: policy slot thread tid of p holds, if any. */
+void policy_spread_release_thread(Manager *m, const TrackedProcess *p, pid_t tid);
+/* Gives back every policy-wide slot p holds (its processes: spread slot, its threads'
+ * spread-over: policy slots): p leaves its policy, or is forgotten. */
+void policy_spread_forget(Manager *m, TrackedProcess *p);
+/* Moves p to policy (an index into m->plan, or POLICY_NONE), giving back its policy-wide slots
+ * when that is another policy. */
+void tracked_process_set_policy(Manager *m, TrackedProcess *p, size_t policy);
+/* Frees the n entries of a (NULL accepted) and a; returns NULL. */
+PolicySpread *policy_spreads_free(PolicySpread *a, size_t n);
+void tracked_process_remove_thread(Manager *m, TrackedProcess *p, TrackedThread *t);
+int tracked_process_remove_threads_if(Manager *m, TrackedProcess *p, thread_predicate_t pred);
 bool thread_not_seen(const TrackedProcess *p, const TrackedThread *t);
 bool thread_not_leader(const TrackedProcess *p, const TrackedThread *t);
 CpusetRefusal *cpuset_refusal_free(CpusetRefusal *r);
@@ -112,6 +125,15 @@ void place_context_done(PlaceContext *ctx);
 int place_thread(PlaceContext *ctx, pid_t tid);
 int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads);
 int process_spread_settle(Manager *m, TrackedProcess *p);
+/*
+ * processes: spread: parent forked child, a process of its policy (by a fork, or found as its
+ * child in /proc): parent is a pre-fork master from now on, until it execs. It gives its slot
+ * back — before child takes one, so that the first worker gets the first slot — and its threads
+ * are placed again, on the policy's whole set. Nothing happens for a parent already a master,
+ * of another policy, or of a policy without processes: spread. Returns 0 or -ENOMEM (the parent
+ * may be gone from the table afterwards if it exited meanwhile: callers don't use it after).
+ */
+int process_spread_note_child(Manager *m, TrackedProcess *parent, const TrackedProcess *child);
 void manager_queue_settle(Manager *m, TrackedProcess *p);
 void restore_process(Manager *m, TrackedProcess *p, const char *policy_name);
 
@@ -123,7 +145,7 @@ bool started_before(uint64_t starttime, uint64_t event_ns);
 bool is_service_manager_child(pid_t pid, const ProcfsStat *st);
 int manager_track_new(
         Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, bool explicit_only,
-        uint64_t timestamp_ns, unsigned n_threads);
+        uint64_t timestamp_ns, unsigned n_threads, pid_t ppid);
 int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]);
 int manager_match_pid_stat(
         Manager *m, pid_t pid, bool explicit_only, const ProcfsStat *st, char ret_comm[16]);

@@ -79,11 +79,12 @@ int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[1
 }
 
 /* Starts tracking pid under policy and places it. Counts it as matched. comm may be NULL or "".
- * n_threads as for place_process(). */
+ * n_threads as for place_process(). ppid: its parent (0: not known); a tracked parent of the
+ * same policy is its pre-fork master (process_spread_note_child()). */
 int manager_track_new(
         Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, bool explicit_only,
-        uint64_t timestamp_ns, unsigned n_threads) {
-        TrackedProcess *p;
+        uint64_t timestamp_ns, unsigned n_threads, pid_t ppid) {
+        TrackedProcess *p, *parent;
         int r;
 
         if (drift_is_released(m->drift, pid, starttime))
@@ -100,6 +101,14 @@ int manager_track_new(
                 (void)procfs_read_comm(NULL, pid, 0, p->comm);
         p->explicit_only = explicit_only;
         m->counters.processes_matched++;
+        /* A child of a process of its policy (a pre-fork server found running, or one that
+         * execs its workers): the parent is its master. */
+        parent = ppid > 0 ? manager_find_process(m, ppid) : NULL;
+        if (parent && parent->starttime <= starttime) {
+                r = process_spread_note_child(m, parent, p);
+                if (r < 0)
+                        return r;
+        }
         return place_process(m, p, false, timestamp_ns, n_threads);
 }
 

@@ -88,6 +88,9 @@ static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
         log_debug(
                 "%s[%d] is a child of %s[%d] that has not exec'd: tracked under policy %s", p->comm,
                 (int)p->pid, parent->comm, (int)parent->pid, manager_process_policy_name(m, p));
+        r = process_spread_note_child(m, parent, p); /* a pre-fork master gives its slot up */
+        if (r < 0)
+                return r;
         r = place_process(m, p, false, 0, st->n_threads);
         return r == -ENOMEM ? r : 1;
 }
@@ -181,7 +184,7 @@ int manager_rescan(Manager *m) {
                         manager_remove_process(m, p);
                         continue;
                 }
-                p->policy = (size_t)p->rescan_policy;
+                tracked_process_set_policy(m, p, (size_t)p->rescan_policy);
                 (void)procfs_read_comm(NULL, p->pid, 0, p->comm); /* an exec may have been missed */
                 (void)place_process(m, p, m->force_placement, 0, 0);
         }
@@ -219,7 +222,7 @@ int manager_rescan(Manager *m) {
                 if (k >= 0)
                         r = manager_track_new(
                                 m, c->pid, c->stat.starttime, (size_t)k, comm, explicit_only, 0,
-                                c->stat.n_threads);
+                                c->stat.n_threads, c->stat.ppid);
                 else if (k == -ENOENT && !explicit_only)
                         r = manager_adopt_child(m, c->pid, &c->stat);
                 else

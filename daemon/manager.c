@@ -410,6 +410,7 @@ Manager *manager_free(Manager *m) {
 
         tdestroy(m->processes, tracked_process_free_void);
         tdestroy(m->within_plans, process_within_free_void);
+        m->policy_spreads = policy_spreads_free(m->policy_spreads, m->n_policy_spreads);
         m->processes = NULL;
         for (size_t i = 0; i < m->n_recovered; i++)
                 state_process_done(&m->recovered[i]);

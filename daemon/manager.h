@@ -145,6 +145,16 @@ typedef struct ProcessSpread {
 } ProcessSpread;
 
 /*
+ * The slots of one policy that spreads over its processes (processes: spread, or a thread rule
+ * with spread-over: policy): Manager.policy_spreads, parallel to plan->policies. Kept across
+ * reloads for the policy of the same name, so that a reload moves no process off its slot.
+ */
+typedef struct PolicySpread {
+        SpreadSlots processes; /* owners: the PIDs of its processes that hold a slot */
+        SpreadSlots threads;   /* owners: the TIDs of its spread-over: policy threads */
+} PolicySpread;
+
+/*
  * The plan of one process of a policy whose cpus: says within: cpuset: the policy's, narrowed to
  * what its cgroup allows (lib/plan.h: plan_narrow_to_cpuset()). Made at each placement pass
  * where the cgroup's CPUs, the policy or the plan changed (placement.c). Kept in
@@ -182,6 +192,8 @@ typedef struct TrackedProcess {
         bool settle_queued;         /* in Manager.settle_queue */
         bool state_dirty;           /* originals recorded since its record was last written */
         bool state_saved;           /* the originals journal has a record of it (daemon/manager-state.h) */
+        bool spread_master; /* processes: spread: it forked processes of its policy (a pre-fork
+                             * master), so it holds no slot; until it execs */
         CpuSet original;            /* first original seen: the default for threads created later */
         ThreadSched sched_original; /* first original scheduling state seen: the default for
                                      * threads created later (they inherit what was set) */
@@ -332,6 +344,10 @@ struct Manager {
         /* tsearch(3) root of ProcessWithin, by pid: the own plans of the processes of within:
          * cpuset policies (placement.c) */
         void *within_plans;
+        /* Parallel to plan->policies (n_policy_spreads entries): the slots of the policies that
+         * spread over their processes (placement.c); zeroed entries for the others. */
+        PolicySpread *policy_spreads;
+        size_t n_policy_spreads;
         /* While a policy has pod:, namespace: or container:: new container records
          * (manager-kube.c), NULL otherwise. */
         struct KubeWatch *kube_watch;

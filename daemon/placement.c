@@ -45,18 +45,28 @@ static int thread_target(
         Manager *m, TrackedProcess *p, pid_t tid, const char *thread_comm, CpuSet *buf, const CpuSet **ret) {
         const PolicyPlan *pp = manager_process_plan(m, p);
         ThreadCpusChoice c = thread_cpus_choice(pp, thread_comm);
+        PolicySpread *ps = manager_policy_spread(m, p);
         int r;
 
         *ret = NULL;
         if (!pp || pp->pending_reason)
                 return 0;
         if (c.kind == THREAD_CPUS_SPREAD) {
-                if (!p->spread) {
-                        p->spread = calloc(1, sizeof(ProcessSpread));
-                        if (!p->spread)
-                                return -ENOMEM;
+                SpreadSlots *slots;
+
+                if (c.rule->spread_over_policy && ps) {
+                        process_spread_release(p, tid);
+                        slots = &ps->threads;
+                } else {
+                        policy_spread_release_thread(m, p, tid);
+                        if (!p->spread) {
+                                p->spread = calloc(1, sizeof(ProcessSpread));
+                                if (!p->spread)
+                                        return -ENOMEM;
+                        }
+                        slots = &p->spread->slots;
                 }
-                r = spread_slots_acquire(&p->spread->slots, tid);
+                r = spread_slots_acquire(slots, tid);
                 if (r < 0)
                         return r;
                 r = spread_cpu_of_slot(c.rule->spread_order, c.rule->n_spread_order, (size_t)r);
@@ -69,12 +79,28 @@ static int thread_target(
         }
 
         process_spread_release(p, tid);
+        policy_spread_release_thread(m, p, tid);
         switch (c.kind) {
         case THREAD_CPUS_RULE:
                 *ret = &c.rule->cpus;
                 return 0;
         case THREAD_CPUS_POLICY:
                 return thread_policy_cpus(pp, p->spread ? &p->spread->slots : NULL, buf, ret);
+        case THREAD_CPUS_PROCESS: {
+                int slot = -1;
+
+                /* The process's slot, taken by its first thread that follows it. */
+                if (!p->spread_master && ps) {
+                        slot = spread_slots_acquire(&ps->processes, p->pid);
+                        if (slot < 0)
+                                return slot;
+                }
+                r = process_spread_cpus(pp, slot, buf);
+                if (r < 0)
+                        return r;
+                *ret = r > 0 ? buf : NULL;
+                return 0;
+        }
         default:
                 return 0;
         }
@@ -742,7 +768,7 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
 gone:
         t = tracked_process_thread(p, tid);
         if (t)
-                tracked_process_remove_thread(p, t);
+                tracked_process_remove_thread(m, p, t);
         return -ESRCH;
 }
 
@@ -894,7 +920,7 @@ again:
                         r, "Failed to place %s[%d] (policy %s): %m", p->comm, (int)p->pid,
                         manager_process_policy_name(m, p));
 
-        (void)tracked_process_remove_threads_if(p, thread_not_seen);
+        (void)tracked_process_remove_threads_if(m, p, thread_not_seen);
 
         /* Spread slots taken or given back in this pass change what the threads no rule matches
          * get: one more pass writes those (the others are in place already). Bounded: a pass
@@ -1135,6 +1161,26 @@ void manager_queue_settle(Manager *m, TrackedProcess *p) {
         return;
 now:
         (void)settle_process(m, p, false);
+}
+
+int process_spread_note_child(Manager *m, TrackedProcess *parent, const TrackedProcess *child) {
+        const PolicyPlan *pp = manager_process_plan(m, parent);
+        PolicySpread *ps = manager_policy_spread(m, parent);
+        int r;
+
+        if (parent->spread_master || parent->policy != child->policy || !ps || !pp ||
+            pp->pending_reason || pp->n_process_order == 0)
+                return 0;
+        parent->spread_master = true;
+        r = spread_slots_release(&ps->processes, parent->pid);
+        log_debug(
+                "%s[%d] forks processes of policy %s (%s[%d]): a pre-fork master, it holds no slot of "
+                "processes: spread",
+                parent->comm, (int)parent->pid, pp->policy->name, child->comm, (int)child->pid);
+        if (r < 0)
+                return 0; /* it held none: nothing of it to place again */
+        r = place_process(m, parent, false, 0, 0);
+        return r == -ENOMEM ? r : 0;
 }
 
 /*

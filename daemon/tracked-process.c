@@ -123,6 +123,48 @@ void process_spread_release(TrackedProcess *p, pid_t tid) {
                 (void)spread_slots_release(&p->spread->slots, tid);
 }
 
+PolicySpread *manager_policy_spread(const Manager *m, const TrackedProcess *p) {
+        return p->policy < m->n_policy_spreads ? &m->policy_spreads[p->policy] : NULL;
+}
+
+void policy_spread_release_thread(Manager *m, const TrackedProcess *p, pid_t tid) {
+        PolicySpread *ps = manager_policy_spread(m, p);
+
+        if (ps && spread_slots_n_held(&ps->threads) > 0)
+                (void)spread_slots_release(&ps->threads, tid);
+}
+
+void policy_spread_forget(Manager *m, TrackedProcess *p) {
+        PolicySpread *ps = manager_policy_spread(m, p);
+
+        if (!ps)
+                return;
+        (void)spread_slots_release(&ps->processes, p->pid);
+        /* Its threads' slots: TIDs of p's threads among the owners (a short array). */
+        for (size_t i = 0; i < ps->threads.n_owners; i++) {
+                pid_t tid = ps->threads.owners[i];
+
+                if (tid > 0 && tracked_process_thread(p, tid))
+                        (void)spread_slots_release(&ps->threads, tid);
+        }
+}
+
+void tracked_process_set_policy(Manager *m, TrackedProcess *p, size_t policy) {
+        if (p->policy == policy)
+                return;
+        policy_spread_forget(m, p);
+        p->spread_master = false;
+        p->policy = policy;
+}
+
+PolicySpread *policy_spreads_free(PolicySpread *a, size_t n) {
+        for (size_t i = 0; a && i < n; i++) {
+                spread_slots_done(&a[i].processes);
+                spread_slots_done(&a[i].threads);
+        }
+        return mfree(a);
+}
+
 static ProcessSpread *process_spread_free(ProcessSpread *s) {
         if (!s)
                 return NULL;
@@ -132,15 +174,16 @@ static ProcessSpread *process_spread_free(ProcessSpread *s) {
 }
 
 /* Forgets thread t of p; its spread slot, if any, is free for the next spread thread. */
-void tracked_process_remove_thread(TrackedProcess *p, TrackedThread *t) {
+void tracked_process_remove_thread(Manager *m, TrackedProcess *p, TrackedThread *t) {
         process_spread_release(p, t->tid);
+        policy_spread_release_thread(m, p, t->tid);
         if (tdelete(t, &p->threads, compare_pid))
                 p->n_threads--;
         tracked_thread_free(t);
 }
 
 /* Removes (and frees) every thread of p for which pred is true. Returns 0 or -ENOMEM. */
-int tracked_process_remove_threads_if(TrackedProcess *p, thread_predicate_t pred) {
+int tracked_process_remove_threads_if(Manager *m, TrackedProcess *p, thread_predicate_t pred) {
         _cleanup_free_ void **threads = NULL;
         size_t n = 0;
         int r;
@@ -150,7 +193,7 @@ int tracked_process_remove_threads_if(TrackedProcess *p, thread_predicate_t pred
                 return r;
         for (size_t i = 0; i < n; i++)
                 if (pred(p, threads[i]))
-                        tracked_process_remove_thread(p, threads[i]);
+                        tracked_process_remove_thread(m, p, threads[i]);
         return 0;
 }
 
@@ -263,6 +306,7 @@ int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy
 /* Takes p out of m's table and frees it (the table's half of manager_remove_process()). */
 void tracked_process_remove(Manager *m, TrackedProcess *p) {
         manager_set_within(m, p, NULL);
+        policy_spread_forget(m, p);
         if (tdelete(p, &m->processes, compare_pid))
                 m->n_processes--;
         tracked_process_free(p);

@@ -261,6 +261,7 @@ static void policy_plan_done(PolicyPlan *pp) {
                         free(pp->threads[i].spread_order);
                 }
         free(pp->threads);
+        free(pp->process_order);
         free(pp->uids);
         strv_free(pp->warnings);
         free(pp->warning_locations);
@@ -284,6 +285,8 @@ static void policy_plan_make_pending(PolicyPlan *pp, char *reason, const Locatio
                 pp->threads[i].spread_order = mfree(pp->threads[i].spread_order);
                 pp->threads[i].n_spread_order = 0;
         }
+        pp->process_order = mfree(pp->process_order);
+        pp->n_process_order = 0;
         pp->uids = mfree(pp->uids);
         pp->n_uids = 0;
 }
@@ -442,13 +445,15 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                 pp->threads[i].has_cpus = true;
         }
 
-        /* Spread rules: over the policy's set. */
-        for (size_t i = 0; i < p->n_threads; i++) {
-                const ThreadRule *rule = &p->threads[i];
-                ThreadPlan *tp = &pp->threads[i];
+        /* Spread rules, and processes: spread: over the policy's set. */
+        for (size_t i = 0; i <= p->n_threads; i++) {
+                bool processes = i == p->n_threads;
+                const ThreadRule *rule = processes ? NULL : &p->threads[i];
                 const CpuSet *set = &pp->cpus;
+                unsigned **order;
+                size_t *n_order;
 
-                if (rule->cpus.kind != CPU_SELECTOR_SPREAD)
+                if (processes ? !p->spread_processes : rule->cpus.kind != CPU_SELECTOR_SPREAD)
                         continue;
 
                 if (!pp->has_cpus) {
@@ -459,13 +464,15 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                                 if (r == -ENOMEM)
                                         return r;
                                 if (r < 0) {
-                                        if (asprintf(
-                                                    &reason, "thread rule \"%s\": cpus: spread: %s",
-                                                    rule->name, bare_reason) < 0)
+                                        if (processes ? asprintf(&reason, "processes: spread: %s", bare_reason) < 0
+                                                      : asprintf(&reason, "thread rule \"%s\": cpus: spread: %s",
+                                                                 rule->name, bare_reason) < 0)
                                                 return -ENOMEM;
-                                        where = selector_location(
-                                                &rule->cpus,
-                                                rule->location.line > 0 ? &rule->location : &p->location);
+                                        where = processes ? &p->processes_location
+                                                          : selector_location(
+                                                                    &rule->cpus, rule->location.line > 0
+                                                                            ? &rule->location
+                                                                            : &p->location);
                                         goto pending;
                                 }
                                 have_bare = true;
@@ -473,21 +480,33 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                         set = &bare;
                 }
 
-                r = plan_spread_order(ctx->topology, set, &tp->spread_order, &tp->n_spread_order);
+                if (processes) {
+                        order = &pp->process_order;
+                        n_order = &pp->n_process_order;
+                } else {
+                        order = &pp->threads[i].spread_order;
+                        n_order = &pp->threads[i].n_spread_order;
+                        pp->threads[i].spread = true;
+                        pp->threads[i].spread_over_policy = rule->spread_over_policy;
+                }
+                r = plan_spread_order(ctx->topology, set, order, n_order);
                 if (r < 0)
                         return r;
-                tp->spread = true;
                 if (!pp->has_cpus) {
                         _cleanup_free_ char *l = set_str(&bare);
 
                         if (!l)
                                 return -ENOMEM;
-                        r = strv_extendf(
-                                &pp->explanation,
-                                "thread rule \"%s\": spread over the online CPUs neither reserved nor held "
-                                "(the "
-                                "policy has no cpus:): %s",
-                                rule->name, l);
+                        r = processes ? strv_extendf(
+                                                &pp->explanation,
+                                                "processes: spread over the online CPUs neither reserved nor "
+                                                "held (the policy has no cpus:): %s",
+                                                l)
+                                      : strv_extendf(
+                                                &pp->explanation,
+                                                "thread rule \"%s\": spread over the online CPUs neither "
+                                                "reserved nor held (the policy has no cpus:): %s",
+                                                rule->name, l);
                         if (r < 0)
                                 return r;
                 }
@@ -788,6 +807,7 @@ int plan_narrow_to_cpuset(const PolicyPlan *pp, const Topology *t, const CpuSet 
 
                 nt->has_cpus = tp->has_cpus;
                 nt->spread = tp->spread;
+                nt->spread_over_policy = tp->spread_over_policy;
                 if (cpuset_copy(&nt->cpus, &tp->cpus) < 0)
                         return -ENOMEM;
                 if (tp->has_cpus && p->threads[i].cpus.within == WITHIN_CPUSET) {

@@ -27,6 +27,9 @@ typedef struct ThreadPlan {
         bool spread;
         unsigned *spread_order; /* OS CPU numbers, every CPU of the policy's set once */
         size_t n_spread_order;
+        /* spread-over: policy: the slots are the policy's, shared by the matching threads of
+         * every process of it; false: each process has its own (the default). */
+        bool spread_over_policy;
 } ThreadPlan;
 
 /*
@@ -63,6 +66,14 @@ typedef struct PolicyPlan {
         ThreadPlan *threads; /* parallel to policy->threads (NULL when it has none) */
         size_t n_threads;    /* entries of threads: policy->n_threads when the plan was made */
         bool within_cpuset;  /* active, and its cpus: or a thread rule's says within: cpuset */
+        /*
+         * processes: spread — the slots its processes hold, in this order (OS CPU numbers, every
+         * CPU of the policy's set once, as ThreadPlan.spread_order): slot i is CPU
+         * process_order[i % n_process_order]. NULL (0) when the policy doesn't say processes:
+         * spread, or is pending.
+         */
+        unsigned *process_order;
+        size_t n_process_order;
         uid_t *uids;         /* policy->match.user resolved, duplicates dropped, in order */
         size_t n_uids;
         /*

@@ -434,10 +434,38 @@ static int parse_thread_name(Loader *l, const KeySpec *spec, const Node *key, co
         return free_and_strdup(&t->name, s);
 }
 
+static const char *const spread_over_names[] = {"process", "policy"};
+
+static const ValueHint spread_over_hints[] = {
+        {"all", "policy"},
+        {"every", "policy"},
+        {"thread", "process"},
+        {"threads", "process"},
+};
+
+static const EnumSpec spread_over_enum = {
+        spread_over_names, ELEMENTSOF(spread_over_names), "process, policy", "process or policy",
+        spread_over_hints, ELEMENTSOF(spread_over_hints),
+};
+
+static int parse_spread_over(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        ThreadRule *t = obj;
+        size_t i = 0;
+        int r;
+
+        r = parse_enum_value(l, value, "spread-over", &spread_over_enum, &i);
+        if (r <= 0)
+                return r;
+        t->spread_over_policy = i == 1;
+        t->spread_over_location = node_location(l, value);
+        return 0;
+}
+
 /* Add a per-thread key here. */
 static const KeySpec thread_keys[] = {
         {"name", parse_thread_name, .required = true},
         {"cpus", parse_thread_cpus, offsetof(ThreadRule, cpus)},
+        {"spread-over", parse_spread_over},
         {"scheduler", parse_scheduler, offsetof(ThreadRule, scheduler)},
         {"memory", thread_memory},
 };
@@ -583,6 +611,89 @@ static int check_via(Loader *l, const Node *policy, const Policy *p) {
         return 0;
 }
 
+static const char *const processes_names[] = {"spread"};
+
+static const ValueHint processes_hints[] = {
+        {"spreaded", "spread"},
+        {"per-cpu", "spread"},
+        {"per-core", "spread"},
+        {"true", "spread"},
+};
+
+static const EnumSpec processes_enum = {
+        processes_names, ELEMENTSOF(processes_names), "spread", "spread",
+        processes_hints, ELEMENTSOF(processes_hints),
+};
+
+static int parse_processes(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Policy *p = obj;
+        size_t i = 0;
+        int r;
+
+        r = parse_enum_value(l, value, "processes", &processes_enum, &i);
+        if (r <= 0)
+                return r;
+        p->spread_processes = true;
+        p->processes_location = node_location(l, value);
+        return 0;
+}
+
+/*
+ * Spreading over processes (processes: spread, a thread rule's spread-over: policy) shares one
+ * order among every process of the policy, and places each process itself: it can't be used
+ * with within: cpuset (each process has a set of its own) or via: systemd (the unit's cgroup,
+ * not the daemon, places the processes). spread-over: says how a cpus: spread rule spreads, so
+ * a rule without it is an error. Reported at the offending value. Returns 0 or -ENOMEM.
+ */
+static int check_spread(Loader *l, const Policy *p) {
+        bool within = p->cpus.within == WITHIN_CPUSET;
+        const Location *at = p->spread_processes ? &p->processes_location : NULL;
+        const char *what = "processes: spread";
+        int r;
+
+        for (size_t i = 0; i < p->n_threads; i++) {
+                const ThreadRule *t = &p->threads[i];
+
+                within = within || t->cpus.within == WITHIN_CPUSET;
+                if (t->spread_over_location.line == 0)
+                        continue;
+                if (t->cpus.kind != CPU_SELECTOR_SPREAD) {
+                        r = loader_log(
+                                l, DIAGNOSTIC_ERROR, t->spread_over_location.line,
+                                t->spread_over_location.column,
+                                "spread-over: applies to cpus: spread only (thread rule \"%s\" has no cpus: "
+                                "spread)",
+                                loader_esc(l, t->name));
+                        if (r < 0)
+                                return r;
+                } else if (t->spread_over_policy && !at) {
+                        at = &t->spread_over_location;
+                        what = "spread-over: policy";
+                }
+        }
+        if (!at)
+                return 0;
+        if (within) {
+                r = loader_log(
+                        l, DIAGNOSTIC_ERROR, at->line, at->column,
+                        "%s can't be used with cpus: within: cpuset: every process of the policy shares "
+                        "one spread order, and within: gives each process a set of its own",
+                        what);
+                if (r < 0)
+                        return r;
+        }
+        if (p->via == VIA_SYSTEMD) {
+                r = loader_log(
+                        l, DIAGNOSTIC_ERROR, at->line, at->column,
+                        "%s can't be used with via: systemd: the unit's cgroup, not affinityd, places its "
+                        "processes then; use via: process",
+                        what);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Add a policy key here. */
 static const KeySpec policy_keys[] = {
         {"name", parse_policy_name, .required = true},
@@ -593,6 +704,7 @@ static const KeySpec policy_keys[] = {
         {"scheduler", parse_scheduler, offsetof(Policy, scheduler)},
         {"on-drift", parse_on_drift, offsetof(Policy, on_drift)},
         {"via", parse_via},
+        {"processes", parse_processes},
 };
 
 static void policy_done_any(void *policy) {
@@ -603,6 +715,9 @@ static int policy_add(Loader *l, const Node *item, void *policy, void *obj) {
         int r;
 
         r = check_via(l, item, policy);
+        if (r < 0)
+                return r;
+        r = check_spread(l, policy);
         if (r < 0)
                 return r;
         return config_add_policy(obj, policy);

@@ -220,6 +220,13 @@ typedef struct ThreadRule {
         Location location;
         CpuSelector cpus;        /* kind NONE: the thread gets the policy's set */
         SchedulerSpec scheduler; /* overrides the policy's, key by key */
+        /*
+         * spread-over: policy (with cpus: spread only): the rule's spread slots are the policy's,
+         * shared by the matching threads of all its processes, rather than each process's own
+         * (spread-over: process, the default).
+         */
+        bool spread_over_policy;
+        Location spread_over_location; /* of the spread-over: value (zero when not given) */
 } ThreadRule;
 
 typedef struct Policy {
@@ -235,6 +242,15 @@ typedef struct Policy {
         DriftMode on_drift;    /* on-drift: report (default), enforce, respect */
         PlacementVia via;      /* via: process (default) or systemd */
         Location via_location; /* of the via: value (zero when not given) */
+        /*
+         * processes: spread — each process of the policy holds a spread slot of the policy's
+         * set (one CPU: one PU of every core first, then SMT siblings, round robin past the end),
+         * and its threads that no thread rule gives CPUs of their own run there. A process
+         * that forks processes of the policy (a pre-fork master) holds none and gets the whole
+         * set (docs/policy-format.md, `processes:`).
+         */
+        bool spread_processes;
+        Location processes_location; /* of the processes: value (zero when not given) */
 } Policy;
 
 /*

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <errno.h>
 #include <sched.h>
 
 #include "match.h"
@@ -20,6 +21,8 @@ ThreadCpusChoice thread_cpus_choice(const PolicyPlan *pp, const char *thread_com
                 return (ThreadCpusChoice){THREAD_CPUS_SPREAD, tp};
         if (tp && tp->has_cpus)
                 return (ThreadCpusChoice){THREAD_CPUS_RULE, tp};
+        if (pp->n_process_order > 0)
+                return (ThreadCpusChoice){THREAD_CPUS_PROCESS, NULL};
         if (pp->has_cpus)
                 return (ThreadCpusChoice){THREAD_CPUS_POLICY, NULL};
         return (ThreadCpusChoice){THREAD_CPUS_NONE, NULL};
@@ -49,6 +52,25 @@ int thread_policy_cpus(const PolicyPlan *pp, const SpreadSlots *slots, CpuSet *b
                 return r;
         *ret = buf;
         return 0;
+}
+
+int process_spread_cpus(const PolicyPlan *pp, int slot, CpuSet *ret) {
+        int cpu;
+
+        cpuset_clear(ret);
+        if (pp->n_process_order == 0)
+                return 0;
+        if (slot < 0) {
+                /* Every CPU of the order: the policy's set, or what it spreads over without cpus:. */
+                for (size_t i = 0; i < pp->n_process_order; i++)
+                        if (cpuset_add(ret, pp->process_order[i]) < 0)
+                                return -ENOMEM;
+                return 1;
+        }
+        cpu = spread_cpu_of_slot(pp->process_order, pp->n_process_order, (size_t)slot);
+        if (cpu < 0)
+                return 0;
+        return cpuset_add(ret, (unsigned)cpu) < 0 ? -ENOMEM : 1;
 }
 
 bool thread_mask_in_plan(const PolicyPlan *pp, const CpuSet *mask) {

@@ -22,9 +22,13 @@
 /* Where a thread's CPUs come from. */
 typedef enum ThreadCpusKind {
         THREAD_CPUS_NONE,   /* the thread's affinity is not touched */
-        THREAD_CPUS_SPREAD, /* a spread slot of rule (one CPU of rule->spread_order) */
+        THREAD_CPUS_SPREAD, /* a spread slot of rule (one CPU of rule->spread_order): the process's
+                             * own slots, or the policy's with rule->spread_over_policy */
         THREAD_CPUS_RULE,   /* rule->cpus */
         THREAD_CPUS_POLICY, /* the policy's set, without the CPUs handed to spread slots */
+        THREAD_CPUS_PROCESS, /* processes: spread: the CPU of its process's slot (one CPU of
+                              * PolicyPlan.process_order); the policy's set for a process that
+                              * holds none (a pre-fork master: process_spread_cpus()) */
 } ThreadCpusKind;
 
 typedef struct ThreadCpusChoice {
@@ -36,8 +40,8 @@ typedef struct ThreadCpusChoice {
  * Where the CPUs of a thread named thread_comm (/proc/PID/task/TID/comm) come from under pp:
  * NONE when pp is NULL or pending, or nothing sets CPUs for it; SPREAD when the first thread
  * rule matching it (match_thread()) is a spread rule with CPUs to spread over; RULE when that
- * rule has cpus:; POLICY when the policy has cpus:. A thread taking a spread slot must release
- * any it holds otherwise.
+ * rule has cpus:; PROCESS when the policy says processes: spread; POLICY when the policy has
+ * cpus:. A thread taking a spread slot must release any it holds otherwise.
  */
 ThreadCpusChoice thread_cpus_choice(const PolicyPlan *pp, const char *thread_comm);
 
@@ -54,6 +58,15 @@ const unsigned *thread_spread_order(const PolicyPlan *pp, size_t *ret_n);
  * *ret points at pp->cpus or at buf. pp must have has_cpus. Returns 0 or -ENOMEM.
  */
 int thread_policy_cpus(const PolicyPlan *pp, const SpreadSlots *slots, CpuSet *buf, const CpuSet **ret);
+
+/*
+ * The CPUs of a THREAD_CPUS_PROCESS thread, into *ret (an initialised set, replaced): the CPU
+ * of slot (>= 0: the slot its process holds among the policy's, lib/spread.h) in
+ * pp->process_order; with slot < 0 (the process holds none: a pre-fork master) every CPU of
+ * that order (the policy's set, or what it spreads over when it has no cpus:). Returns 1 (*ret
+ * set), 0 (pp has no process order: *ret empty, nothing to set), or -ENOMEM.
+ */
+int process_spread_cpus(const PolicyPlan *pp, int slot, CpuSet *ret);
 
 /*
  * True if mask is one of the sets pp hands out: the policy's cpus: or a thread rule's. (A spread

@@ -635,6 +635,72 @@ END_TEST
 
 /* ---- thread rules ---- */
 
+/*
+ * processes: spread on a real 2-socket SMT machine: the slots' order is the policy's spread
+ * order (what a spread thread rule of it gets), every CPU of the set once, one PU of each core
+ * before any sibling; without cpus: over the bare set; pending, none. spread-over: policy is
+ * carried to the thread rule's plan.
+ */
+START_TEST(test_processes_spread) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("24em64t-2n6c2t-pci.xml");
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL, cores = CPUSET_NULL;
+        const PolicyPlan *pp, *bare;
+        Policy *pol;
+        size_t n_cores = 0;
+
+        pol = config_add(c, "web", SEL(.nodes = "1"));
+        pol->spread_processes = true;
+        policy_add_thread(pol, "w*", sel_spread());
+        pol->threads[0].spread_over_policy = true;
+        pol = config_add(c, "bare", (CpuSelector){.kind = CPU_SELECTOR_NONE});
+        pol->spread_processes = true;
+        pol = config_add(c, "gone", SEL(.nodes = "7"));
+        pol->spread_processes = true;
+        pol = config_add(c, "plain", SEL(.nodes = "0"));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        pp = plan_find_policy(p, "web");
+        ck_assert(!pp->pending_reason);
+        ck_assert_uint_eq(pp->n_process_order, cpuset_count(&pp->cpus));
+        ck_assert(pp->threads[0].spread_over_policy);
+        ck_assert_uint_eq(pp->threads[0].n_spread_order, pp->n_process_order);
+        for (size_t i = 0; i < pp->n_process_order; i++) {
+                unsigned cpu = pp->process_order[i];
+                int core = topology_core_of_cpu(t, cpu);
+
+                /* the thread rule's order is the same */
+                ck_assert_uint_eq(pp->threads[0].spread_order[i], cpu);
+                ck_assert(cpuset_contains(&pp->cpus, cpu));
+                ck_assert(!cpuset_contains(&seen, cpu));
+                ck_assert_int_eq(cpuset_add(&seen, cpu), 0);
+                ck_assert_int_ge(core, 0);
+                /* one PU of every core first: a core seen again only once every core was */
+                if (!cpuset_contains(&cores, (unsigned)core)) {
+                        ck_assert_uint_eq(n_cores, i);
+                        n_cores++;
+                        ck_assert_int_eq(cpuset_add(&cores, (unsigned)core), 0);
+                }
+        }
+        /* the machine has SMT: node 1 has more CPUs than cores, so siblings come after */
+        ck_assert_uint_gt(pp->n_process_order, n_cores);
+
+        bare = plan_find_policy(p, "bare");
+        ck_assert(!bare->pending_reason);
+        ck_assert(!bare->has_cpus);
+        ck_assert_uint_eq(bare->n_process_order, cpuset_count(topology_online_cpus(t)));
+        assert_explains(
+                p, "bare",
+                "processes: spread over the online CPUs neither reserved nor held (the policy has no "
+                "cpus:): 0-23");
+
+        assert_pending(p, "gone", "NUMA node 7 does not exist here (nodes: 0-1)");
+        ck_assert_ptr_null(plan_find_policy(p, "gone")->process_order);
+        ck_assert_uint_eq(plan_find_policy(p, "plain")->n_process_order, 0);
+}
+END_TEST
+
 START_TEST(test_threads) {
         _cleanup_(topology_freep) Topology *t = load_synthetic("pack:2 numa:1 core:4 pu:2");
         _cleanup_(config_freep) Config *c = config_new();
@@ -2063,6 +2129,7 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_reserve_not_online);
         tcase_add_test(tc, test_locations);
         tcase_add_test(tc, test_threads);
+        tcase_add_test(tc, test_processes_spread);
         tcase_add_test(tc, test_users);
         tcase_add_test(tc, test_match_index);
         tcase_add_test(tc, test_deterministic);

@@ -446,6 +446,59 @@ START_TEST(test_policy_on_drift) {
 }
 END_TEST
 
+START_TEST(test_policy_processes_spread) {
+        /* processes: spread, and a thread rule's spread-over: */
+        ck_assert_int_eq(
+                parse("policies:\n  - name: web\n    match: {comm: nginx}\n    cpus: {smt: one-per-core}\n"
+                      "    processes: spread\n    threads:\n      - name: \"w*\"\n        cpus: spread\n"
+                      "        spread-over: policy\n      - name: l\n        cpus: spread\n"
+                      "        spread-over: process\n      - name: m\n        cpus: spread\n"),
+                0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert(config->policies[0].spread_processes);
+        ck_assert_uint_eq(config->policies[0].processes_location.line, 5);
+        ck_assert_uint_eq(config->policies[0].processes_location.column, 16);
+        ck_assert(config->policies[0].threads[0].spread_over_policy);
+        ck_assert(!config->policies[0].threads[1].spread_over_policy);
+        ck_assert(!config->policies[0].threads[2].spread_over_policy);
+        teardown();
+        /* Not given: each process on its own. */
+        ck_assert_int_eq(parse("policies:\n  - name: a\n    match: {comm: a}\n    cpus: \"0\"\n"), 0);
+        ck_assert(!config->policies[0].spread_processes);
+        teardown();
+
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    processes: spreaded\n", 4, 16,
+                "processes: invalid value \"spreaded\" (did you mean \"spread\"?)");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    processes: [spread]\n", 4, 16,
+                "processes: expected one of spread");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    threads:\n      - name: w\n"
+                "        cpus: spread\n        spread-over: all\n",
+                7, 22, "spread-over: invalid value \"all\" (did you mean \"policy\"?)");
+        /* spread-over: says how a spread rule spreads. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    threads:\n      - name: w\n"
+                "        cpus: \"0\"\n        spread-over: policy\n",
+                7, 22, "spread-over: applies to cpus: spread only (thread rule \"w\" has no cpus: spread)");
+        /* One order for every process: not with within: cpuset, nor via: systemd. */
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    cpus: {within: cpuset}\n"
+                "    processes: spread\n",
+                5, 16, "processes: spread can't be used with cpus: within: cpuset");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {comm: a}\n    threads:\n      - name: w\n"
+                "        cpus: spread\n        spread-over: policy\n      - name: x\n"
+                "        cpus: {within: cpuset}\n",
+                7, 22, "spread-over: policy can't be used with cpus: within: cpuset");
+        check_one_error(
+                "policies:\n  - name: a\n    match: {unit: a.service}\n    via: systemd\n"
+                "    processes: spread\n",
+                5, 16, "processes: spread can't be used with via: systemd");
+}
+END_TEST
+
 START_TEST(test_empty_files) {
         static const char *const texts[] = {
                 "",
@@ -499,7 +552,7 @@ START_TEST(test_unknown_keys) {
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    frobnicate: 1\n", 4, 5,
                 "unknown key \"frobnicate\" in policy (expected one of: name, match, cpus, threads, memory, "
-                "scheduler, on-drift, via)");
+                "scheduler, on-drift, via, processes)");
         /* Keys that belong one level up or down say where they go. */
         check_one_error(
                 "policies:\n  - name: a\n    match: {comm: x}\n    exe: /bin/x\n", 4, 5,
@@ -2699,6 +2752,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_settings_poll_interval);
         tcase_add_test(tc, test_settings_drift_interval);
         tcase_add_test(tc, test_policy_on_drift);
+        tcase_add_test(tc, test_policy_processes_spread);
         tcase_add_test(tc, test_policy_via);
         tcase_add_test(tc, test_empty_files);
         suite_add_tcase(s, tc);

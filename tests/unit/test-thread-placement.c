@@ -117,6 +117,50 @@ START_TEST(test_cpus_choice) {
 }
 END_TEST
 
+/*
+ * processes: spread: the threads no rule gives CPUs follow their process's slot (the k-th slot
+ * the k-th CPU of the order, round robin past its end); a process holding no slot (a pre-fork
+ * master) gets every CPU of the order; rules with CPUs of their own keep them.
+ */
+START_TEST(test_process_slots) {
+        _cleanup_cpuset_ CpuSet got = CPUSET_NULL;
+        _cleanup_free_ char *l = NULL;
+        Fixture f;
+
+        fixture_init(&f);
+        /* Not spread over processes: no process CPUs. */
+        ck_assert_int_eq(process_spread_cpus(&f.pp, 0, &got), 0);
+        ck_assert(cpuset_is_empty(&got));
+
+        f.pp.process_order = f.order;
+        f.pp.n_process_order = 8;
+        ck_assert_int_eq(thread_cpus_choice(&f.pp, "main").kind, THREAD_CPUS_PROCESS);
+        ck_assert_int_eq(thread_cpus_choice(&f.pp, "rt-0").kind, THREAD_CPUS_PROCESS);
+        ck_assert_int_eq(thread_cpus_choice(&f.pp, "io-1").kind, THREAD_CPUS_RULE);
+        ck_assert_int_eq(thread_cpus_choice(&f.pp, "wrk-3").kind, THREAD_CPUS_SPREAD);
+        /* also without cpus: (the bare set it spreads over) */
+        f.pp.has_cpus = false;
+        ck_assert_int_eq(thread_cpus_choice(&f.pp, "main").kind, THREAD_CPUS_PROCESS);
+        f.pp.has_cpus = true;
+
+        for (size_t slot = 0; slot < 20; slot++) {
+                ck_assert_int_eq(process_spread_cpus(&f.pp, (int)slot, &got), 1);
+                ck_assert_uint_eq(cpuset_count(&got), 1);
+                ck_assert(cpuset_contains(&got, f.order[slot % 8]));
+        }
+        /* distinct cores first: slots 0-3 are CPUs 0,2,4,6 (one of each core of 0-7) */
+        ck_assert_int_eq(process_spread_cpus(&f.pp, 3, &got), 1);
+        l = list_of(&got);
+        ck_assert_str_eq(l, "6");
+        l = mfree(l);
+        /* a master: the whole order */
+        ck_assert_int_eq(process_spread_cpus(&f.pp, -1, &got), 1);
+        l = list_of(&got);
+        ck_assert_str_eq(l, "0-7");
+        fixture_done(&f);
+}
+END_TEST
+
 /* The policy's set for the other threads: without the CPUs of held spread slots, and the whole
  * set when every CPU is handed out. */
 START_TEST(test_policy_cpus) {
@@ -309,6 +353,7 @@ int main(void) {
         int failed;
 
         tcase_add_test(tc, test_cpus_choice);
+        tcase_add_test(tc, test_process_slots);
         tcase_add_test(tc, test_policy_cpus);
         tcase_add_test(tc, test_mask_in_plan);
         tcase_add_test(tc, test_sched_spec);

@@ -99,17 +99,17 @@ START_TEST(test_threads) {
 
         /* Threads the last pass (generation 1) did not see are dropped. */
         p->generation = 1;
-        ck_assert_int_eq(tracked_process_remove_threads_if(p, thread_not_seen), 0);
+        ck_assert_int_eq(tracked_process_remove_threads_if(&m, p, thread_not_seen), 0);
         ck_assert_uint_eq(p->n_threads, 3);
         ck_assert_ptr_null(tracked_process_thread(p, 503));
         ck_assert_ptr_null(tracked_process_thread(p, 504));
         ck_assert_ptr_nonnull(tracked_process_thread(p, 501));
 
-        tracked_process_remove_thread(p, tracked_process_thread(p, 501));
+        tracked_process_remove_thread(&m, p, tracked_process_thread(p, 501));
         ck_assert_uint_eq(p->n_threads, 2);
 
         /* After exec only the leader is left. */
-        ck_assert_int_eq(tracked_process_remove_threads_if(p, thread_not_leader), 0);
+        ck_assert_int_eq(tracked_process_remove_threads_if(&m, p, thread_not_leader), 0);
         ck_assert_uint_eq(p->n_threads, 1);
         ck_assert_ptr_nonnull(tracked_process_thread(p, 500));
 
