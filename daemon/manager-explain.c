@@ -155,6 +155,48 @@ static int explain_matching(
         return 0;
 }
 
+/*
+ * processes: spread: which slot p holds, and the CPU it stands for, or why it holds none (a
+ * pre-fork master, or none of its threads follows the process's slot). Nothing for a policy
+ * that doesn't spread its processes. Returns 0 or -ENOMEM.
+ */
+static int explain_process_slot(const Manager *m, const TrackedProcess *p, const PolicyPlan *pp, char ***l) {
+        const PolicySpread *ps = manager_policy_spread(m, p);
+        _cleanup_free_ char *order = NULL;
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+        int slot;
+
+        if (pp->pending_reason || pp->n_process_order == 0)
+                return 0;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < pp->n_process_order; i++)
+                fprintf(f, "%s%u", i > 0 ? "," : "", pp->process_order[i]);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        order = text;
+        if (p->spread_master)
+                return strv_extendf(
+                        l,
+                        "processes: spread: a pre-fork master (it forked processes of the policy): it "
+                        "holds no slot, and its threads may use every CPU of the order %s",
+                        order);
+        slot = ps ? spread_slots_find(&ps->processes, p->pid) : -ENOENT;
+        if (slot < 0)
+                return strv_extendf(
+                        l, "processes: spread: it holds no slot (none of its threads follows it)");
+        return strv_extendf(
+                l,
+                "processes: spread: slot %d (%zu of the policy's processes hold one) of the order %s: CPU "
+                "%u%s",
+                slot, spread_slots_n_held(&ps->processes), order,
+                pp->process_order[(size_t)slot % pp->n_process_order],
+                (size_t)slot >= pp->n_process_order ? " (round robin: more processes than CPUs)" : "");
+}
+
 /* The lines saying what the policy applies: where it is written, how its CPUs were chosen,
  * memory and scheduler, and a pending reason. */
 static int explain_policy(const PolicyPlan *pp, char ***l) {
@@ -431,6 +473,8 @@ int manager_explain_begin(Manager *m, pid_t pid, ManagerExplanation **ret) {
 
         if (p && pp) {
                 r = explain_policy(pp, &e->explanation);
+                if (r >= 0)
+                        r = explain_process_slot(m, p, pp, &e->explanation);
                 if (r < 0)
                         return r;
                 if (pp->has_cpus && !pp->pending_reason) {

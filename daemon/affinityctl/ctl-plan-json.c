@@ -122,9 +122,17 @@ static int json_policy_plan(JsonWriter *w, const PolicyPlan *pp) {
                 json_field_cpu_order(
                         w, "spread", tp && tp->spread, tp ? tp->spread_order : NULL,
                         tp ? tp->n_spread_order : 0);
+                json_field_string(
+                        w, "spread_over",
+                        p->threads[k].cpus.kind != CPU_SELECTOR_SPREAD ? NULL
+                        : p->threads[k].spread_over_policy             ? "policy"
+                                                                       : "process");
                 json_end_object(w);
         }
         json_end_array(w);
+        /* processes: spread: the slots' order; null when the policy doesn't spread processes. */
+        json_field_cpu_order(w, "processes_spread", active && pp->n_process_order > 0, pp->process_order,
+                             pp->n_process_order);
         json_error(w, pp->pending_reason, pp->pending_location);
         json_field_strv(w, "warnings", pp->warnings);
         json_end_object(w);

@@ -119,14 +119,23 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
         for (size_t k = 0; pp->explanation && pp->explanation[k]; k++)
                 plan_field(f, k == 0 ? "Why" : NULL, "%s", pp->explanation[k]);
 
+        if (pp->n_process_order > 0) {
+                fprintf(f, "%*s: spread, one CPU each, slot k the k-th of: ", PLAN_LABEL_WIDTH, "Processes");
+                print_cpu_order(f, pp->process_order, pp->n_process_order);
+                fprintf(f, "\n%*s  (the lowest free slot to each new process; round robin past the end; a "
+                           "pre-fork master gets them all)\n",
+                        PLAN_LABEL_WIDTH, "");
+        }
+
         for (size_t k = 0; k < p->n_threads && pp->threads && !pp->pending_reason; k++) {
                 const ThreadRule *tr = &p->threads[k];
                 const ThreadPlan *tp = &pp->threads[k];
                 const char *label = k == 0 ? "Threads" : NULL;
 
                 if (tp->spread) {
-                        fprintf(f, "%*s%s %s: spread, one CPU each, in this order: ", PLAN_LABEL_WIDTH,
-                                label ?: "", label ? ":" : " ", tr->name);
+                        fprintf(f, "%*s%s %s: spread%s, one CPU each, in this order: ", PLAN_LABEL_WIDTH,
+                                label ?: "", label ? ":" : " ", tr->name,
+                                tp->spread_over_policy ? " over every process of the policy" : "");
                         print_cpu_order(f, tp->spread_order, tp->n_spread_order);
                         fputc('\n', f);
                 } else if (tp->has_cpus) {
@@ -145,7 +154,9 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
                         spread = spread || p->threads[k].cpus.kind == CPU_SELECTOR_SPREAD;
                 plan_field(
                         f, NULL, "(other threads): %s",
-                        spread ? "the policy's CPUs not taken by spread threads" : "the policy's CPUs");
+                        pp->n_process_order > 0 ? "their process's slot"
+                        : spread                ? "the policy's CPUs not taken by spread threads"
+                                                : "the policy's CPUs");
         }
 
         for (size_t k = 0; pp->warnings && pp->warnings[k]; k++)

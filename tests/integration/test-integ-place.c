@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "harness.h"
+#include "json-reader.h"
 #include "macro.h"
 
 /* Reads the "ready N" line of integ-threads. */
@@ -330,6 +331,183 @@ START_TEST(test_prefork) {
 }
 END_TEST
 
+/*
+ * The spread order of policy name as affinityctl plan --json gives it for the harness's
+ * configuration on this machine ("processes_spread", or a thread rule's "spread" with
+ * thread >= 0), as CPU numbers, and its CPUs into ret_cpus; the count. Derived from this machine's topology, as the daemon
+ * plans it.
+ */
+static size_t plan_order(
+        Harness *h, const char *name, int thread, unsigned order[static 256], char ret_cpus[static 64]) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        _cleanup_free_ char *cdir = harness_asprintf("--config-dir=%s", harness_config_dir(h));
+        _cleanup_(json_freep) Json *doc = NULL;
+        const Json *policies, *a = NULL;
+        int r;
+
+        r = harness_run_ctl(h, &out, &err, "plan", "--json", cdir, NULL);
+        ck_assert_msg(r == 0, "affinityctl plan --json exited %d: %s", r, err);
+        doc = json_parse_document(out);
+        policies = jarray(doc, "policies");
+        for (size_t i = 0; i < policies->n_items; i++)
+                if (streq(jstr(policies->items[i], "name"), name)) {
+                        a = thread < 0 ? jarray(policies->items[i], "processes_spread")
+                                       : jarray(jarray(policies->items[i], "threads")->items[thread], "spread");
+                        snprintf(ret_cpus, 64, "%s", jstr(policies->items[i], "cpus"));
+                }
+        ck_assert_msg(a, "no policy %s in the plan", name);
+        ck_assert_uint_ge(a->n_items, 1);
+        ck_assert_uint_le(a->n_items, 256);
+        for (size_t i = 0; i < a->n_items; i++)
+                order[i] = (unsigned)a->items[i]->number;
+        return a->n_items;
+}
+
+/* "7": one CPU as a cpu-list, in buf. */
+static const char *cpu_str(unsigned cpu, char buf[static 16]) {
+        snprintf(buf, 16, "%u", cpu);
+        return buf;
+}
+
+/* Waits until every thread of pid is on CPU cpu. */
+static void wait_on_cpu(Harness *h, pid_t pid, unsigned cpu) {
+        char l[16];
+
+        harness_wait_process_cpus(h, pid, cpu_str(cpu, l), 1);
+}
+
+/*
+ * 4c: processes: spread. A pre-fork server with two workers per CPU: the server (the master)
+ * holds no slot and keeps every CPU of the policy; the k-th worker gets the k-th CPU of the
+ * plan's order (one per core first), round robin past its end, so every CPU has two workers.
+ * A killed worker's replacement takes the CPU it freed; all killed and forked again ("after a
+ * crash"), one per CPU again. Without processes: spread a spread rule on the workers' name puts
+ * every worker on the order's first CPU: per process, each process's first thread has slot 0.
+ */
+START_TEST(test_prefork_spread) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h);
+        _cleanup_free_ Worker *w = NULL, *again = NULL;
+        _cleanup_free_ char *main_cpus = NULL;
+        char cpus[64], l[16];
+        unsigned order[256];
+        size_t n = 0, n_again = 0, n_order;
+        Child *c;
+
+        harness_write_policy(
+                h, "50-prefork.yaml",
+                "policies:\n"
+                "  - name: prefork\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: {}\n"
+                "    processes: spread\n",
+                name);
+        n_order = plan_order(h, "prefork", -1, order, cpus);
+        harness_start_daemon(h);
+
+        c = harness_spawn(
+                h,
+                &(SpawnOptions){
+                        .helper = "integ-prefork",
+                        .name = name,
+                        .args = ARGS("-m", "0"),
+                        .pipes = true});
+        read_workers(c, "ready", &w, &n);
+        harness_wait_listed(h, c->pid, "prefork");
+        child_send(c, "fork-main %zu", 2 * n_order);
+        read_workers(c, "done", &w, &n);
+        ck_assert_uint_eq(n, 2 * n_order);
+        for (size_t i = 0; i < n; i++) {
+                wait_on_cpu(h, w[i].pid, order[i % n_order]);
+                harness_wait_listed(h, w[i].pid, "prefork");
+        }
+        /* The master: every CPU of the policy (not the first slot it had before it forked). */
+        harness_barrier(h);
+        main_cpus = harness_read_task_cpus(c->pid, c->pid);
+        ck_assert_msg(main_cpus && streq(main_cpus, cpus), "master on %s, not %s", strna(main_cpus), cpus);
+        /* Explain says which slot a worker holds, and that the master holds none. */
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_free_ char *out = NULL, *err = NULL, *pid = NULL, *want = NULL;
+
+                pid = harness_asprintf("%d", i == 0 ? (int)c->pid : (int)w[n - 1].pid);
+                ck_assert_int_eq(harness_run_ctl(h, &out, &err, "explain", pid, NULL), 0);
+                want = i == 0 ? harness_asprintf("processes: spread: a pre-fork master")
+                              : harness_asprintf(
+                                        "processes: spread: slot %zu (%zu of the policy's processes hold one)",
+                                        n - 1, n);
+                ck_assert_msg(strstr(out, want), "explain %s: no \"%s\" in:\n%s", pid, want, out);
+        }
+
+        /* A worker dies: its replacement takes its slot, the others stay. */
+        ck_assert_int_eq(kill(w[1].pid, SIGKILL), 0);
+        harness_barrier(h);
+        child_send(c, "fork-main 1");
+        read_workers(c, "done", &again, &n_again);
+        ck_assert_uint_eq(n_again, 1);
+        wait_on_cpu(h, again[0].pid, order[1 % n_order]);
+        for (size_t i = 0; i < n; i++)
+                if (i != 1)
+                        harness_assert_process_cpus_now(w[i].pid, cpu_str(order[i % n_order], l), 1);
+
+        /* Every worker killed ("a crash") and forked again: one per CPU again. */
+        for (size_t i = 0; i < n; i++)
+                if (i != 1)
+                        ck_assert_int_eq(kill(w[i].pid, SIGKILL), 0);
+        ck_assert_int_eq(kill(again[0].pid, SIGKILL), 0);
+        harness_barrier(h);
+        n_again = 0;
+        child_send(c, "fork-main %zu", n_order);
+        read_workers(c, "done", &again, &n_again);
+        for (size_t i = 0; i < n_again; i++)
+                wait_on_cpu(h, again[i].pid, order[i]);
+}
+END_TEST
+
+/*
+ * 4d: spread-over: policy. One spread thread in each of two processes: with the policy's slots
+ * they get the first two CPUs of the order (two distinct CPUs where there are two), where each
+ * process's own slots would put both on the first.
+ */
+START_TEST(test_spread_over_policy) {
+        Harness *h = harness_new();
+        const char *name = harness_unique_name(h), *worker = harness_unique_name(h);
+        char cpus[64], l[16];
+        unsigned order[256];
+        size_t n_order;
+        Child *c[2];
+        int tid[2];
+
+        harness_write_policy(
+                h, "50-pool.yaml",
+                "policies:\n"
+                "  - name: pool\n"
+                "    match:\n"
+                "      comm: \"%s\"\n"
+                "    cpus: {}\n"
+                "    threads:\n"
+                "      - name: \"%s\"\n"
+                "        cpus: spread\n"
+                "        spread-over: policy\n",
+                name, worker);
+        n_order = plan_order(h, "pool", 0, order, cpus);
+        harness_start_daemon(h);
+
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_free_ char *line = NULL;
+
+                c[i] = harness_spawn_threads(h, name, 0, NULL);
+                harness_wait_listed(h, c[i]->pid, "pool");
+                child_send(c[i], "rename %s", worker);
+                line = child_expect_line(c[i]);
+                ck_assert_msg(sscanf(line, "renamed %d", &tid[i]) == 1, "bad answer \"%s\"", line);
+                harness_wait_process_cpus_by_name(h, c[i]->pid, worker, cpu_str(order[i % n_order], l), cpus, 2);
+        }
+        if (n_order > 1)
+                ck_assert_uint_ne(order[0], order[1]);
+}
+END_TEST
+
 /* Asserts that every worker is on cpus and listed under policy with comm. */
 static void assert_workers(
         Harness *h, const Worker *w, size_t n, const char *cpus, const char *policy, const char *comm) {
@@ -420,5 +598,7 @@ int main(void) {
         harness_add_test(s, test_threads);
         harness_add_test(s, test_prefork);
         harness_add_test(s, test_prefork_before_daemon);
+        harness_add_test(s, test_prefork_spread);
+        harness_add_test(s, test_spread_over_policy);
         return harness_main(s);
 }
