@@ -4,7 +4,7 @@
  * affinityctl as a user meets it: status shows the policies that are pending on this machine
  * (and --json carries them, read with json-reader.h), and validate reads a file, a configuration
  * directory and a policy.d directory, naming file:line:column for a broken file, and counts
- * every kind of rule. The --json document of every command is parsed and checked against the
+ * every kind of rule. Every command's --help is its own. The --json document of every command is parsed and checked against the
  * bus and /proc; monitor follows the signals live, and says when the daemon goes away and comes
  * back; the exit codes mean what they say (2 usage, 3 daemon not running, 4 no such process);
  * reload and rescan as nobody say in one line that they need root, refused by the bus policy or
@@ -167,6 +167,66 @@ START_TEST(test_validate) {
         ck_assert_int_ge(asprintf(&where, "%s:5:5: error: unknown key \"cpu\"", broken), 0);
         ck_assert_msg(strstr(err, where), "stderr does not say \"%s\":\n%s", where, err);
         ck_assert_msg(!strstr(out, "valid"), "stdout claims valid:\n%s", out);
+}
+END_TEST
+
+/*
+ * Every command answers --help and -h with its own help on stdout, exit 0: its synopsis, its
+ * options, its exit status, not the global help. The commands are those the global help lists
+ * (made from affinityctl's table of verbs).
+ */
+START_TEST(test_verb_help) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *global = NULL, *err = NULL;
+        const char *p;
+        size_t n_verbs = 0;
+        int r;
+
+        r = harness_run_ctl(h, &global, &err, "--help", NULL);
+        ck_assert_msg(r == 0, "affinityctl --help exited %d: %s", r, err);
+        p = strstr(global, "\nCommands:\n");
+        ck_assert_msg(p, "no Commands: in the help:\n%s", global);
+        p += strlen("\nCommands:\n");
+
+        /* "  NAME ARGS   summary" starts a command; more indented lines continue it. */
+        for (const char *next; *p && *p != '\n'; p = next) {
+                static const char *const ways[] = {"--help", "-h"};
+                _cleanup_free_ char *name = NULL, *synopsis = NULL;
+                size_t len;
+
+                next = strchrnul(p, '\n');
+                if (*next)
+                        next++;
+                if (strncmp(p, "   ", 3) == 0)
+                        continue;
+                ck_assert_msg(strncmp(p, "  ", 2) == 0, "unexpected line in the Commands: %s", p);
+                len = strcspn(p + 2, " \n");
+                name = strndup(p + 2, len);
+                ck_assert_ptr_nonnull(name);
+                ck_assert_int_ge(asprintf(&synopsis, "affinityctl [OPTIONS] %s", name), 0);
+                n_verbs++;
+
+                for (size_t w = 0; w < ELEMENTSOF(ways); w++) {
+                        _cleanup_free_ char *out = NULL, *e = NULL, *options = NULL;
+
+                        r = harness_run_ctl(h, &out, &e, name, ways[w], NULL);
+                        ck_assert_msg(r == 0, "affinityctl %s %s exited %d: %s", name, ways[w], r, e);
+                        ck_assert_msg(e[0] == 0, "affinityctl %s %s wrote on stderr: %s", name, ways[w], e);
+                        ck_assert_msg(!streq(out, global), "affinityctl %s %s is the global help", name, ways[w]);
+                        ck_assert_msg(
+                                strncmp(out, synopsis, strlen(synopsis)) == 0,
+                                "affinityctl %s %s does not start with \"%s\":\n%s", name, ways[w], synopsis,
+                                out);
+                        ck_assert_int_ge(asprintf(&options, "\nOptions of %s ", name), 0);
+                        ck_assert_msg(
+                                strstr(out, options) && strstr(out, "\nExit status: "),
+                                "affinityctl %s %s has no options or exit status:\n%s", name, ways[w], out);
+                        ck_assert_msg(
+                                !strstr(out, "\nCommands:\n"), "affinityctl %s %s lists the commands:\n%s", name,
+                                ways[w], out);
+                }
+        }
+        ck_assert_msg(n_verbs >= 2, "the help lists %zu commands:\n%s", n_verbs, global);
 }
 END_TEST
 
@@ -780,6 +840,7 @@ START_TEST(test_exit_codes) {
                 {"--interval=1", "status"},
                 {"processes", "extra"},
                 {"--no-such-option", "status"},
+                {"--interval=1", "validate"},
         };
         for (size_t i = 0; i < ELEMENTSOF(usage); i++) {
                 r = harness_run_ctl(h, NULL, NULL, usage[i][0], usage[i][1], usage[i][2], NULL);
@@ -972,6 +1033,7 @@ int main(void) {
 
         harness_add_test(s, test_status_pending);
         harness_add_test(s, test_validate);
+        harness_add_test(s, test_verb_help);
         harness_add_test(s, test_json_every_command);
         harness_add_test(s, test_monitor);
         harness_add_test(s, test_exit_codes);
