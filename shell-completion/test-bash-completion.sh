@@ -68,6 +68,7 @@ expect "affinityctl <TAB>" \
 expect "affinityctl ex<TAB>" "explain" "$(complete_line 'affinityctl ex')"
 expect "affinityctl --json p<TAB>" "plan policies processes" "$(complete_line 'affinityctl --json p')"
 expect "affinityctl --no<TAB>" "--no-legend" "$(complete_line 'affinityctl --no')"
+expect "affinityctl validate --her<TAB>" "--here" "$(complete_line 'affinityctl validate --her')"
 expect "affinityctl status <TAB>" "" "$(complete_line 'affinityctl status ')"
 
 # A --bus-address with "=" and ":" in it (bash splits the word there) is one option.

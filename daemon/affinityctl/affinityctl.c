@@ -3,8 +3,9 @@
  * affinityctl: the command-line client of affinityd. status, policies, processes, explain, irqs,
  * net, top, monitor, metrics, reload and rescan talk to the daemon over D-Bus (org.affinityd1 on the
  * system bus, or --bus-address; ctl-bus.c); validate and plan work offline with the same loader
- * and planner the daemon uses, against this machine or an hwloc XML topology
- * (--topology=FILE.xml). This file: main(), the command line and the table of verbs
+ * and planner the daemon uses: validate checks the files for any machine (and with --here
+ * resolves them on this one), plan resolves them on this machine; both resolve on an hwloc XML
+ * topology with --topology=FILE.xml. This file: main(), the command line and the table of verbs
  * with their help (VERB --help); each verb is in the ctl-*.c file named in ctl.h, and prints
  * through ctl-output.h, as text or --json.
  *
@@ -32,6 +33,7 @@ bool arg_json = false;
 bool arg_no_legend = false;
 const char *arg_config_dir = NULL;
 const char *arg_topology = NULL;
+bool arg_here = false;
 uint64_t arg_interval_usec = 1000000;
 uint64_t arg_iterations = 0;
 const char *arg_listen = NULL;
@@ -52,8 +54,9 @@ typedef enum Option {
         OPT_ITERATIONS = 1U << 5,
         OPT_LISTEN = 1U << 6,
         OPT_CONFIG_DIR = 1U << 7,
-        OPT_TOPOLOGY = 1U << 8,
-        OPTS_VERB_ONLY = OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN | OPT_CONFIG_DIR | OPT_TOPOLOGY,
+        OPT_HERE = 1U << 8,
+        OPT_TOPOLOGY = 1U << 9,
+        OPTS_VERB_ONLY = OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN | OPT_CONFIG_DIR | OPT_HERE | OPT_TOPOLOGY,
         OPTS_BUS = OPT_BUS_ADDRESS | OPT_SOCKET,
 } Option;
 
@@ -84,9 +87,14 @@ static const struct {
         {OPT_CONFIG_DIR, "--config-dir=",
          "     --config-dir=DIR        validate, plan: read DIR/affinityd.yaml and\n"
          "                             DIR/policy.d/*.yaml instead of the standard path\n"},
+        {OPT_HERE, "--here",
+         "     --here                  validate: also resolve against this machine\n"
+         "                             (pending policies are warnings)\n"},
         {OPT_TOPOLOGY, "--topology=",
          "     --topology=FILE.xml     validate, plan: resolve against this hwloc XML\n"
-         "                             topology (lstopo FILE.xml) instead of this machine\n"},
+         "                             topology (lstopo FILE.xml) instead of this machine;\n"
+         "                             validate: a policy that can't be resolved there\n"
+         "                             is an error\n"},
 };
 
 /* Returns 1 to go on (--help too: main() says whose help), 0 to exit successfully (--version),
@@ -99,6 +107,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_JSON,
                 ARG_CONFIG_DIR,
                 ARG_TOPOLOGY,
+                ARG_HERE,
                 ARG_NO_LEGEND,
                 ARG_INTERVAL,
                 ARG_ITERATIONS,
@@ -112,6 +121,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"json", no_argument, NULL, ARG_JSON},
                 {"config-dir", required_argument, NULL, ARG_CONFIG_DIR},
                 {"topology", required_argument, NULL, ARG_TOPOLOGY},
+                {"here", no_argument, NULL, ARG_HERE},
                 {"no-legend", no_argument, NULL, ARG_NO_LEGEND},
                 {"interval", required_argument, NULL, ARG_INTERVAL},
                 {"iterations", required_argument, NULL, ARG_ITERATIONS},
@@ -155,6 +165,9 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         }
                         arg_topology = optarg;
+                        break;
+                case ARG_HERE:
+                        arg_here = true;
                         break;
                 case ARG_NO_LEGEND:
                         arg_no_legend = true;
@@ -268,12 +281,14 @@ static const struct Verb {
          "Rescan /proc and the devices and wait until done",
          "0 rescanned, 1 failure (not root), 2 usage error, 3 affinityd\n"
          "not running."},
-        {"validate", VERB_PATHS, verb_validate, OPT_JSON | OPT_CONFIG_DIR | OPT_TOPOLOGY,
-         "Check policy files offline (default: the standard\n"
-         "search path); a directory is read as a config dir\n"
-         "(affinityd.yaml, policy.d/) or else as a policy.d;\n"
-         "with --topology, a policy that can't be resolved\n"
-         "on that topology is an error too",
+        {"validate", VERB_PATHS, verb_validate, OPT_JSON | OPT_CONFIG_DIR | OPT_HERE | OPT_TOPOLOGY,
+         "Check policy files (default: the standard search\n"
+         "path; a directory is read as a config dir\n"
+         "(affinityd.yaml, policy.d/) or else as a\n"
+         "policy.d): the schema, types, values and the checks\n"
+         "across files, for any machine; with --here also\n"
+         "resolved on this machine (pending: a warning),\n"
+         "with --topology on that one (pending: an error)",
          "0 valid (with --topology: every policy resolved there),\n"
          "1 invalid, a policy that can't be resolved on --topology, or a\n"
          "topology that can't be loaded, 2 usage error."},
@@ -348,7 +363,7 @@ static void verb_help(const struct Verb *v) {
 static unsigned verb_only_options_given(void) {
         return (arg_interval_set ? OPT_INTERVAL : 0) | (arg_iterations > 0 ? OPT_ITERATIONS : 0) |
                 (arg_listen ? OPT_LISTEN : 0) | (arg_config_dir ? OPT_CONFIG_DIR : 0) |
-                (arg_topology ? OPT_TOPOLOGY : 0);
+                (arg_here ? OPT_HERE : 0) | (arg_topology ? OPT_TOPOLOGY : 0);
 }
 
 /* "OPTION is only for top." or "... for validate and plan.", from the table. */
@@ -379,6 +394,10 @@ static int check_verb(const struct Verb *v, size_t n_args) {
         }
         if (arg_config_dir && n_args > 0) {
                 fprintf(stderr, "%s: give either --config-dir=DIR or PATHs, not both.\n", v->name);
+                return EXIT_USAGE;
+        }
+        if (arg_here && arg_topology) {
+                fprintf(stderr, "%s: give either --here or --topology=FILE.xml, not both.\n", v->name);
                 return EXIT_USAGE;
         }
         if (v->args == VERB_ONE_PID && n_args != 1) {

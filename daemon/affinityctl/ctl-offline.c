@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * affinityctl validate, and the loading validate and plan share (ctl-offline.h): both work
- * offline, with the same loader and planner the daemon uses, against this machine or an hwloc
- * XML topology (--topology=FILE.xml).
+ * offline, with the same loader and planner the daemon uses. validate checks the files as the
+ * daemon's loader does (schema, types, values, the checks across files), which does not depend
+ * on any machine; with --here it also resolves them against this machine, with
+ * --topology=FILE.xml against that hwloc XML topology. plan always resolves: against this
+ * machine, or --topology.
  */
 
 #include <errno.h>
@@ -90,10 +93,10 @@ static bool pending_on_topology(const PolicyPlan *pp) {
 
 /*
  * Adds what planning says as diagnostics: the reserve's warnings, each policy's, and pending
- * policies — warnings when planning against this machine (pending is a normal state there);
- * with --topology (validate --topology asks whether everything resolves there) errors when
- * the CPUs can't be resolved on that topology, warnings for users unknown here (they are looked
- * up in this machine's user database, which says nothing about the target machine).
+ * policies — warnings when planning against this machine (--here: pending is a normal state
+ * there); with --topology (validate --topology asks whether everything resolves there) errors
+ * when the CPUs can't be resolved on that topology, warnings for users unknown here (they are
+ * looked up in this machine's user database, which says nothing about the target machine).
  */
 static int add_plan_diagnostics(const Plan *plan, DiagnosticLevel pending_level, Diagnostics *diag) {
         const Location *rl = &plan->config->reserve_location;
@@ -150,6 +153,7 @@ static void print_validate_json(bool valid, const Config *c, const Plan *plan, c
 
         json_begin_object(&w);
         json_field_bool(&w, "valid", valid);
+        json_field_bool(&w, "resolved", plan != NULL);
         json_field_string(&w, "topology", arg_topology);
         json_field_strv(&w, "files", c ? c->files : NULL);
 
@@ -213,15 +217,17 @@ static void print_validate_summary(const Config *c, const Diagnostics *diag) {
         fputs(": valid", stdout);
         if (arg_topology)
                 printf(", every policy resolved on %s", arg_topology);
+        else if (arg_here)
+                fputs(", resolved on this machine", stdout);
         if (diag->n_warnings > 0)
                 printf(" (%u warning%s)", diag->n_warnings, diag->n_warnings == 1 ? "" : "s");
         putchar('\n');
 }
 
 /*
- * Resolves c on the topology (--topology, else this machine) and adds what planning says to
- * diag. Returns 0 with *ret_resolved (false: a policy can't be resolved on --topology),
- * EXIT_FAILURE_ after saying why, or -ENOMEM.
+ * Resolves c on the topology (--topology, else this machine: --here) and adds what planning
+ * says to diag. Returns 0 with *ret_resolved (false: a policy can't be resolved on --topology),
+ * EXIT_FAILURE_ after saying why (the topology can't be loaded, or planning failed), or -ENOMEM.
  */
 static int resolve(const Config *c, Diagnostics *diag, Plan **ret_plan, bool *ret_resolved) {
         _cleanup_(topology_freep) Topology *t = NULL;
@@ -229,38 +235,22 @@ static int resolve(const Config *c, Diagnostics *diag, Plan **ret_plan, bool *re
         unsigned errors = diag->n_errors;
         int r;
 
-        /* Validation does not depend on the machine; resolution does. On this machine a policy
-         * that can't be resolved is pending: a warning. On the topology named by --topology it
-         * is an error: that is what the option asks. */
-        if (arg_topology) {
-                r = ctl_load_topology(&t);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        if (ctl_print_diagnostics(diag) < 0)
-                                return -ENOMEM;
-                        if (arg_json)
-                                print_validate_json(false, c, NULL, diag);
-                        return EXIT_FAILURE_;
-                }
-        } else {
-                r = topology_load_live(&t);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        t = NULL;
-                        r = diagnostics_add(
-                                diag, DIAGNOSTIC_WARNING, NULL, 0, 0,
-                                "failed to load this machine's topology (%s), policies not resolved",
-                                strerror(-r));
-                }
+        r = ctl_load_topology(&t);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (ctl_print_diagnostics(diag) < 0)
+                        return -ENOMEM;
+                if (arg_json)
+                        print_validate_json(false, c, NULL, diag);
+                return EXIT_FAILURE_;
         }
-        if (r >= 0 && t) {
-                r = plan_new(c, t, &plan);
-                if (r >= 0)
-                        r = add_plan_diagnostics(
-                                plan, arg_topology ? DIAGNOSTIC_ERROR : DIAGNOSTIC_WARNING, diag);
-        }
+
+        /* On this machine a policy that can't be resolved is pending: a warning. On the topology
+         * named by --topology it is an error: that is what the option asks. */
+        r = plan_new(c, t, &plan);
+        if (r >= 0)
+                r = add_plan_diagnostics(plan, arg_topology ? DIAGNOSTIC_ERROR : DIAGNOSTIC_WARNING, diag);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -284,7 +274,8 @@ static int validate(char **paths, Diagnostics *diag) {
         if (r == -ENOMEM)
                 return r;
         valid = r >= 0;
-        if (valid) {
+        /* Validation looks at no machine; resolution only when asked. */
+        if (valid && (arg_here || arg_topology)) {
                 int k = resolve(c, diag, &plan, &resolved);
 
                 if (k != 0)

@@ -4,7 +4,8 @@
  * affinityctl as a user meets it: status shows the policies that are pending on this machine
  * (and --json carries them, read with json-reader.h), and validate reads a file, a configuration
  * directory and a policy.d directory, naming file:line:column for a broken file, and counts
- * every kind of rule. Every command's --help is its own. The --json document of every command is parsed and checked against the
+ * every kind of rule; it looks at no machine unless --here says so. Every command's --help is
+ * its own. The --json document of every command is parsed and checked against the
  * bus and /proc; monitor follows the signals live, and says when the daemon goes away and comes
  * back; the exit codes mean what they say (2 usage, 3 daemon not running, 4 no such process);
  * reload and rescan as nobody say in one line that they need root, refused by the bus policy or
@@ -167,6 +168,73 @@ START_TEST(test_validate) {
         ck_assert_int_ge(asprintf(&where, "%s:5:5: error: unknown key \"cpu\"", broken), 0);
         ck_assert_msg(strstr(err, where), "stderr does not say \"%s\":\n%s", where, err);
         ck_assert_msg(!strstr(out, "valid"), "stdout claims valid:\n%s", out);
+}
+END_TEST
+
+/*
+ * validate checks the files for any machine: a CPU this machine doesn't have and a device it
+ * doesn't have are no concern of it (no warning, exit 0); --here resolves them here, where
+ * they are warnings.
+ */
+START_TEST(test_validate_offline) {
+        Harness *h = harness_new();
+        _cleanup_(json_freep) Json *doc = NULL;
+        _cleanup_free_ char *out = NULL, *err = NULL, *file = xpath(h, "elsewhere.yaml"), *text = NULL,
+                            *missing = NULL;
+        long n_cpus = sysconf(_SC_NPROCESSORS_CONF);
+        int r;
+
+        /* A CPU past every CPU this machine has, and a NIC no machine has. */
+        ck_assert_int_gt(n_cpus, 0);
+        ck_assert_int_ge(asprintf(&missing, "%ld", n_cpus + 8), 0);
+        ck_assert_int_ge(
+                asprintf(
+                        &text,
+                        "policies:\n"
+                        "  - name: big\n"
+                        "    match: {comm: big}\n"
+                        "    cpus: \"%s\"\n"
+                        "  - name: nic\n"
+                        "    match: {comm: nic}\n"
+                        "    cpus: {near: nosuchdev0}\n",
+                        missing),
+                0);
+        write_text(file, text);
+
+        r = harness_run_ctl(h, &out, &err, "validate", file, NULL);
+        ck_assert_msg(r == 0, "affinityctl validate exited %d: %s", r, err);
+        ck_assert_msg(streq(out, "1 file, 2 policies: valid\n"), "stdout: %s", out);
+        ck_assert_msg(err[0] == 0, "validate looked at this machine:\n%s", err);
+        out = mfree(out);
+        err = mfree(err);
+
+        r = harness_run_ctl(h, &out, &err, "--json", "validate", file, NULL);
+        ck_assert_msg(r == 0, "affinityctl --json validate exited %d: %s", r, err);
+        doc = json_parse_document(out);
+        ck_assert(jbool(doc, "valid"));
+        ck_assert(!jbool(doc, "resolved"));
+        ck_assert_uint_eq(jarray(doc, "diagnostics")->n_items, 0);
+        ck_assert(jnull(jarray(doc, "policies")->items[0], "cpus"));
+        out = mfree(out);
+        err = mfree(err);
+
+        /* --here: resolved on this machine, where both are pending, as warnings. */
+        r = harness_run_ctl(h, &out, &err, "validate", "--here", file, NULL);
+        ck_assert_msg(r == 0, "affinityctl validate --here exited %d: %s", r, err);
+        ck_assert_msg(strstr(out, "1 file, 2 policies: valid, resolved on this machine ("), "stdout: %s", out);
+        ck_assert_msg(
+                strstr(err, "elsewhere.yaml:4:11: warning: policy \"big\" is pending on this machine") &&
+                        strstr(err, "elsewhere.yaml:7:11: warning: policy \"nic\" is pending on this machine"),
+                "stderr:\n%s", err);
+        ck_assert_msg(strstr(err, missing), "stderr does not name CPU %s:\n%s", missing, err);
+        out = mfree(out);
+        err = mfree(err);
+        doc = json_free(doc);
+        r = harness_run_ctl(h, &out, &err, "--json", "validate", "--here", file, NULL);
+        ck_assert_msg(r == 0, "affinityctl --json validate --here exited %d: %s", r, err);
+        doc = json_parse_document(out);
+        ck_assert(jbool(doc, "resolved"));
+        ck_assert(!jnull(jarray(doc, "policies")->items[1], "pending_reason"));
 }
 END_TEST
 
@@ -840,6 +908,8 @@ START_TEST(test_exit_codes) {
                 {"--interval=1", "status"},
                 {"processes", "extra"},
                 {"--no-such-option", "status"},
+                {"--here", "plan"},
+                {"--here", "--topology=server.xml", "validate"},
                 {"--interval=1", "validate"},
         };
         for (size_t i = 0; i < ELEMENTSOF(usage); i++) {
@@ -1033,6 +1103,7 @@ int main(void) {
 
         harness_add_test(s, test_status_pending);
         harness_add_test(s, test_validate);
+        harness_add_test(s, test_validate_offline);
         harness_add_test(s, test_verb_help);
         harness_add_test(s, test_json_every_command);
         harness_add_test(s, test_monitor);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * affinityctl plan and validate --topology, end to end and offline (no daemon): a
+ * affinityctl plan and validate --topology (and --here), end to end and offline (no daemon): a
  * configuration directory with a reserve, a gateway on 8 cores near eth0, a spread thread
  * pool, exclusive services and a policy that can't be resolved, planned against the 2-socket
  * corpus machine whose NIC is on node 1 and against this machine. The --json document is
@@ -406,12 +406,21 @@ START_TEST(test_validate_topology) {
         out = mfree(out);
         err = mfree(err);
 
-        r = harness_run_ctl(h, &out, &err, "validate", cdir, NULL);
-        ck_assert_msg(r == 0, "validate exited %d: %s", r, err);
-        ck_assert_msg(strstr(out, "6 policies: valid"), "stdout:\n%s", out);
+        /* --here: on this machine, where pending is a warning. */
+        r = harness_run_ctl(h, &out, &err, "validate", "--here", cdir, NULL);
+        ck_assert_msg(r == 0, "validate --here exited %d: %s", r, err);
+        ck_assert_msg(strstr(out, "6 policies: valid, resolved on this machine"), "stdout:\n%s", out);
         ck_assert_msg(
                 strstr(err, "40-ghost.yaml:5:7: warning: policy \"ghost\" is pending on this machine"),
                 "stderr:\n%s", err);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* Neither: no machine is looked at, nothing is pending. */
+        r = harness_run_ctl(h, &out, &err, "validate", cdir, NULL);
+        ck_assert_msg(r == 0, "validate exited %d: %s", r, err);
+        ck_assert_msg(strstr(out, "6 policies: valid\n"), "stdout:\n%s", out);
+        ck_assert_msg(!strstr(err, "pending"), "validate resolved the policies:\n%s", err);
 }
 END_TEST
 
