@@ -56,7 +56,8 @@ typedef enum Option {
         OPT_CONFIG_DIR = 1U << 7,
         OPT_HERE = 1U << 8,
         OPT_TOPOLOGY = 1U << 9,
-        OPTS_VERB_ONLY = OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN | OPT_CONFIG_DIR | OPT_HERE | OPT_TOPOLOGY,
+        OPTS_VERB_ONLY =
+                OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN | OPT_CONFIG_DIR | OPT_HERE | OPT_TOPOLOGY,
         OPTS_BUS = OPT_BUS_ADDRESS | OPT_SOCKET,
 } Option;
 
@@ -75,8 +76,10 @@ static const struct {
          "     --json                  Print one JSON document on stdout (monitor, and\n"
          "                             top with --iterations above 1: one JSON document\n"
          "                             per line)\n"},
-        {OPT_NO_LEGEND, "--no-legend", "     --no-legend             Leave out table headers and summary lines\n"},
-        {OPT_INTERVAL, "--interval=", "     --interval=SEC          top: the sampling interval (default 1)\n"},
+        {OPT_NO_LEGEND, "--no-legend",
+         "     --no-legend             Leave out table headers and summary lines\n"},
+        {OPT_INTERVAL,
+         "--interval=", "     --interval=SEC          top: the sampling interval (default 1)\n"},
         {OPT_ITERATIONS, "--iterations=",
          "     --iterations=N          top: stop after N reports (default: until\n"
          "                             Ctrl-C; with --json 1)\n"},
@@ -346,8 +349,8 @@ static void help(void) {
 
 /* VERB --help: its synopsis, what it does, the options that apply to it, its exit status. */
 static void verb_help(const struct Verb *v) {
-        printf("%s [OPTIONS] %s%s%s\n\n", program_invocation_short_name, v->name, v->args == VERB_NO_ARGS ? "" : " ",
-               verb_arguments(v));
+        printf("%s [OPTIONS] %s%s%s\n\n", program_invocation_short_name, v->name,
+               v->args == VERB_NO_ARGS ? "" : " ", verb_arguments(v));
         print_indented(v->summary, 0);
         printf(".\n\n"
                "Options of %s (each may come before or after it):\n"

@@ -221,10 +221,12 @@ START_TEST(test_validate_offline) {
         /* --here: resolved on this machine, where both are pending, as warnings. */
         r = harness_run_ctl(h, &out, &err, "validate", "--here", file, NULL);
         ck_assert_msg(r == 0, "affinityctl validate --here exited %d: %s", r, err);
-        ck_assert_msg(strstr(out, "1 file, 2 policies: valid, resolved on this machine ("), "stdout: %s", out);
+        ck_assert_msg(
+                strstr(out, "1 file, 2 policies: valid, resolved on this machine ("), "stdout: %s", out);
         ck_assert_msg(
                 strstr(err, "elsewhere.yaml:4:11: warning: policy \"big\" is pending on this machine") &&
-                        strstr(err, "elsewhere.yaml:7:11: warning: policy \"nic\" is pending on this machine"),
+                        strstr(err,
+                               "elsewhere.yaml:7:11: warning: policy \"nic\" is pending on this machine"),
                 "stderr:\n%s", err);
         ck_assert_msg(strstr(err, missing), "stderr does not name CPU %s:\n%s", missing, err);
         out = mfree(out);
@@ -280,7 +282,8 @@ START_TEST(test_verb_help) {
                         r = harness_run_ctl(h, &out, &e, name, ways[w], NULL);
                         ck_assert_msg(r == 0, "affinityctl %s %s exited %d: %s", name, ways[w], r, e);
                         ck_assert_msg(e[0] == 0, "affinityctl %s %s wrote on stderr: %s", name, ways[w], e);
-                        ck_assert_msg(!streq(out, global), "affinityctl %s %s is the global help", name, ways[w]);
+                        ck_assert_msg(
+                                !streq(out, global), "affinityctl %s %s is the global help", name, ways[w]);
                         ck_assert_msg(
                                 strncmp(out, synopsis, strlen(synopsis)) == 0,
                                 "affinityctl %s %s does not start with \"%s\":\n%s", name, ways[w], synopsis,
@@ -290,8 +293,8 @@ START_TEST(test_verb_help) {
                                 strstr(out, options) && strstr(out, "\nExit status: "),
                                 "affinityctl %s %s has no options or exit status:\n%s", name, ways[w], out);
                         ck_assert_msg(
-                                !strstr(out, "\nCommands:\n"), "affinityctl %s %s lists the commands:\n%s", name,
-                                ways[w], out);
+                                !strstr(out, "\nCommands:\n"), "affinityctl %s %s lists the commands:\n%s",
+                                name, ways[w], out);
                 }
         }
         ck_assert_msg(n_verbs >= 2, "the help lists %zu commands:\n%s", n_verbs, global);
