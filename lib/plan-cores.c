@@ -778,6 +778,215 @@ int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size
         return 0;
 }
 
+/* "second" … "eighth" for SMT round 1 … 7 (round 0 is the first PU of each core); NULL past. */
+static const char *sibling_ordinal(unsigned round) {
+        static const char *const words[] = {"second", "third",   "fourth", "fifth",
+                                            "sixth",  "seventh", "eighth"};
+
+        return round >= 1 && round <= ELEMENTSOF(words) ? words[round - 1] : NULL;
+}
+
+/* What a group of cores in a spread order is in: an L3 (or package) and a NUMA node. */
+typedef struct SpreadGroup {
+        int domain, node; /* -1: none */
+        size_t n_cores;
+        unsigned first_cpu;
+        CpuSet cpus; /* the order's CPUs on those cores */
+} SpreadGroup;
+
+/*
+ * "8 cores in L3 #0 (0-7,16-23) on NUMA node 0", worded for what the domain is; without the
+ * node unless with_node. NULL on OOM.
+ */
+static char *spread_group_describe(const Topology *t, const SpreadGroup *g, bool with_node) {
+        const char *name = g->domain >= 0 ? topology_cache_domain_name(t, (unsigned)g->domain) : NULL;
+        _cleanup_free_ char *cpus = set_str(&g->cpus), *in = NULL, *on = NULL;
+        char *d = NULL;
+
+        if (!cpus)
+                return NULL;
+        /* A domain that is a NUMA node needs no "on NUMA node"; "the machine" says nothing. */
+        if (name && !streq(name, "the machine") && asprintf(&in, " in %s", name) < 0)
+                return NULL;
+        if (with_node && g->node >= 0 && !(name && strncmp(name, "NUMA node", 9) == 0) &&
+            asprintf(&on, " on NUMA node %d", g->node) < 0)
+                return NULL;
+        if (asprintf(
+                    &d, "%zu core%s%s (%s)%s", g->n_cores, g->n_cores == 1 ? "" : "s", in ?: "", cpus,
+                    on ?: "") < 0)
+                return NULL;
+        return d;
+}
+
+/*
+ * The packing line of plan_spread_explain(): the groups of consecutive first PUs that share a
+ * cache domain and a NUMA node, in order (", " between groups on one node, the node after the
+ * last of them, ", then " before the next node), and which came first when that is plain from
+ * their sizes. Nothing on a machine of one cache domain and one node. Returns 0 or -ENOMEM.
+ */
+static int spread_explain_packing(
+        const Topology *t, const SpreadGroup *groups, size_t n_groups, char ***lines) {
+        _cleanup_free_ char *line = NULL;
+        bool decreasing = true, equal = true, ascending = true;
+        const char *kind;
+
+        if (n_groups == 0 || (topology_n_cache_domains(t) <= 1 && topology_n_nodes(t) <= 1))
+                return 0;
+        for (size_t g = 0; g < n_groups; g++) {
+                bool same_node = g + 1 < n_groups && groups[g + 1].node == groups[g].node;
+                bool new_node = g > 0 && groups[g - 1].node != groups[g].node;
+                _cleanup_free_ char *d = spread_group_describe(t, &groups[g], !same_node);
+                char *joined = NULL;
+
+                if (!d)
+                        return -ENOMEM;
+                if (g > 0) {
+                        decreasing = decreasing && groups[g].n_cores <= groups[g - 1].n_cores;
+                        equal = equal && groups[g].n_cores == groups[g - 1].n_cores;
+                        ascending = ascending && groups[g].first_cpu > groups[g - 1].first_cpu;
+                }
+                if (asprintf(&joined, "%s%s%s", line ?: "", !line ? "" : new_node ? ", then " : ", ", d) < 0)
+                        return -ENOMEM;
+                free(line);
+                line = joined;
+        }
+        if (n_groups == 1)
+                return strv_extendf(lines, "cores: all %s", line);
+
+        /* The words for what is shared, from the first group's domain. */
+        kind = groups[0].domain < 0 ? NULL : topology_cache_domain_name(t, (unsigned)groups[0].domain);
+        kind = !kind                               ? "a NUMA node"
+                : strncmp(kind, "L3", 2) == 0      ? "an L3 cache and a NUMA node"
+                : strncmp(kind, "package", 7) == 0 ? "a package and a NUMA node"
+                                                   : "a NUMA node";
+        return strv_extendf(
+                lines, "cores packed, so that consecutive threads share %s: %s%s", kind, line,
+                equal && ascending             ? "; as many cores in each: the lowest CPUs first"
+                        : decreasing && !equal ? "; the most cores first"
+                                               : "");
+}
+
+/* See plan.h. */
+int plan_spread_explain(const Topology *t, const unsigned *order, size_t n, char ***ret) {
+        _cleanup_free_ unsigned *rounds = NULL, *seen = NULL;
+        _cleanup_free_ int *cores = NULL;
+        _cleanup_free_ SpreadGroup *groups = NULL;
+        _cleanup_cpuset_ CpuSet all = CPUSET_NULL, loose = CPUSET_NULL, x = CPUSET_NULL;
+        _cleanup_strv_free_ char **lines = NULL;
+        unsigned n_cores = topology_n_cores(t), max_round = 0;
+        size_t n_first = 0, n_groups = 0;
+        int r = 0;
+
+        rounds = calloc(MAX(n, 1U), sizeof(unsigned));
+        seen = calloc(MAX(n_cores, 1U), sizeof(unsigned));
+        cores = calloc(MAX(n, 1U), sizeof(int));
+        groups = calloc(MAX(n, 1U), sizeof(SpreadGroup));
+        if (!rounds || !seen || !cores || !groups)
+                return -ENOMEM;
+
+        /* Each CPU's core (-1: none known) and round: how many CPUs of its core came before it. */
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                int core = topology_core_of_cpu(t, order[i]);
+
+                cores[i] = core >= 0 && (unsigned)core < n_cores ? core : -1;
+                r = cpuset_add(&all, order[i]);
+                if (r >= 0 && cores[i] < 0)
+                        r = cpuset_add(&loose, order[i]);
+                if (r < 0 || cores[i] < 0)
+                        continue;
+                rounds[i] = seen[cores[i]]++;
+                max_round = MAX(max_round, rounds[i]);
+        }
+
+        /* The first PUs, grouped while they share a cache domain and a NUMA node. */
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                int core = cores[i], domain, node;
+                SpreadGroup *g;
+
+                if (core < 0 || rounds[i] > 0)
+                        continue;
+                n_first++;
+                domain = topology_cache_domain_of_core(t, (unsigned)core);
+                node = topology_node_of_cpu(t, order[i]);
+                domain = domain < 0 ? -1 : domain;
+                node = node < 0 ? -1 : node;
+                g = n_groups > 0 ? &groups[n_groups - 1] : NULL;
+                if (!g || g->domain != domain || g->node != node) {
+                        g = &groups[n_groups++];
+                        *g = (SpreadGroup){.domain = domain, .node = node, .first_cpu = order[i]};
+                }
+                g->n_cores++;
+                r = set_and(&x, topology_core_cpus(t, (unsigned)core), &all);
+                if (r >= 0)
+                        r = cpuset_or(&g->cpus, &x);
+        }
+
+        if (r >= 0 && n_first > 0) {
+                _cleanup_cpuset_ CpuSet first = CPUSET_NULL;
+                _cleanup_free_ char *l = NULL;
+
+                for (size_t i = 0; i < n && r >= 0; i++)
+                        if (cores[i] >= 0 && rounds[i] == 0)
+                                r = cpuset_add(&first, order[i]);
+                l = r >= 0 ? set_str(&first) : NULL;
+                if (!l)
+                        r = -ENOMEM;
+                else if (max_round == 0)
+                        r = strv_extendf(
+                                &lines, "one PU of each of %zu core%s (no two of them SMT siblings): %s",
+                                n_first, n_first == 1 ? "" : "s", l);
+                else
+                        r = strv_extendf(
+                                &lines,
+                                "one PU of each of %zu core%s first, so that no two threads share a core "
+                                "while one is free: %s",
+                                n_first, n_first == 1 ? "" : "s", l);
+        }
+        if (r >= 0)
+                r = spread_explain_packing(t, groups, n_groups, &lines);
+
+        /* Then each round of SMT siblings. */
+        for (unsigned round = 1; round <= max_round && r >= 0; round++) {
+                _cleanup_cpuset_ CpuSet sib = CPUSET_NULL;
+                _cleanup_free_ char *l = NULL, *which = NULL;
+                const char *ordinal = sibling_ordinal(round);
+                size_t m = 0;
+
+                for (size_t i = 0; i < n && r >= 0; i++)
+                        if (cores[i] >= 0 && rounds[i] == round) {
+                                r = cpuset_add(&sib, order[i]);
+                                m++;
+                        }
+                if (r < 0)
+                        break;
+                l = set_str(&sib);
+                if (!l ||
+                    (ordinal ? asprintf(&which, "%s SMT siblings", ordinal)
+                             : asprintf(&which, "SMT siblings number %u", round + 1)) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (m == n_first)
+                        r = strv_extendf(&lines, "then their %s: %s", which, l);
+                else
+                        r = strv_extendf(&lines, "then the %s of %zu of them: %s", which, m, l);
+        }
+
+        if (r >= 0 && !cpuset_is_empty(&loose)) {
+                _cleanup_free_ char *l = set_str(&loose);
+
+                r = l ? strv_extendf(&lines, "%sCPUs of no known core: %s", n_first > 0 ? "then " : "", l)
+                      : -ENOMEM;
+        }
+
+        for (size_t g = 0; g < n_groups; g++)
+                cpuset_done(&groups[g].cpus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(lines);
+        return 0;
+}
+
 /* "NUMA node%s LIST" or "package%s LIST" for a set of numbers. NULL on OOM. */
 char *plan_numbers_describe(const char *word, const CpuSet *numbers) {
         _cleanup_free_ char *l = set_str(numbers);

@@ -235,6 +235,28 @@ void policy_plan_clear(PolicyPlan *pp);
 int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n);
 
 /*
+ * Why the spread order order (n OS CPU numbers, as plan_spread_order() made it on t) is what it
+ * is, derived from the order and t alone, as a newly allocated NULL-terminated list of lines in
+ * *ret (NULL when n is 0; free with strv_free()), for `affinityctl plan`:
+ *  - "one PU of each of 8 cores first, so that no two threads share a core while one is
+ *    free: 0-7" (or, when no CPU of the order has an SMT sibling in it, "one PU of each of
+ *    8 cores (no two of them SMT siblings): 0-7");
+ *  - on a machine of several cache domains or NUMA nodes, how those cores are packed: runs of
+ *    consecutive first PUs in one cache domain (topology_cache_domain_name()) and one NUMA
+ *    node, in order, each with the order's CPUs on its cores — "cores packed, so that
+ *    consecutive threads share an L3 cache and a NUMA node: 4 cores in L3 #0 (0-3,16-19) on
+ *    NUMA node 0, then 4 cores in L3 #1 (8-11,24-27) on NUMA node 1; as many cores in each: the
+ *    lowest CPUs first" (runs on one node joined by ", ", the node said after the last; the
+ *    last part only where the sizes show it, else "the most cores first" or nothing), or
+ *    "cores: all 8 cores in L3 #1 (8-15,24-31) on NUMA node 1";
+ *  - each round of SMT siblings: "then their second SMT siblings: 8-15", "then the second SMT
+ *    siblings of 6 of them: …" when only some cores have one;
+ *  - "then CPUs of no known core: …" for CPUs t has no core of.
+ * Returns 0 or -ENOMEM.
+ */
+int plan_spread_explain(const Topology *t, const unsigned *order, size_t n, char ***ret);
+
+/*
  * Warnings about a literal cpu-list (a cpus: value taken as written), appended to *warnings
  * (a NULL-terminated vector, possibly NULL) as lines "PREFIXcpu-list L names offline CPU 3
  * (online: 0-2)": CPUs of literal (OS numbers) that t doesn't have, that are offline or

@@ -58,6 +58,24 @@ static void json_field_cpu_order(JsonWriter *w, const char *key, bool has, const
         json_end_array(w);
 }
 
+/* key: why the spread order (n CPUs on t) is what it is, as lines (plan_spread_explain()), or null
+ * when has is false. Returns 0 or -ENOMEM. */
+static int json_field_spread_explanation(
+        JsonWriter *w, const char *key, const Topology *t, bool has, const unsigned *order, size_t n) {
+        _cleanup_strv_free_ char **why = NULL;
+        int r;
+
+        if (!has) {
+                json_field_null(w, key);
+                return 0;
+        }
+        r = plan_spread_explain(t, order, n, &why);
+        if (r < 0)
+                return r;
+        json_field_strv(w, key, why);
+        return 0;
+}
+
 /* key: l as an array of strings, or null for NULL. */
 static void json_field_strv_or_null(JsonWriter *w, const char *key, char *const *l) {
         if (l)
@@ -95,7 +113,7 @@ static void json_device_notes(
         json_end_array(w);
 }
 
-static int json_policy_plan(JsonWriter *w, const PolicyPlan *pp) {
+static int json_policy_plan(JsonWriter *w, const Topology *t, const PolicyPlan *pp) {
         const Policy *p = pp->policy;
         bool active = !pp->pending_reason;
         int r;
@@ -127,12 +145,22 @@ static int json_policy_plan(JsonWriter *w, const PolicyPlan *pp) {
                         p->threads[k].cpus.kind != CPU_SELECTOR_SPREAD ? NULL
                         : p->threads[k].spread_over_policy             ? "policy"
                                                                        : "process");
+                r = json_field_spread_explanation(
+                        w, "spread_explanation", t, tp && tp->spread, tp ? tp->spread_order : NULL,
+                        tp ? tp->n_spread_order : 0);
+                if (r < 0)
+                        return r;
                 json_end_object(w);
         }
         json_end_array(w);
         /* processes: spread: the slots' order; null when the policy doesn't spread processes. */
         json_field_cpu_order(w, "processes_spread", active && pp->n_process_order > 0, pp->process_order,
                              pp->n_process_order);
+        r = json_field_spread_explanation(
+                w, "processes_spread_explanation", t, active && pp->n_process_order > 0, pp->process_order,
+                pp->n_process_order);
+        if (r < 0)
+                return r;
         json_error(w, pp->pending_reason, pp->pending_location);
         json_field_strv(w, "warnings", pp->warnings);
         json_end_object(w);
@@ -312,7 +340,7 @@ int plan_report_print_json(FILE *f, const PlanReport *rep) {
         json_key(&w, "policies");
         json_begin_array(&w);
         for (size_t i = 0; r >= 0 && plan && i < plan->n_policies; i++)
-                r = json_policy_plan(&w, &plan->policies[i]);
+                r = json_policy_plan(&w, rep->topology, &plan->policies[i]);
         json_end_array(&w);
         json_key(&w, "irqs");
         json_begin_array(&w);

@@ -38,6 +38,20 @@ static void print_cpu_order(FILE *f, const unsigned *cpus, size_t n) {
                 fprintf(f, "%s%u", i > 0 ? "," : "", cpus[i]);
 }
 
+/* Under a spread order (n CPUs on t), why it is what it is: plan_spread_explain()'s lines,
+ * indented. Returns 0 or -ENOMEM. */
+static int plan_field_spread_explanation(FILE *f, const Topology *t, const unsigned *order, size_t n) {
+        _cleanup_strv_free_ char **why = NULL;
+        int r;
+
+        r = plan_spread_explain(t, order, n, &why);
+        if (r < 0)
+                return r;
+        STRV_FOREACH (l, why)
+                plan_field(f, NULL, "  %s", *l);
+        return 0;
+}
+
 /* How many distinct cores the CPUs of s are on (CPUs hwloc knows no core of count as one each). */
 static unsigned count_cores(const Topology *t, const CpuSet *s) {
         _cleanup_cpuset_ CpuSet cores = CPUSET_NULL;
@@ -125,6 +139,9 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
                 fprintf(f, "\n%*s  (the lowest free slot to each new process; round robin past the end; a "
                            "pre-fork master gets them all)\n",
                         PLAN_LABEL_WIDTH, "");
+                r = plan_field_spread_explanation(f, t, pp->process_order, pp->n_process_order);
+                if (r < 0)
+                        return r;
         }
 
         for (size_t k = 0; k < p->n_threads && pp->threads && !pp->pending_reason; k++) {
@@ -138,6 +155,9 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
                                 tp->spread_over_policy ? " over every process of the policy" : "");
                         print_cpu_order(f, tp->spread_order, tp->n_spread_order);
                         fputc('\n', f);
+                        r = plan_field_spread_explanation(f, t, tp->spread_order, tp->n_spread_order);
+                        if (r < 0)
+                                return r;
                 } else if (tp->has_cpus) {
                         _cleanup_free_ char *cpus = cpuset_to_string(&tp->cpus);
 

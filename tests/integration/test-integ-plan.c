@@ -24,6 +24,7 @@
 #include "harness.h"
 #include "json-reader.h"
 #include "macro.h"
+#include "util.h"
 
 #define TOPOLOGY_2S "32em64t-2n8c2t-pci-wholeio.xml" /* eth0 on node 1: CPUs 8-15,24-31 */
 
@@ -153,9 +154,10 @@ static void write_config(Harness *h, bool with_ghost) {
 
 START_TEST(test_plan_json) {
         Harness *h = harness_new();
-        _cleanup_free_ char *out = NULL, *err = NULL, *topo = topology_arg(TOPOLOGY_2S), *cdir = NULL;
+        _cleanup_free_ char *out = NULL, *err = NULL, *topo = topology_arg(TOPOLOGY_2S), *cdir = NULL,
+                            *first = NULL;
         _cleanup_(json_freep) Json *doc = NULL;
-        const Json *t, *gw, *wk, *threads, *spread, *ghost, *fa, *fb;
+        const Json *t, *gw, *wk, *threads, *spread, *why, *ghost, *fa, *fb;
         bool gw_bits[256], wk_bits[256], fa_bits[256], fb_bits[256];
         unsigned n;
         int r;
@@ -219,9 +221,25 @@ START_TEST(test_plan_json) {
                 ck_assert_msg(c < 32 && wk_bits[c], "spread CPU %u is not the policy's (or twice)", c);
                 wk_bits[c] = false;
         }
+        /* Why that order: one PU of each of the n cores (one per core already), all in the L3
+         * of node 0. */
+        why = jarray(threads->items[0], "spread_explanation");
+        ck_assert_uint_eq(why->n_items, 2);
+        ck_assert_int_ge(
+                asprintf(&first, "one PU of each of %u cores (no two of them SMT siblings): ", n), 0);
+        ck_assert_msg(
+                startswith(why->items[0]->string, first), "spread_explanation[0]: %s",
+                why->items[0]->string);
+        ck_assert_msg(
+                startswith(why->items[1]->string, "cores: all ") &&
+                        strstr(why->items[1]->string, " in L3 #0 (") &&
+                        strstr(why->items[1]->string, ") on NUMA node 0"),
+                "spread_explanation[1]: %s", why->items[1]->string);
         ck_assert_str_eq(jstr(threads->items[1], "name"), "logger");
         ck_assert_str_eq(jstr(threads->items[1], "cpus"), "1");
         ck_assert(jnull(threads->items[1], "spread"));
+        ck_assert(jnull(threads->items[1], "spread_explanation"));
+        ck_assert(jnull(wk, "processes_spread_explanation"));
 
         /* Exclusive services: whole cores, disjoint from each other and from the gateway. */
         fa = jpolicy(doc, "fast-a");
@@ -245,6 +263,45 @@ START_TEST(test_plan_json) {
 }
 END_TEST
 
+/* processes: spread: the slots' order is explained too, on node 1 of the 2-socket machine. */
+START_TEST(test_plan_processes_spread) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *out = NULL, *err = NULL, *topo = topology_arg(TOPOLOGY_2S), *cdir = NULL;
+        _cleanup_(json_freep) Json *doc = NULL;
+        const Json *why;
+        int r;
+
+        harness_remove_policy(h, "00-integ-marker.yaml");
+        harness_write_policy(
+                h, "10-web.yaml",
+                "policies:\n"
+                "  - name: web\n"
+                "    match: {comm: web}\n"
+                "    cpus: {nodes: \"1\"}\n"
+                "    processes: spread\n");
+        cdir = config_dir_arg(h);
+        r = harness_run_ctl(h, &out, &err, "--json", "plan", cdir, topo, NULL);
+        ck_assert_msg(r == 0, "affinityctl --json plan exited %d: %s", r, err);
+        doc = json_parse_document(out);
+        why = jarray(jpolicy(doc, "web"), "processes_spread_explanation");
+        ck_assert_uint_eq(why->n_items, 3);
+        ck_assert_str_eq(
+                why->items[0]->string,
+                "one PU of each of 8 cores first, so that no two threads share a core while one is free: "
+                "8-15");
+        ck_assert_str_eq(why->items[1]->string, "cores: all 8 cores in L3 #1 (8-15,24-31) on NUMA node 1");
+        ck_assert_str_eq(why->items[2]->string, "then their second SMT siblings: 24-31");
+        out = mfree(out);
+        err = mfree(err);
+
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, NULL);
+        ck_assert_msg(r == 0, "affinityctl plan exited %d: %s", r, err);
+        ck_assert_msg(
+                strstr(out, "\n             cores: all 8 cores in L3 #1 (8-15,24-31) on NUMA node 1\n"),
+                "the processes' spread order is not explained:\n%s", out);
+}
+END_TEST
+
 START_TEST(test_plan_human) {
         Harness *h = harness_new();
         _cleanup_free_ char *out = NULL, *err = NULL, *topo = topology_arg(TOPOLOGY_2S), *cdir = NULL,
@@ -264,6 +321,10 @@ START_TEST(test_plan_human) {
         ck_assert_msg(strstr(out, "Why: "), "no explanation:\n%s", out);
         ck_assert_msg(
                 strstr(out, "Threads: pool*: spread, one CPU each, in this order: "), "no spread:\n%s", out);
+        ck_assert_msg(
+                strstr(out, "\n             one PU of each of ") &&
+                        strstr(out, "\n             cores: all "),
+                "the spread order is not explained:\n%s", out);
         ck_assert_msg(strstr(out, "logger: 1\n"), "no logger rule:\n%s", out);
         ck_assert_msg(
                 strstr(out, "\nghost (") && strstr(out, ") [pending]\n"), "ghost not pending:\n%s", out);
@@ -773,6 +834,7 @@ int main(void) {
 
         harness_add_test(s, test_plan_json);
         harness_add_test(s, test_plan_human);
+        harness_add_test(s, test_plan_processes_spread);
         harness_add_test(s, test_plan_invalid);
         harness_add_test(s, test_validate_topology);
         harness_add_test(s, test_plan_usage);

@@ -27,6 +27,7 @@
 #include "plan.h"
 #include "policy.h"
 #include "topology.h"
+#include "util.h"
 
 /* ---- building configurations by hand ---- */
 
@@ -1912,6 +1913,157 @@ START_TEST(test_corpus_selectors) {
 }
 END_TEST
 
+/* ---- why a spread order ---- */
+
+/* The corpus's topology files, in order, into *ret (each and the array to be freed). Returns
+ * their number, at least 1. */
+static int corpus_topologies(struct dirent ***ret) {
+        _cleanup_free_ char *dir = NULL;
+        int n;
+
+        ck_assert_int_ge(asprintf(&dir, "%s/topologies", getenv("AFFINITYD_CORPUS")), 0);
+        n = scandir(dir, ret, is_xml, alphasort);
+        ck_assert_msg(n > 0, "no topology in %s", dir);
+        return n;
+}
+
+/* The lines plan_spread_explain() gives for plan_spread_order() of the cpu-list set on t. */
+static char **spread_explained(const Topology *t, const char *set) {
+        _cleanup_cpuset_ CpuSet s = set_of(set);
+        _cleanup_free_ unsigned *order = NULL;
+        char **lines = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(plan_spread_order(t, &s, &order, &n), 0);
+        ck_assert_int_eq(plan_spread_explain(t, order, n, &lines), 0);
+        return lines;
+}
+
+/* lines are exactly the NULL-terminated varargs. */
+static void assert_lines(char **lines, ...) {
+        va_list ap;
+        size_t i = 0;
+
+        va_start(ap, lines);
+        for (const char *want; (want = va_arg(ap, const char *)); i++) {
+                ck_assert_msg(lines && lines[i], "line %zu missing, want \"%s\"", i, want);
+                ck_assert_str_eq(lines[i], want);
+        }
+        va_end(ap);
+        ck_assert_msg(!lines || !lines[i], "unexpected line %zu: \"%s\"", i, lines[i]);
+}
+
+/*
+ * The explanation of a spread order on the corpus's shapes, checked against lstopo: cores
+ * first then siblings (SMT2, SMT4, a hybrid part with SMT on its P-cores only, no SMT), and
+ * how the cores are packed (one L3 of one node, two L3s on two nodes, four L3s of one node,
+ * a package split into NUMA nodes without L3), or nothing of packing on a single-L3 machine.
+ */
+START_TEST(test_spread_explain) {
+        _cleanup_(topology_freep) Topology *two = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(topology_freep) Topology *hybrid = load_corpus("Intel-RaptorLake-Corei7-1370P.xml");
+        _cleanup_(topology_freep) Topology *knl = load_corpus("topo.knl05_v2_4.xml");
+        _cleanup_(topology_freep) Topology *flat = load_corpus("96em64t-4n4d3ca2co-pci.xml");
+        _cleanup_strv_free_ char **node1 = spread_explained(two, "8-15,24-31"),
+                                 **whole = spread_explained(two, "0-31"),
+                                 **pcores = spread_explained(hybrid, "0-19"),
+                                 **quadrant = spread_explained(knl, "16-31,80-95,144-159,208-223"),
+                                 **l3s = spread_explained(flat, "24-47"), **none = NULL;
+
+        /* Node 1 of the 2-socket machine: cores 8-15 (siblings 24-31), all in L3 #1. */
+        assert_lines(
+                node1,
+                "one PU of each of 8 cores first, so that no two threads share a core while one is free: "
+                "8-15",
+                "cores: all 8 cores in L3 #1 (8-15,24-31) on NUMA node 1",
+                "then their second SMT siblings: 24-31", NULL);
+        /* The whole machine: L3 #0 of node 0, then L3 #1 of node 1, 8 cores each. */
+        assert_lines(
+                whole,
+                "one PU of each of 16 cores first, so that no two threads share a core while one is free: "
+                "0-15",
+                "cores packed, so that consecutive threads share an L3 cache and a NUMA node: 8 cores in L3 "
+                "#0 "
+                "(0-7,16-23) on NUMA node 0, then 8 cores in L3 #1 (8-15,24-31) on NUMA node 1; as many "
+                "cores "
+                "in each: the lowest CPUs first",
+                "then their second SMT siblings: 16-31", NULL);
+        /* Raptor Lake: 6 P-cores of 2 PUs (0-11), 8 E-cores (12-19); one L3, one node. */
+        assert_lines(
+                pcores,
+                "one PU of each of 14 cores first, so that no two threads share a core while one is free: "
+                "0,2,4,6,8,10,12-19",
+                "then the second SMT siblings of 6 of them: 1,3,5,7,9,11", NULL);
+        /* Xeon Phi quadrant node 1: 16 cores of 4 PUs (16-31, +64, +128, +192), no L3. */
+        assert_lines(
+                quadrant,
+                "one PU of each of 16 cores first, so that no two threads share a core while one is free: "
+                "16-31",
+                "cores: all 16 cores in package 0 (16-31,80-95,144-159,208-223) on NUMA node 1",
+                "then their second SMT siblings: 80-95", "then their third SMT siblings: 144-159",
+                "then their fourth SMT siblings: 208-223", NULL);
+        /* 96em64t node 1: four L3s of 6 cores (24+k, 28+k, ... for L3 #4+k), no SMT. */
+        assert_lines(
+                l3s, "one PU of each of 24 cores (no two of them SMT siblings): 24-47",
+                "cores packed, so that consecutive threads share an L3 cache and a NUMA node: 6 cores in L3 "
+                "#4 "
+                "(24,28,32,36,40,44), 6 cores in L3 #5 (25,29,33,37,41,45), 6 cores in L3 #6 "
+                "(26,30,34,38,42,46), 6 cores in L3 #7 (27,31,35,39,43,47) on NUMA node 1; as many cores in "
+                "each: the lowest CPUs first",
+                NULL);
+
+        /* Nothing to explain. */
+        ck_assert_int_eq(plan_spread_explain(two, NULL, 0, &none), 0);
+        ck_assert_ptr_null(none);
+}
+END_TEST
+
+/*
+ * For every corpus topology, the explanation of spreading over every allowed CPU says as many
+ * cores as the set touches, one line per further SMT sibling the widest core has in it, and a
+ * packing line exactly when the machine has several cache domains or NUMA nodes.
+ */
+START_TEST(test_corpus_spread_explain) {
+        struct dirent **files = NULL;
+        int n_files = corpus_topologies(&files);
+
+        for (int f = 0; f < n_files; f++) {
+                _cleanup_(topology_freep) Topology *t = load_corpus(files[f]->d_name);
+                _cleanup_free_ char *list = cpuset_to_string(topology_allowed_cpus(t)), *first = NULL;
+                _cleanup_strv_free_ char **lines = spread_explained(t, list);
+                _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
+                unsigned widest = 0, n_then = 0, n_packing = 0;
+                bool packs = topology_n_cache_domains(t) > 1 || topology_n_nodes(t) > 1;
+
+                for (unsigned c = 0; c < topology_n_cores(t); c++) {
+                        ck_assert_int_eq(cpuset_copy(&x, topology_core_cpus(t, c)), 0);
+                        cpuset_and(&x, topology_allowed_cpus(t));
+                        widest = MAX(widest, cpuset_count(&x));
+                }
+                ck_assert_int_ge(
+                        asprintf(
+                                &first, "one PU of each of %u cores ",
+                                cores_touched(t, topology_allowed_cpus(t))),
+                        0);
+                ck_assert_ptr_nonnull(lines);
+                ck_assert_msg(
+                        strncmp(lines[0], first, strlen(first)) == 0, "%s: \"%s\", want \"%s...\"",
+                        files[f]->d_name, lines[0], first);
+                STRV_FOREACH (l, lines + 1) {
+                        n_then += startswith(*l, "then ");
+                        n_packing += startswith(*l, "cores");
+                }
+                ck_assert_msg(
+                        n_then == widest - 1, "%s: %u sibling lines for SMT%u", files[f]->d_name, n_then,
+                        widest);
+                ck_assert_msg(n_packing == packs, "%s: %u packing lines", files[f]->d_name, n_packing);
+                ck_assert_uint_eq(strv_length(lines), 1 + n_then + n_packing);
+                free(files[f]);
+        }
+        free(files);
+}
+END_TEST
+
 START_TEST(test_empty_config) {
         _cleanup_(topology_freep) Topology *t = load_synthetic("pack:1 core:2 pu:1");
         _cleanup_(config_freep) Config *c = config_new();
@@ -2144,6 +2296,8 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_within_cpuset);
         tcase_add_test(tc, test_live_pending);
         tcase_add_test(tc, test_corpus_selectors);
+        tcase_add_test(tc, test_spread_explain);
+        tcase_add_test(tc, test_corpus_spread_explain);
         tcase_add_test(tc, test_memory_2socket);
         tcase_add_test(tc, test_memory_epyc);
         tcase_add_test(tc, test_memory_cpuless_node);
