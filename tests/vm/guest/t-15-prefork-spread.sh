@@ -21,9 +21,10 @@ cat >"$d/master.sh" <<'SH'
 d=/run/vmt-o
 worker() { ( read -r _ <"$d/hold" ) & echo "$!" >>"$d/workers"; }
 for i in 1 2 3 4 5 6 7 8; do worker; done
+# "fork N" on the control FIFO forks N more workers (one line per opening of the FIFO)
 while :; do
-        read -r cmd <"$d/ctl"
-        [[ $cmd == fork ]] && worker
+        read -r cmd n <"$d/ctl"
+        [[ $cmd == fork ]] && for ((i = 0; i < ${n:-1}; i++)); do worker; done
 done
 SH
 install -m 0755 /bin/bash /usr/local/bin/vmt-o-web
@@ -74,7 +75,7 @@ expect_eq "worker CPUs after a restart of the daemon" "$before" "$after"
 victim=$(workers 2 | head -n 1)
 vcpu=$(mask "$victim")
 kill -9 "$victim"
-echo fork >"$d/ctl"
+echo "fork 1" >"$d/ctl"
 wait_until 10 test "$(n_workers)" == 9 || abort "no replacement worker"
 repl=$(workers 9)
 wait_on "$repl" "$vcpu" "the replacement of killed worker $victim (its CPU)"
@@ -82,7 +83,7 @@ wait_on "$repl" "$vcpu" "the replacement of killed worker $victim (its CPU)"
 for p in $(workers 1); do kill -9 "$p" 2>/dev/null; done
 wait_until 10 test "$(affinityctl processes --no-legend 2>/dev/null | grep -c vmt-o-web)" == 1 ||
         fail "the killed workers are still listed: $(affinityctl processes --no-legend 2>&1 | tr '\n' '|')"
-for i in 1 2 3 4; do echo fork >"$d/ctl"; done
+echo "fork 4" >"$d/ctl"
 wait_until 10 test "$(n_workers)" == 13 || abort "the master forked $(($(n_workers) - 9)) workers again, not 4"
 if wait_until 10 all_single 10 && spread_ok 10 4; then
         say "ok: after a crash, 4 workers again, one per CPU, distinct cores first:$(show 10)"
