@@ -304,20 +304,28 @@ static bool selector_avoids(const CpuSelector *s, const char *name) {
 }
 
 /*
- * avoid: a mapping loses the cores of the policies it names, one explanation line per policy
- * that had some of them. It prefers: when that would leave no CPU, *cpus stays as it was, with
- * an explanation line and a warning saying so. Returns 0 or -ENOMEM.
+ * avoid: what a mapping is to leave out: the cores of the policies it names, as far as they are
+ * in what it could choose (*s without its count, after the reserve), into *ret_avoid; one line
+ * per policy that has some of them into *lines, and their names, quoted, into *ret_holders
+ * (NULL when none). It prefers: when that would leave no CPU, *ret_avoid is empty, with a line
+ * and a warning saying so. Returns 0 or -ENOMEM.
  */
-static int remove_avoided(
-        const CpuSelector *s, const Plan *p, const Topology *t, const char *prefix, CpuSet *cpus,
-        RuleNotes *notes) {
-        _cleanup_cpuset_ CpuSet left = CPUSET_NULL, cores = CPUSET_NULL, x = CPUSET_NULL;
+static int avoid_cores(
+        const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
+        CpuSet *ret_avoid, char **ret_holders, char ***lines, RuleNotes *notes) {
+        _cleanup_cpuset_ CpuSet left = CPUSET_NULL, cores = CPUSET_NULL, x = CPUSET_NULL, avoid = CPUSET_NULL;
         _cleanup_free_ char *holders = NULL;
+        CpuSelector uncounted = *s; /* a shallow copy: never released */
         int r;
 
-        r = cpuset_copy(&left, cpus);
-        if (r < 0)
+        uncounted.n_cores = uncounted.n_cpus = 0;
+        uncounted.smt = SMT_ALL;
+        r = plan_resolve_selector(&uncounted, t, c->has_reserve ? &c->reserve : NULL, &left, NULL);
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0)
+                return 0; /* the selector itself can't be resolved: its resolution says why */
+
         for (size_t i = 0; i < p->n_policies; i++) {
                 const PolicyPlan *pp = &p->policies[i];
                 _cleanup_free_ char *l = NULL, *h = NULL;
@@ -328,8 +336,8 @@ static int remove_avoided(
                         if (s->avoid_policies)
                                 continue;
                         r = strv_extendf(
-                                notes->explanation, "%savoid: policy \"%s\" is pending: it holds no CPU",
-                                prefix, pp->policy->name);
+                                lines, "%savoid: policy \"%s\" is pending: it holds no CPU", prefix,
+                                pp->policy->name);
                         if (r < 0)
                                 return r;
                         continue;
@@ -346,8 +354,7 @@ static int remove_avoided(
                 if (!l)
                         return -ENOMEM;
                 r = strv_extendf(
-                        notes->explanation,
-                        "%savoid: policy \"%s\": %s removed (its CPUs and their SMT siblings)", prefix,
+                        lines, "%savoid: policy \"%s\": %s removed (its CPUs and their SMT siblings)", prefix,
                         pp->policy->name, l);
                 if (r < 0)
                         return r;
@@ -355,27 +362,33 @@ static int remove_avoided(
                         return -ENOMEM;
                 free(holders);
                 holders = TAKE_PTR(h);
+                r = cpuset_or(&avoid, &x);
+                if (r < 0)
+                        return r;
                 cpuset_andnot(&left, &x);
         }
 
-        if (cpuset_is_empty(&left)) {
-                _cleanup_free_ char *l = set_str(cpus);
+        if (holders && cpuset_is_empty(&left)) {
+                _cleanup_free_ char *l = set_str(&avoid);
 
                 if (!l)
                         return -ENOMEM;
-                r = strv_extendf(
-                        notes->explanation, "%savoid: would leave no CPU: %s kept as selected", prefix, l);
+                r = strv_extendf(lines, "%savoid: would leave no CPU: %s kept", prefix, l);
                 if (r < 0)
                         return r;
-                return strv_extendf(
+                r = strv_extendf(
                         notes->warnings,
-                        "%savoid: every CPU selected (%s) is on the cores of polic%s %s: they are shared "
-                        "(select more CPUs to keep them apart)",
+                        "%savoid: every CPU the selector has (%s) is on the cores of polic%s %s: they are "
+                        "shared (select more CPUs to keep them apart)",
                         prefix, l, strchr(holders, ',') ? "ies" : "y", holders);
+                if (r < 0)
+                        return r;
+                cpuset_clear(&avoid);
         }
-        cpuset_done(cpus);
-        *cpus = left;
-        left = CPUSET_NULL;
+        cpuset_done(ret_avoid);
+        *ret_avoid = avoid;
+        avoid = CPUSET_NULL;
+        *ret_holders = TAKE_PTR(holders);
         return 0;
 }
 
@@ -421,8 +434,9 @@ static int warn_sharing(
 
 /*
  * Resolves s for a device rule into *ret (initialised, replaced): plan_resolve_selector() with
- * c's reserve, then (a mapping) without the exclusive holdings of p and the kubelet's CPUs, and
- * without the cores avoid: names (remove_avoided()). With warn, a mapping whose set shares
+ * c's reserve, and without the cores avoid: names before the count (avoid_cores(),
+ * plan_resolve_selector_avoiding()), then (a mapping) without the exclusive holdings of p and
+ * the kubelet's CPUs. With warn, a mapping whose set shares
  * cores with a policy it did not name in avoid: gets a warning (warn_sharing()). Explanation
  * and warning lines are prefixed with prefix. Returns 0; 1 with a reason (prefixed) when the
  * selector can't be resolved here; -ENOMEM.
@@ -430,11 +444,20 @@ static int warn_sharing(
 static int resolve_device_selector(
         const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
         bool warn, CpuSet *ret, RuleNotes *notes, char **ret_reason) {
-        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, x = CPUSET_NULL;
-        _cleanup_free_ char *reason = NULL, *l = NULL;
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, x = CPUSET_NULL, avoid = CPUSET_NULL;
+        _cleanup_free_ char *reason = NULL, *l = NULL, *holders = NULL;
+        _cleanup_strv_free_ char **avoid_lines = NULL;
+        bool kept = false;
         int r;
 
-        r = plan_resolve_selector(s, t, c->has_reserve ? &c->reserve : NULL, &cpus, &reason);
+        if (s->kind == CPU_SELECTOR_MAPPING && s->has_avoid) {
+                r = avoid_cores(s, c, p, t, prefix, &avoid, &holders, &avoid_lines, notes);
+                if (r < 0)
+                        return r;
+        }
+        r = plan_resolve_selector_avoiding(
+                s, t, c->has_reserve ? &c->reserve : NULL, cpuset_is_empty(&avoid) ? NULL : &avoid, &cpus,
+                &kept, &reason);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -475,6 +498,28 @@ static int resolve_device_selector(
                 r = strv_extendf(notes->explanation, "%sselector %s: %s", prefix, d, l);
                 if (r < 0)
                         return r;
+                STRV_FOREACH (line, avoid_lines) {
+                        r = strv_extendf(notes->explanation, "%s", *line);
+                        if (r < 0)
+                                return r;
+                }
+                if (kept) {
+                        _cleanup_free_ char *a = set_str(&avoid);
+
+                        if (!a)
+                                return -ENOMEM;
+                        r = strv_extendf(
+                                notes->explanation, "%savoid: the count can't be met without %s: kept", prefix,
+                                a);
+                        if (r >= 0)
+                                r = strv_extendf(
+                                        notes->warnings,
+                                        "%savoid: the count can't be met without the cores of polic%s %s (%s): "
+                                        "they are shared (ask for fewer cores to keep them apart)",
+                                        prefix, strchr(holders, ',') ? "ies" : "y", holders, a);
+                        if (r < 0)
+                                return r;
+                }
 
                 if (s->near && topology_n_nodes(t) > 1) {
                         r = topology_device_locality(t, s->near, &x, NULL, NULL);
@@ -497,11 +542,6 @@ static int resolve_device_selector(
                 r = remove_kubelet(p, prefix, &cpus, notes, ret_reason);
                 if (r != 0)
                         return r;
-                if (s->has_avoid) {
-                        r = remove_avoided(s, p, t, prefix, &cpus, notes);
-                        if (r < 0)
-                                return r;
-                }
                 if (warn) {
                         r = warn_sharing(s, p, t, prefix, &cpus, notes);
                         if (r < 0)

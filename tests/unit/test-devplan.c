@@ -1309,6 +1309,8 @@ START_TEST(test_avoid_policy_cores) {
         inv_add_irq(inv, 40, "eth0-TxRx-0", false);
         inv_add_irq(inv, 41, "eth1-TxRx-0", false);
         inv_add_irq(inv, 42, "eth2-TxRx-0", false);
+        inv_add_irq(inv, 43, "eth3-TxRx-0", false);
+        inv_add_irq(inv, 44, "eth4-TxRx-0", false);
         inv_add_net(inv, "eth0", 4, 4, true, true);
         inv_add_net(inv, "eth1", 4, 4, true, true);
         add_policy(c, "web", web);
@@ -1317,6 +1319,12 @@ START_TEST(test_avoid_policy_cores) {
                 sel_avoid(SEL(.near = "eth0"), strv_make("web", NULL)), false);
         add_irq_rule(c, "on", NULL, strv_make("eth1-*", NULL), SEL(.near = "eth0"), false);
         add_irq_rule(c, "meant", NULL, strv_make("eth2-*", NULL), sel_avoid(SEL(.near = "eth0"), NULL), false);
+        add_irq_rule(
+                c, "count", NULL, strv_make("eth3-*", NULL),
+                sel_avoid(SEL(.near = "eth0", .cores = 2), strv_make("web", NULL)), false);
+        add_irq_rule(
+                c, "too-many", NULL, strv_make("eth4-*", NULL),
+                sel_avoid(SEL(.near = "eth0", .cores = 7), strv_make("web", NULL)), false);
         add_net_rule(c, "eth0", sel_avoid(SEL(.near = "eth0"), strv_make("web", NULL)), XPS_SPREAD, (CpuSelector){});
         add_net_rule(c, "eth1", SEL(.near = "eth0"), XPS_NONE, (CpuSelector){});
         ck_assert_int_eq(plan_new(c, t, &p), 0);
@@ -1362,6 +1370,17 @@ START_TEST(test_avoid_policy_cores) {
         /* Meant: avoid: [] shares, without a warning. */
         assert_set(&dp->irq_rules[2].cpus, &node1, "avoid: []");
         ck_assert(!strv_contains_substring(dp->irq_rules[2].warnings, "share cores"));
+
+        /* A count is taken from what avoid: leaves: 2 whole cores of node 1, none of web's. */
+        ck_assert_uint_eq(cpuset_count(&dp->irq_rules[3].cpus), 4);
+        ck_assert(cpuset_is_subset(&dp->irq_rules[3].cpus, &want));
+        ck_assert(!strv_contains_substring(dp->irq_rules[3].warnings, "share cores"));
+        /* 7 cores: only 6 besides web's, so web's are kept, and said to be. */
+        ck_assert_uint_eq(cpuset_count(&dp->irq_rules[4].cpus), 14);
+        ck_assert(cpuset_intersects(&dp->irq_rules[4].cpus, &web_cores));
+        ck_assert(strv_contains_substring(dp->irq_rules[4].explanation, "avoid: the count can't be met without"));
+        ck_assert(strv_contains_substring(
+                dp->irq_rules[4].warnings, "avoid: the count can't be met without the cores of policy \"web\""));
 }
 END_TEST
 
