@@ -172,6 +172,18 @@ static char *mapping_describe(const CpuSelector *s) {
         return buf;
 }
 
+/* Appends "\"NAME\"" to *holders, a list of quoted policy names joined by ", " (NULL: none yet).
+ * Returns 0 or -ENOMEM. */
+static int holders_add(char **holders, const char *name) {
+        char *h = NULL;
+
+        if (asprintf(&h, "%s%s\"%s\"", *holders ?: "", *holders ? ", " : "", name) < 0)
+                return -ENOMEM;
+        free(*holders);
+        *holders = h;
+        return 0;
+}
+
 /* Where explanation and warning lines of one selector go. */
 typedef struct RuleNotes {
         char ***explanation;
@@ -222,7 +234,7 @@ static int remove_held(
         int r;
 
         for (size_t i = 0; i < p->n_policies; i++) {
-                _cleanup_free_ char *l = NULL, *h = NULL;
+                _cleanup_free_ char *l = NULL;
                 const char *name = p->policies[i].policy->name;
 
                 r = cpuset_copy(&x, cpus);
@@ -241,10 +253,9 @@ static int remove_held(
                 r = cpuset_or(&removed, &x);
                 if (r < 0)
                         return r;
-                if (asprintf(&h, "%s%s\"%s\"", holders ?: "", holders ? ", " : "", name) < 0)
-                        return -ENOMEM;
-                free(holders);
-                holders = TAKE_PTR(h);
+                r = holders_add(&holders, name);
+                if (r < 0)
+                        return r;
                 cpuset_andnot(cpus, &x);
         }
 
@@ -328,7 +339,7 @@ static int avoid_cores(
 
         for (size_t i = 0; i < p->n_policies; i++) {
                 const PolicyPlan *pp = &p->policies[i];
-                _cleanup_free_ char *l = NULL, *h = NULL;
+                _cleanup_free_ char *l = NULL;
 
                 if (!selector_avoids(s, pp->policy->name))
                         continue;
@@ -358,10 +369,9 @@ static int avoid_cores(
                         pp->policy->name, l);
                 if (r < 0)
                         return r;
-                if (asprintf(&h, "%s%s\"%s\"", holders ?: "", holders ? ", " : "", pp->policy->name) < 0)
-                        return -ENOMEM;
-                free(holders);
-                holders = TAKE_PTR(h);
+                r = holders_add(&holders, pp->policy->name);
+                if (r < 0)
+                        return r;
                 r = cpuset_or(&avoid, &x);
                 if (r < 0)
                         return r;

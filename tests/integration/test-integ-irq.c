@@ -961,6 +961,21 @@ static void read_cpu_list(const char *path, CpuSet *ret) {
         ck_assert_msg(cpuset_parse_list(text, ret, NULL) == 0, "%s: not a cpu-list: %s", path, text);
 }
 
+/* The policy svc on CPU svc, and the rule nic on eth0's rx IRQ with cpus: selector. */
+static void write_svc_rule(Harness *h, int svc, const char *selector) {
+        harness_write_policy(
+                h, "10-svc.yaml",
+                "policies:\n"
+                "  - name: svc\n"
+                "    match: {comm: afd-no-such-comm}\n"
+                "    cpus: \"%d\"\n"
+                "irqs:\n"
+                "  - name: nic\n"
+                "    match: {device: eth0, action: \"*input*\"}\n"
+                "    cpus: %s\n",
+                svc, selector);
+}
+
 /*
  * IRQs beside, not on, the service: a policy on the last online CPU, and eth0's rx IRQ under
  * cpus: { avoid: [svc] }, gets every other online CPU but the SMT siblings of svc's (sysfs
@@ -993,17 +1008,7 @@ START_TEST(test_irq_avoid_policy) {
 
         /* Start from every online CPU, so that the rule's write shows. */
         set_irq_affinity(rx_irq, online_list);
-        harness_write_policy(
-                h, "10-svc.yaml",
-                "policies:\n"
-                "  - name: svc\n"
-                "    match: {comm: afd-no-such-comm}\n"
-                "    cpus: \"%d\"\n"
-                "irqs:\n"
-                "  - name: nic\n"
-                "    match: {device: eth0, action: \"*input*\"}\n"
-                "    cpus: {avoid: [svc]}\n",
-                svc);
+        write_svc_rule(h, svc, "{avoid: [svc]}");
         harness_start_daemon(h);
 
         now = irq_affinity(rx_irq);
@@ -1017,17 +1022,7 @@ START_TEST(test_irq_avoid_policy) {
         ck_assert(!harness_log_contains(h, "share cores with policy \"svc\""));
 
         /* Without avoid: every online CPU, svc's core too, with the warning. */
-        harness_write_policy(
-                h, "10-svc.yaml",
-                "policies:\n"
-                "  - name: svc\n"
-                "    match: {comm: afd-no-such-comm}\n"
-                "    cpus: \"%d\"\n"
-                "irqs:\n"
-                "  - name: nic\n"
-                "    match: {device: eth0, action: \"*input*\"}\n"
-                "    cpus: {}\n",
-                svc);
+        write_svc_rule(h, svc, "{}");
         ck_assert_int_ge(harness_reload(h, NULL), 0);
         wait_irq_affinity(rx_irq, online_list);
         harness_wait_log(h, "share cores with policy \"svc\": add avoid: [svc] to the selector");
