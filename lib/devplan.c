@@ -446,10 +446,10 @@ static int warn_sharing(
  * Resolves s for a device rule into *ret (initialised, replaced): plan_resolve_selector() with
  * c's reserve, and without the cores avoid: names before the count (avoid_cores(),
  * plan_resolve_selector_avoiding()), then (a mapping) without the exclusive holdings of p and
- * the kubelet's CPUs. With warn, a mapping whose set shares
- * cores with a policy it did not name in avoid: gets a warning (warn_sharing()). Explanation
- * and warning lines are prefixed with prefix. Returns 0; 1 with a reason (prefixed) when the
- * selector can't be resolved here; -ENOMEM.
+ * the kubelet's CPUs. With warn, a mapping whose set shares cores with a policy it did not name
+ * in avoid: gets a warning (warn_sharing()). Explanation and warning lines are prefixed with
+ * prefix. Returns 0; 1 with a reason (prefixed) when the selector can't be resolved here;
+ * -ENOMEM.
  */
 static int resolve_device_selector(
         const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
@@ -508,7 +508,8 @@ static int resolve_device_selector(
                 r = strv_extendf(notes->explanation, "%sselector %s: %s", prefix, d, l);
                 if (r < 0)
                         return r;
-                STRV_FOREACH (line, avoid_lines) {
+                /* What avoid: removed (nothing when it was kept: said below). */
+                STRV_FOREACH (line, kept ? NULL : avoid_lines) {
                         r = strv_extendf(notes->explanation, "%s", *line);
                         if (r < 0)
                                 return r;

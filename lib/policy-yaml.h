@@ -25,9 +25,9 @@
  * CPUSET_MAX_CPUS and exclude each other; smt: one-per-core|all; kind: performance|efficiency;
  * reserved: avoid|allow|only; exclusive: true|false; in irqs: and net: rules only, avoid:
  * policies, a policy name, a list of them or [] (the names checked by config_verify()). A
- * thread rule's cpus: may also be the
- * word spread (CPU_SELECTOR_SPREAD); anywhere else "spread" is an error. Whether a selector
- * can be satisfied on a machine is the plan's business (plan.h), never the loader's.
+ * thread rule's cpus: may also be the word spread (CPU_SELECTOR_SPREAD); anywhere else
+ * "spread" is an error. Whether a selector can be satisfied on a machine is the plan's
+ * business (plan.h), never the loader's.
  *
  * scheduler: (a policy's and a thread rule's): policy: other|batch|idle|fifo|rr, priority: 1-99
  * (only with fifo/rr, and required there), nice: -20..19 (not with fifo/rr), reset-on-fork:
