@@ -324,7 +324,8 @@ static bool selector_avoids(const CpuSelector *s, const char *name) {
 static int avoid_cores(
         const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
         CpuSet *ret_avoid, char **ret_holders, char ***lines, RuleNotes *notes) {
-        _cleanup_cpuset_ CpuSet left = CPUSET_NULL, cores = CPUSET_NULL, x = CPUSET_NULL, avoid = CPUSET_NULL;
+        _cleanup_cpuset_ CpuSet left = CPUSET_NULL, cores = CPUSET_NULL, x = CPUSET_NULL,
+                                avoid = CPUSET_NULL;
         _cleanup_free_ char *holders = NULL;
         CpuSelector uncounted = *s; /* a shallow copy: never released */
         int r;
@@ -365,8 +366,8 @@ static int avoid_cores(
                 if (!l)
                         return -ENOMEM;
                 r = strv_extendf(
-                        lines, "%savoid: policy \"%s\": %s removed (its CPUs and their SMT siblings)", prefix,
-                        pp->policy->name, l);
+                        lines, "%savoid: policy \"%s\": %s removed (its CPUs and their SMT siblings)",
+                        prefix, pp->policy->name, l);
                 if (r < 0)
                         return r;
                 r = holders_add(&holders, pp->policy->name);
@@ -520,13 +521,13 @@ static int resolve_device_selector(
                         if (!a)
                                 return -ENOMEM;
                         r = strv_extendf(
-                                notes->explanation, "%savoid: the count can't be met without %s: kept", prefix,
-                                a);
+                                notes->explanation, "%savoid: the count can't be met without %s: kept",
+                                prefix, a);
                         if (r >= 0)
                                 r = strv_extendf(
                                         notes->warnings,
-                                        "%savoid: the count can't be met without the cores of polic%s %s (%s): "
-                                        "they are shared (ask for fewer cores to keep them apart)",
+                                        "%savoid: the count can't be met without the cores of polic%s %s "
+                                        "(%s): they are shared (ask for fewer cores to keep them apart)",
                                         prefix, strchr(holders, ',') ? "ies" : "y", holders, a);
                         if (r < 0)
                                 return r;
@@ -949,7 +950,8 @@ static int net_rule_plan_resolve(
                 } else {
                         CpuSelector all = {.kind = CPU_SELECTOR_MAPPING, .location = rule->xps_location};
 
-                        r = resolve_device_selector(&all, c, p, t, "xps: ", false, &np->xps, &notes, &reason);
+                        r = resolve_device_selector(
+                                &all, c, p, t, "xps: ", false, &np->xps, &notes, &reason);
                         if (r < 0)
                                 return r;
                         if (r > 0)

@@ -998,7 +998,8 @@ START_TEST(test_irq_avoid_policy) {
         ck_assert_int_eq(cpuset_copy(&want, &online), 0);
         cpuset_andnot(&want, &core);
         if (cpuset_is_empty(&want)) {
-                printf("test_irq_avoid_policy: CPU %d's core is every online CPU: nothing to avoid onto\n", svc);
+                printf("test_irq_avoid_policy: CPU %d's core is every online CPU: nothing to avoid onto\n",
+                       svc);
                 return;
         }
         want_list = cpuset_to_string(&want);

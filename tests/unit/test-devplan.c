@@ -1318,14 +1318,17 @@ START_TEST(test_avoid_policy_cores) {
                 c, "beside", NULL, strv_make("eth0-*", NULL),
                 sel_avoid(SEL(.near = "eth0"), strv_make("web", NULL)), false);
         add_irq_rule(c, "on", NULL, strv_make("eth1-*", NULL), SEL(.near = "eth0"), false);
-        add_irq_rule(c, "meant", NULL, strv_make("eth2-*", NULL), sel_avoid(SEL(.near = "eth0"), NULL), false);
+        add_irq_rule(
+                c, "meant", NULL, strv_make("eth2-*", NULL), sel_avoid(SEL(.near = "eth0"), NULL), false);
         add_irq_rule(
                 c, "count", NULL, strv_make("eth3-*", NULL),
                 sel_avoid(SEL(.near = "eth0", .cores = 2), strv_make("web", NULL)), false);
         add_irq_rule(
                 c, "too-many", NULL, strv_make("eth4-*", NULL),
                 sel_avoid(SEL(.near = "eth0", .cores = 7), strv_make("web", NULL)), false);
-        add_net_rule(c, "eth0", sel_avoid(SEL(.near = "eth0"), strv_make("web", NULL)), XPS_SPREAD, (CpuSelector){});
+        add_net_rule(
+                c, "eth0", sel_avoid(SEL(.near = "eth0"), strv_make("web", NULL)), XPS_SPREAD,
+                (CpuSelector){});
         add_net_rule(c, "eth1", SEL(.near = "eth0"), XPS_NONE, (CpuSelector){});
         ck_assert_int_eq(plan_new(c, t, &p), 0);
         ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
@@ -1343,7 +1346,8 @@ START_TEST(test_avoid_policy_cores) {
         assert_set(&dp->irq_rules[0].cpus, &want, "avoid: [web]");
         assert_set(&device_plan_find_irq(dp, 40)->cpus, &want, "IRQ 40");
         ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, "avoid: policy \"web\": "));
-        ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, "(its CPUs and their SMT siblings)"));
+        ck_assert(
+                strv_contains_substring(dp->irq_rules[0].explanation, "(its CPUs and their SMT siblings)"));
         ck_assert(!strv_contains_substring(dp->irq_rules[0].warnings, "share cores"));
         assert_set(&dp->net_rules[0].rps, &want, "rps: avoid: [web]");
         assert_set(&dp->net_rules[0].xps, &want, "xps: spread over the rps: CPUs");
@@ -1356,10 +1360,11 @@ START_TEST(test_avoid_policy_cores) {
                 _cleanup_free_ char *l = cpuset_to_string(&shared), *w = NULL;
 
                 ck_assert_int_ge(
-                        asprintf(&w,
-                                 "CPUs %s share cores with policy \"web\": add avoid: [web] to the selector to "
-                                 "keep them apart, or avoid: [] if that is meant",
-                                 l),
+                        asprintf(
+                                &w,
+                                "CPUs %s share cores with policy \"web\": add avoid: [web] to the selector "
+                                "to keep them apart, or avoid: [] if that is meant",
+                                l),
                         0);
                 ck_assert_msg(
                         strv_contains_substring(dp->irq_rules[1].warnings, w), "want warning \"%s\"", w);
@@ -1378,9 +1383,11 @@ START_TEST(test_avoid_policy_cores) {
         /* 7 cores: only 6 besides web's, so web's are kept, and said to be. */
         ck_assert_uint_eq(cpuset_count(&dp->irq_rules[4].cpus), 14);
         ck_assert(cpuset_intersects(&dp->irq_rules[4].cpus, &web_cores));
-        ck_assert(strv_contains_substring(dp->irq_rules[4].explanation, "avoid: the count can't be met without"));
         ck_assert(strv_contains_substring(
-                dp->irq_rules[4].warnings, "avoid: the count can't be met without the cores of policy \"web\""));
+                dp->irq_rules[4].explanation, "avoid: the count can't be met without"));
+        ck_assert(strv_contains_substring(
+                dp->irq_rules[4].warnings,
+                "avoid: the count can't be met without the cores of policy \"web\""));
 }
 END_TEST
 

@@ -1874,13 +1874,15 @@ END_TEST
  * across files by config_verify(), at each name; refused in a policy's selector. */
 #define WEB "policies:\n  - name: web\n    match: {comm: nginx}\n    cpus: {near: eth0}\n"
 START_TEST(test_avoid) {
-        const char *rules = "irqs:\n  - name: nic\n    match: {device: eth0}\n    cpus: {near: eth0, avoid: [web]}\n";
+        const char *rules =
+                "irqs:\n  - name: nic\n    match: {device: eth0}\n    cpus: {near: eth0, avoid: [web]}\n";
         const CpuSelector *s;
         int r;
 
-        ck_assert_int_eq(parse(WEB "irqs:\n  - name: nic\n    match: {device: eth0}\n"
-                                   "    cpus: {near: eth0, avoid: [web]}\n"),
-                         0);
+        ck_assert_int_eq(
+                parse(WEB "irqs:\n  - name: nic\n    match: {device: eth0}\n"
+                          "    cpus: {near: eth0, avoid: [web]}\n"),
+                0);
         s = &config->irq_rules[0].cpus;
         ck_assert(s->has_avoid && !s->avoid_policies);
         ck_assert_uint_eq(s->n_avoid, 1);
