@@ -116,7 +116,8 @@ const char *net_queue_kind_to_string(NetQueueKind k) {
         return net_queue_kind_table[k];
 }
 
-/* What a selector mapping says, for the explanation: "{ near: eth0, reserved: only }". */
+/* What a selector mapping says, for the explanation: "{ near: eth0, reserved: only }",
+ * "{ near: eth0, avoid: [web] }". */
 static char *mapping_describe(const CpuSelector *s) {
         _cleanup_free_ char *nodes = NULL, *packages = NULL;
         char *buf = NULL;
@@ -154,6 +155,14 @@ static char *mapping_describe(const CpuSelector *s) {
                 ITEM("smt: one-per-core");
         if (s->reserved != RESERVED_AVOID)
                 ITEM("reserved: %s", s->reserved == RESERVED_ONLY ? "only" : "allow");
+        if (s->avoid_policies)
+                ITEM("avoid: policies");
+        else if (s->has_avoid) {
+                ITEM("avoid: [");
+                for (size_t i = 0; i < s->n_avoid; i++)
+                        fprintf(f, "%s%s", i > 0 ? ", " : "", s->avoid[i]);
+                fputc(']', f);
+        }
 #undef ITEM
         fputs(first ? "}" : " }", f);
         if (fclose(f) != 0) {
@@ -161,6 +170,18 @@ static char *mapping_describe(const CpuSelector *s) {
                 return NULL;
         }
         return buf;
+}
+
+/* Appends "\"NAME\"" to *holders, a list of quoted policy names joined by ", " (NULL: none yet).
+ * Returns 0 or -ENOMEM. */
+static int holders_add(char **holders, const char *name) {
+        char *h = NULL;
+
+        if (asprintf(&h, "%s%s\"%s\"", *holders ?: "", *holders ? ", " : "", name) < 0)
+                return -ENOMEM;
+        free(*holders);
+        *holders = h;
+        return 0;
 }
 
 /* Where explanation and warning lines of one selector go. */
@@ -213,7 +234,7 @@ static int remove_held(
         int r;
 
         for (size_t i = 0; i < p->n_policies; i++) {
-                _cleanup_free_ char *l = NULL, *h = NULL;
+                _cleanup_free_ char *l = NULL;
                 const char *name = p->policies[i].policy->name;
 
                 r = cpuset_copy(&x, cpus);
@@ -232,10 +253,9 @@ static int remove_held(
                 r = cpuset_or(&removed, &x);
                 if (r < 0)
                         return r;
-                if (asprintf(&h, "%s%s\"%s\"", holders ?: "", holders ? ", " : "", name) < 0)
-                        return -ENOMEM;
-                free(holders);
-                holders = TAKE_PTR(h);
+                r = holders_add(&holders, name);
+                if (r < 0)
+                        return r;
                 cpuset_andnot(cpus, &x);
         }
 
@@ -253,20 +273,202 @@ static int remove_held(
         return 0;
 }
 
+/* *ret := the online PUs of the cores of pp's CPUs (its set and its thread rules' sets, SMT
+ * siblings included); empty when pp is pending or sets no CPUs. */
+static int policy_cores(const Topology *t, const PolicyPlan *pp, CpuSet *ret) {
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, core = CPUSET_NULL, cores = CPUSET_NULL;
+        int r;
+
+        if (!pp->pending_reason) {
+                r = cpuset_copy(&cpus, &pp->cpus);
+                for (size_t k = 0; r >= 0 && k < pp->n_threads; k++)
+                        r = cpuset_or(&cpus, &pp->threads[k].cpus);
+                if (r < 0)
+                        return r;
+        }
+        CPUSET_FOREACH (cpu, &cpus) {
+                r = topology_core_siblings(t, (unsigned)cpu, &core);
+                if (r == -ENOENT) { /* no core information: the PU alone */
+                        cpuset_clear(&core);
+                        r = cpuset_add(&core, (unsigned)cpu);
+                }
+                if (r >= 0)
+                        r = cpuset_or(&cores, &core);
+                if (r < 0)
+                        return r;
+        }
+        cpuset_and(&cores, topology_online_cpus(t));
+        cpuset_done(ret);
+        *ret = cores;
+        cores = CPUSET_NULL;
+        return 0;
+}
+
+/* Whether avoid: of s names the policy name ("avoid: policies" names every one). */
+static bool selector_avoids(const CpuSelector *s, const char *name) {
+        if (s->avoid_policies)
+                return true;
+        for (size_t i = 0; i < s->n_avoid; i++)
+                if (streq(s->avoid[i], name))
+                        return true;
+        return false;
+}
+
+/*
+ * avoid: what a mapping is to leave out: the cores of the policies it names, as far as they are
+ * in what it could choose (*s without its count, after the reserve), into *ret_avoid; one line
+ * per policy that has some of them into *lines, and their names, quoted, into *ret_holders
+ * (NULL when none). It prefers: when that would leave no CPU, *ret_avoid is empty, with a line
+ * and a warning saying so. Returns 0 or -ENOMEM.
+ */
+static int avoid_cores(
+        const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
+        CpuSet *ret_avoid, char **ret_holders, char ***lines, RuleNotes *notes) {
+        _cleanup_cpuset_ CpuSet left = CPUSET_NULL, cores = CPUSET_NULL, x = CPUSET_NULL,
+                                avoid = CPUSET_NULL;
+        _cleanup_free_ char *holders = NULL;
+        CpuSelector uncounted = *s; /* a shallow copy: never released */
+        int r;
+
+        uncounted.n_cores = uncounted.n_cpus = 0;
+        uncounted.smt = SMT_ALL;
+        r = plan_resolve_selector(&uncounted, t, c->has_reserve ? &c->reserve : NULL, &left, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0; /* the selector itself can't be resolved: its resolution says why */
+
+        for (size_t i = 0; i < p->n_policies; i++) {
+                const PolicyPlan *pp = &p->policies[i];
+                _cleanup_free_ char *l = NULL;
+
+                if (!selector_avoids(s, pp->policy->name))
+                        continue;
+                if (pp->pending_reason) {
+                        if (s->avoid_policies)
+                                continue;
+                        r = strv_extendf(
+                                lines, "%savoid: policy \"%s\" is pending: it holds no CPU", prefix,
+                                pp->policy->name);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                r = policy_cores(t, pp, &cores);
+                if (r >= 0)
+                        r = cpuset_copy(&x, &left);
+                if (r < 0)
+                        return r;
+                cpuset_and(&x, &cores);
+                if (cpuset_is_empty(&x))
+                        continue;
+                l = set_str(&x);
+                if (!l)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        lines, "%savoid: policy \"%s\": %s removed (its CPUs and their SMT siblings)",
+                        prefix, pp->policy->name, l);
+                if (r < 0)
+                        return r;
+                r = holders_add(&holders, pp->policy->name);
+                if (r < 0)
+                        return r;
+                r = cpuset_or(&avoid, &x);
+                if (r < 0)
+                        return r;
+                cpuset_andnot(&left, &x);
+        }
+
+        if (holders && cpuset_is_empty(&left)) {
+                _cleanup_free_ char *l = set_str(&avoid);
+
+                if (!l)
+                        return -ENOMEM;
+                r = strv_extendf(lines, "%savoid: would leave no CPU: %s kept", prefix, l);
+                if (r < 0)
+                        return r;
+                r = strv_extendf(
+                        notes->warnings,
+                        "%savoid: every CPU the selector has (%s) is on the cores of polic%s %s: they are "
+                        "shared (select more CPUs to keep them apart)",
+                        prefix, l, strchr(holders, ',') ? "ies" : "y", holders);
+                if (r < 0)
+                        return r;
+                cpuset_clear(&avoid);
+        }
+        cpuset_done(ret_avoid);
+        *ret_avoid = avoid;
+        avoid = CPUSET_NULL;
+        *ret_holders = TAKE_PTR(holders);
+        return 0;
+}
+
+/*
+ * A mapping whose CPUs share cores with a policy's, when it did not ask for it: no avoid: at
+ * all, or one that does not name that policy ("avoid: []" means sharing is meant). Exclusive
+ * policies' cores were left out already. One warning per policy, saying how to fix it.
+ * Returns 0 or -ENOMEM.
+ */
+static int warn_sharing(
+        const CpuSelector *s, const Plan *p, const Topology *t, const char *prefix, const CpuSet *cpus,
+        RuleNotes *notes) {
+        _cleanup_cpuset_ CpuSet cores = CPUSET_NULL;
+        int r;
+
+        if (s->has_avoid && s->n_avoid == 0 && !s->avoid_policies)
+                return 0;
+        for (size_t i = 0; i < p->n_policies; i++) {
+                const PolicyPlan *pp = &p->policies[i];
+                _cleanup_free_ char *l = NULL;
+
+                if (selector_avoids(s, pp->policy->name))
+                        continue;
+                r = policy_cores(t, pp, &cores);
+                if (r < 0)
+                        return r;
+                cpuset_and(&cores, cpus);
+                if (cpuset_is_empty(&cores))
+                        continue;
+                l = set_str(&cores);
+                if (!l)
+                        return -ENOMEM;
+                r = strv_extendf(
+                        notes->warnings,
+                        "%sCPUs %s share cores with policy \"%s\": add avoid: [%s] to the selector to "
+                        "keep them apart, or avoid: [] if that is meant",
+                        prefix, l, pp->policy->name, pp->policy->name);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /*
  * Resolves s for a device rule into *ret (initialised, replaced): plan_resolve_selector() with
- * c's reserve, then (a mapping) without the exclusive holdings of p. Explanation and warning
- * lines are prefixed with prefix. Returns 0; 1 with a reason (prefixed) when the selector can't
- * be resolved here; -ENOMEM.
+ * c's reserve, and without the cores avoid: names before the count (avoid_cores(),
+ * plan_resolve_selector_avoiding()), then (a mapping) without the exclusive holdings of p and
+ * the kubelet's CPUs. With warn, a mapping whose set shares cores with a policy it did not name
+ * in avoid: gets a warning (warn_sharing()). Explanation and warning lines are prefixed with
+ * prefix. Returns 0; 1 with a reason (prefixed) when the selector can't be resolved here;
+ * -ENOMEM.
  */
 static int resolve_device_selector(
         const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
-        CpuSet *ret, RuleNotes *notes, char **ret_reason) {
-        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, x = CPUSET_NULL;
-        _cleanup_free_ char *reason = NULL, *l = NULL;
+        bool warn, CpuSet *ret, RuleNotes *notes, char **ret_reason) {
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, x = CPUSET_NULL, avoid = CPUSET_NULL;
+        _cleanup_free_ char *reason = NULL, *l = NULL, *holders = NULL;
+        _cleanup_strv_free_ char **avoid_lines = NULL;
+        bool kept = false;
         int r;
 
-        r = plan_resolve_selector(s, t, c->has_reserve ? &c->reserve : NULL, &cpus, &reason);
+        if (s->kind == CPU_SELECTOR_MAPPING && s->has_avoid) {
+                r = avoid_cores(s, c, p, t, prefix, &avoid, &holders, &avoid_lines, notes);
+                if (r < 0)
+                        return r;
+        }
+        r = plan_resolve_selector_avoiding(
+                s, t, c->has_reserve ? &c->reserve : NULL, cpuset_is_empty(&avoid) ? NULL : &avoid, &cpus,
+                &kept, &reason);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -307,6 +509,29 @@ static int resolve_device_selector(
                 r = strv_extendf(notes->explanation, "%sselector %s: %s", prefix, d, l);
                 if (r < 0)
                         return r;
+                /* What avoid: removed (nothing when it was kept: said below). */
+                STRV_FOREACH (line, kept ? NULL : avoid_lines) {
+                        r = strv_extendf(notes->explanation, "%s", *line);
+                        if (r < 0)
+                                return r;
+                }
+                if (kept) {
+                        _cleanup_free_ char *a = set_str(&avoid);
+
+                        if (!a)
+                                return -ENOMEM;
+                        r = strv_extendf(
+                                notes->explanation, "%savoid: the count can't be met without %s: kept",
+                                prefix, a);
+                        if (r >= 0)
+                                r = strv_extendf(
+                                        notes->warnings,
+                                        "%savoid: the count can't be met without the cores of polic%s %s "
+                                        "(%s): they are shared (ask for fewer cores to keep them apart)",
+                                        prefix, strchr(holders, ',') ? "ies" : "y", holders, a);
+                        if (r < 0)
+                                return r;
+                }
 
                 if (s->near && topology_n_nodes(t) > 1) {
                         r = topology_device_locality(t, s->near, &x, NULL, NULL);
@@ -329,6 +554,11 @@ static int resolve_device_selector(
                 r = remove_kubelet(p, prefix, &cpus, notes, ret_reason);
                 if (r != 0)
                         return r;
+                if (warn) {
+                        r = warn_sharing(s, p, t, prefix, &cpus, notes);
+                        if (r < 0)
+                                return r;
+                }
         }
 
         cpuset_done(ret);
@@ -412,7 +642,7 @@ static int irq_rule_plan_resolve(
         int r;
 
         rp->rule = rule;
-        r = resolve_device_selector(&rule->cpus, c, p, t, "", &rp->cpus, &notes, &reason);
+        r = resolve_device_selector(&rule->cpus, c, p, t, "", true, &rp->cpus, &notes, &reason);
         if (r < 0)
                 return r;
         if (r > 0) {
@@ -700,7 +930,7 @@ static int net_rule_plan_resolve(
 
         np->rule = rule;
         if (rule->rps.kind != CPU_SELECTOR_NONE) {
-                r = resolve_device_selector(&rule->rps, c, p, t, "rps: ", &np->rps, &notes, &reason);
+                r = resolve_device_selector(&rule->rps, c, p, t, "rps: ", true, &np->rps, &notes, &reason);
                 if (r < 0)
                         return r;
                 if (r > 0)
@@ -720,7 +950,8 @@ static int net_rule_plan_resolve(
                 } else {
                         CpuSelector all = {.kind = CPU_SELECTOR_MAPPING, .location = rule->xps_location};
 
-                        r = resolve_device_selector(&all, c, p, t, "xps: ", &np->xps, &notes, &reason);
+                        r = resolve_device_selector(
+                                &all, c, p, t, "xps: ", false, &np->xps, &notes, &reason);
                         if (r < 0)
                                 return r;
                         if (r > 0)
@@ -728,7 +959,8 @@ static int net_rule_plan_resolve(
                 }
                 np->has_xps = r == 0;
         } else if (r == 0 && rule->xps == XPS_SELECTOR) {
-                r = resolve_device_selector(&rule->xps_cpus, c, p, t, "xps: ", &np->xps, &notes, &reason);
+                r = resolve_device_selector(
+                        &rule->xps_cpus, c, p, t, "xps: ", false, &np->xps, &notes, &reason);
                 if (r < 0)
                         return r;
                 if (r > 0)

@@ -13,7 +13,13 @@
  * nodes/packages/near, reserve, count), and a selector mapping also loses every CPU held by an
  * exclusive policy (the union of PolicyPlan.exclusive_cpus): exclusive cores are kept free of
  * interrupts and softirq work unless a rule names them literally (a literal cpu-list is taken
- * as written, with the policy warnings: offline, reserved, held).
+ * as written, with the policy warnings: offline, reserved, held). A mapping with avoid: then
+ * loses the cores (SMT siblings included) of the policies it names — PolicyPlan.cpus and its
+ * threads' cpus; pending policies hold nothing — before the count, unless that would leave
+ * nothing or too little for the count (then they are kept, with a warning). An irqs: cpus: or
+ * net: rps: mapping whose set still shares a core with a policy it doesn't name in avoid: gets
+ * a warning ('CPUs 8-9 share cores with policy "web": add avoid: [web] …'), unless it says
+ * avoid: [].
  */
 
 #include <stdbool.h>

@@ -23,6 +23,9 @@ typedef struct PlanContext {
         size_t n_earlier;
         const CpuSet *held;             /* union of their exclusive_cpus; never NULL */
         const KubeletCpuState *kubelet; /* the kubelet's exclusive CPUs; NULL: none */
+        /* A device rule's avoid: CPUs to leave out before the count when that leaves enough
+         * (plan_resolve_selector_avoiding()); NULL: none. */
+        const CpuSet *avoid;
 } PlanContext;
 
 /* What resolving one selector gives, besides a pending reason. */
@@ -31,6 +34,7 @@ typedef struct Resolution {
         CpuSet held;        /* exclusive: what it withholds from later selectors */
         char **explanation; /* lines, see PolicyPlan.explanation */
         char **notes;       /* to become warnings */
+        bool avoid_kept;    /* PlanContext.avoid would leave too little: its CPUs were kept */
 } Resolution;
 
 /* ---- small helpers ---- */

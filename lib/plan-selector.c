@@ -670,6 +670,20 @@ static int resolve_mapping(
         if (r < 0)
                 return r;
 
+        /* 5a. A device rule's avoid:, when what is left is not empty and meets the count. */
+        if (ctx->avoid && cpuset_intersects(&cpus, ctx->avoid)) {
+                r = set_andnot(&before, &cpus, ctx->avoid);
+                if (r >= 0)
+                        r = cpuset_is_empty(&before) ? 0
+                                                     : count_fits(ctx, s, what, &domain, &reserved, &before);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        set_move(&cpus, &before);
+                else
+                        res->avoid_kept = true;
+        }
+
         /* 5b. near: as close as the machine allows. */
         if (s->near && locality == TOPOLOGY_LOCALITY_NODES) {
                 r = narrow_closest(ctx, s, what, &domain, &reserved, &cpus, res);
@@ -718,11 +732,18 @@ int plan_context_resolve(const PlanContext *ctx, const CpuSelector *s, Resolutio
 
 int plan_resolve_selector(
         const CpuSelector *s, const Topology *t, const CpuSet *reserve, CpuSet *ret, char **ret_reason) {
+        return plan_resolve_selector_avoiding(s, t, reserve, NULL, ret, NULL, ret_reason);
+}
+
+int plan_resolve_selector_avoiding(
+        const CpuSelector *s, const Topology *t, const CpuSet *reserve, const CpuSet *avoid, CpuSet *ret,
+        bool *ret_kept, char **ret_reason) {
         static const CpuSet empty = CPUSET_NULL;
         _cleanup_cpuset_ CpuSet online_reserve = CPUSET_NULL;
         _cleanup_(resolution_done) Resolution res = {};
         _cleanup_free_ char *reason = NULL;
-        PlanContext ctx = {.topology = t, .reserve = &empty, .reserve_given = reserve, .held = &empty};
+        PlanContext ctx = {
+                .topology = t, .reserve = &empty, .reserve_given = reserve, .held = &empty, .avoid = avoid};
         int r;
 
         if (reserve) {
@@ -739,5 +760,7 @@ int plan_resolve_selector(
                 return r;
         }
         set_move(ret, &res.cpus);
+        if (ret_kept)
+                *ret_kept = res.avoid_kept;
         return 0;
 }

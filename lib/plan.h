@@ -201,6 +201,16 @@ int plan_resolve_selector(
         const CpuSelector *s, const Topology *t, const CpuSet *reserve, CpuSet *ret, char **ret_reason);
 
 /*
+ * plan_resolve_selector() for a device rule's avoid:: the CPUs of avoid (OS numbers; NULL: none)
+ * are left out after the reserve and before near:'s closest CPUs and the count, when what is
+ * left is not empty and still meets the count; else they are kept. *ret_kept (if non-NULL) says
+ * whether they were kept. Same returns.
+ */
+int plan_resolve_selector_avoiding(
+        const CpuSelector *s, const Topology *t, const CpuSet *reserve, const CpuSet *avoid, CpuSet *ret,
+        bool *ret_kept, char **ret_reason);
+
+/*
  * within: cpuset. True if pp (NULL: false) is active and its policy's cpus: or a thread rule's
  * cpus: says within: cpuset, so each process gets its own plan (plan_narrow_to_cpuset()).
  */

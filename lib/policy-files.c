@@ -5,7 +5,7 @@
  * directories with their override and masking rules, --config-dir and the paths affinityctl
  * validate is given, each file read whole and handed to config_parse_string(); then the checks
  * across files (config_verify()): duplicate policy names, real-time classes without
- * allow-realtime:.
+ * allow-realtime:, avoid: names no policy has.
  */
 
 #include <dirent.h>
@@ -532,6 +532,47 @@ static int verify_realtime(const Config *c, Diagnostics *diag) {
         return 0;
 }
 
+/* The names of one selector's avoid: are policies of c. Returns 0 or -ENOMEM. */
+static int verify_avoid_selector(const Config *c, const CpuSelector *s, Diagnostics *diag) {
+        int r;
+
+        for (size_t i = 0; i < s->n_avoid; i++) {
+                const Location *l = &s->avoid_locations[i];
+
+                if (config_find_policy(c, s->avoid[i]))
+                        continue;
+                r = diagnostics_add(
+                        diag, DIAGNOSTIC_ERROR, l->file, l->line, l->column,
+                        "avoid: no policy is named \"%s\" in the configuration (avoid: names process "
+                        "policies, or is the word policies)",
+                        s->avoid[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* avoid: of the irqs: and net: rules names policies that exist (in any file). Returns 0 or
+ * -ENOMEM. */
+static int verify_avoid(const Config *c, Diagnostics *diag) {
+        int r;
+
+        for (size_t i = 0; i < c->n_irq_rules; i++) {
+                r = verify_avoid_selector(c, &c->irq_rules[i].cpus, diag);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < c->n_net_rules; i++) {
+                r = verify_avoid_selector(c, &c->net_rules[i].rps, diag);
+                if (r < 0)
+                        return r;
+                r = verify_avoid_selector(c, &c->net_rules[i].xps_cpus, diag);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int config_verify(const Config *c, Diagnostics *diag) {
         _cleanup_(diagnostics_done) Diagnostics dummy = {};
         void *root = NULL;
@@ -567,6 +608,9 @@ int config_verify(const Config *c, Diagnostics *diag) {
                 return r;
 
         r = verify_realtime(c, diag);
+        if (r < 0)
+                return r;
+        r = verify_avoid(c, diag);
         if (r < 0)
                 return r;
         return diag->n_errors > errors ? -EINVAL : 0;

@@ -3,9 +3,9 @@
 /*
  * cpus: values of the YAML loader: a literal cpu-list or a selector mapping (nodes:,
  * packages:, near:, kind:, reserved:, cores:, cpus:, smt:, exclusive:) into a CpuSelector, as
- * policies, thread rules and the irqs:/net: rules (policy-devices.c) write them; and the names
- * of network devices and PCI addresses those rules and near: take. Syntax only: what a
- * selector picks on a machine is the plan's business (plan.h).
+ * policies, thread rules and the irqs:/net: rules (policy-devices.c; they also take avoid:)
+ * write them; and the names of network devices and PCI addresses those rules and near: take.
+ * Syntax only: what a selector picks on a machine is the plan's business (plan.h).
  */
 
 #include <assert.h>
@@ -305,6 +305,16 @@ static int parse_selector_near(
         return free_and_strdup(&s->near, name);
 }
 
+/* avoid: in a policy's or thread rule's selector. */
+static int policy_selector_avoid(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        return node_error(
+                l, key,
+                "avoid: applies to irqs: and net: rules only (it keeps IRQs and packet steering off "
+                "the cores of the policies named; a policy keeps others off its own cores with "
+                "exclusive: true)");
+}
+
 /* The keys of a selector mapping but exclusive:, in the order messages list them. */
 /* clang-format off */
 #define SELECTOR_KEYS_BUT_EXCLUSIVE                                                                \
@@ -323,6 +333,7 @@ const KeySpec selector_keys[] = {
         SELECTOR_KEYS_BUT_EXCLUSIVE,
         {"exclusive", parse_bool_key, offsetof(CpuSelector, exclusive)},
         {"within", parse_enum_key, offsetof(CpuSelector, within), .values = &within_enum},
+        {"avoid", policy_selector_avoid},
 };
 
 const size_t n_selector_keys = ELEMENTSOF(selector_keys);
@@ -442,12 +453,56 @@ static int device_selector_within(
                 "near: or nodes: to keep it next to a pod's CPUs)");
 }
 
+/*
+ * avoid: of a device rule's selector: the word policies (every process policy), a policy name,
+ * a list of them, or [] (sharing cores with policies is meant). Whether the names exist is
+ * config_verify()'s to say, when every file is read.
+ */
+static int parse_selector_avoid(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        CpuSelector *s = obj;
+        _cleanup_strv_free_ char **names = NULL;
+        _cleanup_free_ const Node **nodes = NULL;
+        Location *locations = NULL;
+        size_t n;
+        int r;
+
+        if (value->kind == NODE_ALIAS)
+                return 0;
+        s->avoid_location = node_location(l, value);
+        if (value->kind == NODE_SEQUENCE && value->n_children == 0) {
+                s->has_avoid = true;
+                return 0;
+        }
+        if (value->kind == NODE_SCALAR && streq(value->value, "policies")) {
+                s->has_avoid = s->avoid_policies = true;
+                return 0;
+        }
+        r = parse_string_list(l, "avoid", value, NULL, &names, &nodes);
+        if (r < 0 || !names)
+                return r;
+        n = strv_length(names);
+        locations = calloc(n, sizeof(Location));
+        if (!locations)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                locations[i] = node_location(l, nodes[i]);
+        strv_free(s->avoid);
+        free(s->avoid_locations);
+        s->avoid = TAKE_PTR(names);
+        s->avoid_locations = locations;
+        s->n_avoid = n;
+        s->has_avoid = true;
+        return 0;
+}
+
 /* The keys of a selector mapping in an irqs: or net: rule: selector_keys, but exclusive: and
- * within: refused. */
+ * within: refused, and avoid:. */
 static const KeySpec device_selector_keys[] = {
         SELECTOR_KEYS_BUT_EXCLUSIVE,
         {"exclusive", device_selector_exclusive},
         {"within", device_selector_within},
+        {"avoid", parse_selector_avoid},
 };
 
 int parse_device_selector(Loader *l, const char *what, const Node *value, CpuSelector *s) {

@@ -23,9 +23,11 @@
  * address, stored canonically as sysfs writes it ("3b:00.0" becomes "0000:3b:00.0"); cores:
  * and cpus: (inside the mapping, a count, not a cpu-list) are numbers from 1 to
  * CPUSET_MAX_CPUS and exclude each other; smt: one-per-core|all; kind: performance|efficiency;
- * reserved: avoid|allow|only; exclusive: true|false. A thread rule's cpus: may also be the
- * word spread (CPU_SELECTOR_SPREAD); anywhere else "spread" is an error. Whether a selector
- * can be satisfied on a machine is the plan's business (plan.h), never the loader's.
+ * reserved: avoid|allow|only; exclusive: true|false; in irqs: and net: rules only, avoid:
+ * policies, a policy name, a list of them or [] (the names checked by config_verify()). A
+ * thread rule's cpus: may also be the word spread (CPU_SELECTOR_SPREAD); anywhere else
+ * "spread" is an error. Whether a selector can be satisfied on a machine is the plan's
+ * business (plan.h), never the loader's.
  *
  * scheduler: (a policy's and a thread rule's): policy: other|batch|idle|fifo|rr, priority: 1-99
  * (only with fifo/rr, and required there), nice: -20..19 (not with fifo/rr), reset-on-fork:
@@ -156,7 +158,9 @@ int config_parse_string(
  * named); real-time classes (scheduler: policy fifo or rr, io: class realtime, in a policy or a
  * thread rule) without allow-realtime: true in the settings, each named at its value
  * ("file:line:column: error: scheduler: policy fifo needs allow-realtime: true in
- * affinityd.yaml (…)"). Settings and rules may come from different files, which is why this is
- * checked here. Returns 0 or -EINVAL with errors in *diag.
+ * affinityd.yaml (…)"); a name in avoid: of an irqs: or net: rule's selector that no policy
+ * has, at the name ("avoid: no policy is named \"wbe\" …"). Settings, rules and policies may
+ * come from different files, which is why this is checked here. Returns 0 or -EINVAL with
+ * errors in *diag.
  */
 int config_verify(const Config *c, Diagnostics *diag);

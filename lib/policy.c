@@ -30,6 +30,8 @@ void cpu_selector_done(CpuSelector *s) {
         cpuset_done(&s->nodes);
         cpuset_done(&s->packages);
         free(s->near);
+        strv_free(s->avoid);
+        free(s->avoid_locations);
         *s = (CpuSelector){};
 }
 

@@ -132,6 +132,15 @@ typedef struct CpuSelector {
         bool exclusive; /* this policy's set is withheld from every later selector */
         ReservedMode reserved;
         CpuWithin within; /* policies and thread rules only; never with a count or exclusive: */
+        /* avoid: (irqs: and net: rules only): the cores of these process policies' CPUs are left
+         * out, when that leaves any CPU (the plan, lib/devplan.h). has_avoid false: not given;
+         * true with avoid_policies false and n_avoid 0: "avoid: []", sharing cores is meant. */
+        bool has_avoid;
+        bool avoid_policies;       /* "avoid: policies": every process policy */
+        char **avoid;              /* the policy names, NULL-terminated (NULL when none) */
+        Location *avoid_locations; /* parallel to avoid: where each name is written */
+        size_t n_avoid;
+        Location avoid_location; /* of the avoid: value */
 } CpuSelector;
 
 /*

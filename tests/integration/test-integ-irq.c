@@ -16,7 +16,9 @@
  *    re-plan when it comes back puts the IRQ back;
  *  - originals recorded by a previous instance: restored by IRQ identity ("CHIP HWIRQ"), records
  *    with the old action-name identity dropped unwritten, a record whose restore fails kept;
- *  - a state dir that can't take the record: the IRQ is not written, and shows refused.
+ *  - a state dir that can't take the record: the IRQ is not written, and shows refused;
+ *  - cpus: { avoid: [svc] }: the IRQ beside, not on, the core of a policy's CPU; without it,
+ *    on it, with the sharing warning in the log.
  * main() saves the IRQ's mask before the run and puts it back after it, brings CPU 1 back online,
  * and deletes every interface named afd<PID>…, whatever happened in the tests (check's fork mode
  * skips a failed test's teardown).
@@ -35,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpuset.h"
 #include "harness.h"
 #include "macro.h"
 
@@ -950,6 +953,83 @@ START_TEST(test_irq_unrecordable_not_written) {
 }
 END_TEST
 
+/* A cpu-list file of sysfs into *ret. */
+static void read_cpu_list(const char *path, CpuSet *ret) {
+        _cleanup_free_ char *text = read_line(path);
+
+        ck_assert_msg(text, "cannot read %s", path);
+        ck_assert_msg(cpuset_parse_list(text, ret, NULL) == 0, "%s: not a cpu-list: %s", path, text);
+}
+
+/* The policy svc on CPU svc, and the rule nic on eth0's rx IRQ with cpus: selector. */
+static void write_svc_rule(Harness *h, int svc, const char *selector) {
+        harness_write_policy(
+                h, "10-svc.yaml",
+                "policies:\n"
+                "  - name: svc\n"
+                "    match: {comm: afd-no-such-comm}\n"
+                "    cpus: \"%d\"\n"
+                "irqs:\n"
+                "  - name: nic\n"
+                "    match: {device: eth0, action: \"*input*\"}\n"
+                "    cpus: %s\n",
+                svc, selector);
+}
+
+/*
+ * IRQs beside, not on, the service: a policy on the last online CPU, and eth0's rx IRQ under
+ * cpus: { avoid: [svc] }, gets every other online CPU but the SMT siblings of svc's (sysfs
+ * thread_siblings_list). Without avoid: the IRQ shares svc's core, and the log says how to fix
+ * that.
+ */
+START_TEST(test_irq_avoid_policy) {
+        Harness *h = harness_new();
+        _cleanup_cpuset_ CpuSet online = CPUSET_NULL, core = CPUSET_NULL, want = CPUSET_NULL;
+        _cleanup_free_ char *siblings = NULL, *want_list = NULL, *online_list = NULL, *now = NULL;
+        IrqEntry e;
+        int svc;
+
+        read_cpu_list("/sys/devices/system/cpu/online", &online);
+        svc = cpuset_last(&online);
+        ck_assert_int_ge(svc, 0);
+        ck_assert_int_ge(
+                asprintf(&siblings, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", svc), 0);
+        read_cpu_list(siblings, &core);
+        ck_assert_int_eq(cpuset_copy(&want, &online), 0);
+        cpuset_andnot(&want, &core);
+        if (cpuset_is_empty(&want)) {
+                printf("test_irq_avoid_policy: CPU %d's core is every online CPU: nothing to avoid onto\n",
+                       svc);
+                return;
+        }
+        want_list = cpuset_to_string(&want);
+        online_list = cpuset_to_string(&online);
+        ck_assert_ptr_nonnull(want_list);
+        ck_assert_ptr_nonnull(online_list);
+
+        /* Start from every online CPU, so that the rule's write shows. */
+        set_irq_affinity(rx_irq, online_list);
+        write_svc_rule(h, svc, "{avoid: [svc]}");
+        harness_start_daemon(h);
+
+        now = irq_affinity(rx_irq);
+        ck_assert_msg(
+                streq_ptr(now, want_list), "IRQ %u (%s) has CPUs %s, expected %s (not svc's CPU %d's core)",
+                rx_irq, rx_name, strna(now), want_list, svc);
+        e = list_irq(h, rx_irq);
+        ck_assert_str_eq(e.rule, "nic");
+        ck_assert_str_eq(e.requested, want_list);
+        ck_assert_str_eq(e.state, "applied");
+        ck_assert(!harness_log_contains(h, "share cores with policy \"svc\""));
+
+        /* Without avoid: every online CPU, svc's core too, with the warning. */
+        write_svc_rule(h, svc, "{}");
+        ck_assert_int_ge(harness_reload(h, NULL), 0);
+        wait_irq_affinity(rx_irq, online_list);
+        harness_wait_log(h, "share cores with policy \"svc\": add avoid: [svc] to the selector");
+}
+END_TEST
+
 /* Runs in the runner process (an unchecked fixture) after the hotplug test, whatever happened in
  * it (a failed test skips its teardown): CPU 1 online, the IRQ's mask as before the run. */
 static void after_hotplug_setup(void) {
@@ -1012,6 +1092,7 @@ int main(int argc, char **argv) {
                 harness_add_test(s, test_irq_restore_failure_kept);
         } else {
                 harness_add_test(s, test_irq_move_and_restore);
+                harness_add_test(s, test_irq_avoid_policy);
                 harness_add_test(s, test_irq_restore_on_exit);
                 harness_add_test(s, test_irq_drift_enforce);
                 harness_add_test(s, test_irq_drift_report);

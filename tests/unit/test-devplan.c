@@ -1264,6 +1264,186 @@ START_TEST(test_kubelet_exclusive) {
 }
 END_TEST
 
+/* ---- avoid: the cores of process policies ---- */
+
+/* s with avoid: names (NULL-terminated list; none: "avoid: []"). */
+static CpuSelector sel_avoid(CpuSelector s, char **names) {
+        s.has_avoid = true;
+        s.avoid = names;
+        s.n_avoid = strv_length(names);
+        s.avoid_locations = calloc(MAX(s.n_avoid, 1U), sizeof(Location));
+        ck_assert_ptr_nonnull(s.avoid_locations);
+        return s;
+}
+
+/* The online PUs of the cores of cpus. */
+static CpuSet cores_of(const Topology *t, const CpuSet *cpus) {
+        _cleanup_cpuset_ CpuSet core = CPUSET_NULL;
+        CpuSet cores = CPUSET_NULL;
+
+        CPUSET_FOREACH (cpu, cpus) {
+                ck_assert_int_eq(topology_core_siblings(t, (unsigned)cpu, &core), 0);
+                ck_assert_int_eq(cpuset_or(&cores, &core), 0);
+        }
+        return cores;
+}
+
+/*
+ * 32em64t: eth0 on node 1 (INDEX.md), 8 cores of 2 PUs there. The service "web" near eth0 takes
+ * 2 cores, one PU of each (smt: one-per-core). IRQs near eth0 with avoid: [web] get node 1 without
+ * both cores, the siblings too; without avoid: they share them, with a warning saying how to fix
+ * it; avoid: [] says that is meant (no warning).
+ */
+START_TEST(test_avoid_policy_cores) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet node1 = node_cpus(t, "1"), web_cores = CPUSET_NULL, want = CPUSET_NULL,
+                                shared = CPUSET_NULL;
+        CpuSelector web = SEL(.near = "eth0", .cores = 2);
+        const PolicyPlan *wp;
+
+        web.smt = SMT_ONE_PER_CORE;
+        inv_add_irq(inv, 40, "eth0-TxRx-0", false);
+        inv_add_irq(inv, 41, "eth1-TxRx-0", false);
+        inv_add_irq(inv, 42, "eth2-TxRx-0", false);
+        inv_add_irq(inv, 43, "eth3-TxRx-0", false);
+        inv_add_irq(inv, 44, "eth4-TxRx-0", false);
+        inv_add_net(inv, "eth0", 4, 4, true, true);
+        inv_add_net(inv, "eth1", 4, 4, true, true);
+        add_policy(c, "web", web);
+        add_irq_rule(
+                c, "beside", NULL, strv_make("eth0-*", NULL),
+                sel_avoid(SEL(.near = "eth0"), strv_make("web", NULL)), false);
+        add_irq_rule(c, "on", NULL, strv_make("eth1-*", NULL), SEL(.near = "eth0"), false);
+        add_irq_rule(
+                c, "meant", NULL, strv_make("eth2-*", NULL), sel_avoid(SEL(.near = "eth0"), NULL), false);
+        add_irq_rule(
+                c, "count", NULL, strv_make("eth3-*", NULL),
+                sel_avoid(SEL(.near = "eth0", .cores = 2), strv_make("web", NULL)), false);
+        add_irq_rule(
+                c, "too-many", NULL, strv_make("eth4-*", NULL),
+                sel_avoid(SEL(.near = "eth0", .cores = 7), strv_make("web", NULL)), false);
+        add_net_rule(
+                c, "eth0", sel_avoid(SEL(.near = "eth0"), strv_make("web", NULL)), XPS_SPREAD,
+                (CpuSelector){});
+        add_net_rule(c, "eth1", SEL(.near = "eth0"), XPS_NONE, (CpuSelector){});
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        wp = plan_find_policy(p, "web");
+        ck_assert_ptr_null(wp->pending_reason);
+        ck_assert_uint_eq(cpuset_count(&wp->cpus), 2);
+        web_cores = cores_of(t, &wp->cpus);
+        ck_assert_uint_eq(cpuset_count(&web_cores), 4); /* the siblings count */
+        ck_assert(cpuset_is_subset(&web_cores, &node1));
+        ck_assert_int_eq(cpuset_copy(&want, &node1), 0);
+        cpuset_andnot(&want, &web_cores);
+
+        /* Beside: node 1 without web's two cores, both PUs of each. */
+        assert_set(&dp->irq_rules[0].cpus, &want, "avoid: [web]");
+        assert_set(&device_plan_find_irq(dp, 40)->cpus, &want, "IRQ 40");
+        ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, "avoid: policy \"web\": "));
+        ck_assert(
+                strv_contains_substring(dp->irq_rules[0].explanation, "(its CPUs and their SMT siblings)"));
+        ck_assert(!strv_contains_substring(dp->irq_rules[0].warnings, "share cores"));
+        assert_set(&dp->net_rules[0].rps, &want, "rps: avoid: [web]");
+        assert_set(&dp->net_rules[0].xps, &want, "xps: spread over the rps: CPUs");
+        ck_assert(!strv_contains_substring(dp->net_rules[0].warnings, "share cores"));
+
+        /* On: the same cores as web, with a warning naming it and the fix. */
+        assert_set(&dp->irq_rules[1].cpus, &node1, "no avoid:");
+        ck_assert_int_eq(cpuset_copy(&shared, &web_cores), 0);
+        {
+                _cleanup_free_ char *l = cpuset_to_string(&shared), *w = NULL;
+
+                ck_assert_int_ge(
+                        asprintf(
+                                &w,
+                                "CPUs %s share cores with policy \"web\": add avoid: [web] to the selector "
+                                "to keep them apart, or avoid: [] if that is meant",
+                                l),
+                        0);
+                ck_assert_msg(
+                        strv_contains_substring(dp->irq_rules[1].warnings, w), "want warning \"%s\"", w);
+        }
+        ck_assert(strv_contains_substring(dp->net_rules[1].warnings, "rps: CPUs "));
+        ck_assert(strv_contains_substring(dp->net_rules[1].warnings, "add avoid: [web]"));
+
+        /* Meant: avoid: [] shares, without a warning. */
+        assert_set(&dp->irq_rules[2].cpus, &node1, "avoid: []");
+        ck_assert(!strv_contains_substring(dp->irq_rules[2].warnings, "share cores"));
+
+        /* A count is taken from what avoid: leaves: 2 whole cores of node 1, none of web's. */
+        ck_assert_uint_eq(cpuset_count(&dp->irq_rules[3].cpus), 4);
+        ck_assert(cpuset_is_subset(&dp->irq_rules[3].cpus, &want));
+        ck_assert(!strv_contains_substring(dp->irq_rules[3].warnings, "share cores"));
+        /* 7 cores: only 6 besides web's, so web's are kept, and said to be. */
+        ck_assert_uint_eq(cpuset_count(&dp->irq_rules[4].cpus), 14);
+        ck_assert(cpuset_intersects(&dp->irq_rules[4].cpus, &web_cores));
+        ck_assert(strv_contains_substring(
+                dp->irq_rules[4].explanation, "avoid: the count can't be met without"));
+        ck_assert(strv_contains_substring(
+                dp->irq_rules[4].warnings,
+                "avoid: the count can't be met without the cores of policy \"web\""));
+}
+END_TEST
+
+/*
+ * avoid: prefers: when the policies' cores are all there is, the selection stays as it was, with
+ * a note and a warning. A pending policy holds nothing. avoid: policies names every policy.
+ */
+START_TEST(test_avoid_fallback) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = inv_new();
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_cpuset_ CpuSet node1 = node_cpus(t, "1"), node0 = node_cpus(t, "0"), want = CPUSET_NULL;
+        CpuSelector all = sel_avoid(SEL(), NULL);
+        const PolicyPlan *one;
+
+        all.avoid_policies = true;
+        inv_add_irq(inv, 40, "eth0-TxRx-0", false);
+        inv_add_irq(inv, 41, "eth1-TxRx-0", false);
+        inv_add_irq(inv, 42, "eth2-TxRx-0", false);
+        add_policy(c, "all1", SEL(.nodes = "1"));
+        add_policy(c, "ghost", SEL(.nodes = "7"));
+        add_policy(c, "one0", SEL(.nodes = "0", .cores = 1));
+        add_irq_rule(
+                c, "full", NULL, strv_make("eth0-*", NULL),
+                sel_avoid(SEL(.near = "eth0"), strv_make("all1", NULL)), false);
+        add_irq_rule(
+                c, "pending", NULL, strv_make("eth1-*", NULL),
+                sel_avoid(SEL(.nodes = "0"), strv_make("ghost", NULL)), false);
+        add_irq_rule(c, "all", NULL, strv_make("eth2-*", NULL), all, false);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+
+        /* Nothing would be left: node 1 as selected, said in the plan. */
+        assert_set(&dp->irq_rules[0].cpus, &node1, "fallback");
+        ck_assert_ptr_null(dp->irq_rules[0].pending_reason);
+        ck_assert(strv_contains_substring(dp->irq_rules[0].explanation, "avoid: would leave no CPU"));
+        ck_assert(strv_contains_substring(dp->irq_rules[0].warnings, "on the cores of policy \"all1\""));
+
+        /* ghost is pending: it holds nothing. */
+        ck_assert_ptr_nonnull(plan_find_policy(p, "ghost")->pending_reason);
+        assert_set(&dp->irq_rules[1].cpus, &node0, "pending policy avoided");
+        ck_assert(strv_contains_substring(
+                dp->irq_rules[1].explanation, "avoid: policy \"ghost\" is pending: it holds no CPU"));
+
+        /* policies: every online CPU but all1's node and one0's core. */
+        one = plan_find_policy(p, "one0");
+        ck_assert_uint_eq(cpuset_count(&one->cpus), 2);
+        ck_assert_int_eq(cpuset_copy(&want, &node0), 0);
+        cpuset_andnot(&want, &one->cpus);
+        assert_set(&dp->irq_rules[2].cpus, &want, "avoid: policies");
+        ck_assert(!strv_contains_substring(dp->irq_rules[2].warnings, "share cores"));
+}
+END_TEST
+
 static Suite *devplan_suite(void) {
         Suite *s = suite_create("devplan");
         TCase *tc = tcase_create("core");
@@ -1281,6 +1461,8 @@ static Suite *devplan_suite(void) {
         tcase_add_test(tc, test_net_explanation_short);
         tcase_add_test(tc, test_exclusive_holdings);
         tcase_add_test(tc, test_kubelet_exclusive);
+        tcase_add_test(tc, test_avoid_policy_cores);
+        tcase_add_test(tc, test_avoid_fallback);
         tcase_add_test(tc, test_inventory_fixture);
         tcase_add_test(tc, test_inventory_identity_old_format);
         suite_add_tcase(s, tc);

@@ -1232,7 +1232,7 @@ START_TEST(test_selector_errors) {
                 P "    cpus: {frobnicate: 1}\n", 4, 12,
                 "unknown key \"frobnicate\" in cpus (expected one of: nodes, packages, near, kind, "
                 "reserved, "
-                "cores, cpus, smt, exclusive, within)");
+                "cores, cpus, smt, exclusive, within, avoid)");
         check_one_error(
                 P "    cores: 8\n", 4, 5, "unknown key \"cores\" in policy (selector keys go under cpus:)");
         check_one_error(P "    near: eth0\n", 4, 5, "selector keys go under cpus:");
@@ -1922,6 +1922,60 @@ START_TEST(test_within) {
 }
 END_TEST
 #undef P
+
+/* avoid: in device rules' selectors: the word policies, a name, a list, or []; the names checked
+ * across files by config_verify(), at each name; refused in a policy's selector. */
+#define WEB "policies:\n  - name: web\n    match: {comm: nginx}\n    cpus: {near: eth0}\n"
+START_TEST(test_avoid) {
+        const char *rules =
+                "irqs:\n  - name: nic\n    match: {device: eth0}\n    cpus: {near: eth0, avoid: [web]}\n";
+        const CpuSelector *s;
+        int r;
+
+        ck_assert_int_eq(
+                parse(WEB "irqs:\n  - name: nic\n    match: {device: eth0}\n"
+                          "    cpus: {near: eth0, avoid: [web]}\n"),
+                0);
+        s = &config->irq_rules[0].cpus;
+        ck_assert(s->has_avoid && !s->avoid_policies);
+        ck_assert_uint_eq(s->n_avoid, 1);
+        ck_assert_str_eq(s->avoid[0], "web");
+        assert_location(&s->avoid_locations[0], 8, 32);
+
+        ck_assert_int_eq(parse(IRQ "    cpus: {avoid: policies}\n"), 0);
+        ck_assert(config->irq_rules[0].cpus.avoid_policies);
+        ck_assert_int_eq(parse(IRQ "    cpus: {near: eth0, avoid: []}\n"), 0);
+        s = &config->irq_rules[0].cpus;
+        ck_assert(s->has_avoid && !s->avoid_policies);
+        ck_assert_uint_eq(s->n_avoid, 0);
+        ck_assert_int_eq(parse(WEB "net:\n  - device: eth0\n    rps: {near: eth0, avoid: web}\n"), 0);
+        ck_assert_uint_eq(config->net_rules[0].rps.n_avoid, 1);
+        ck_assert_int_eq(parse(IRQ "    cpus: {near: eth0}\n"), 0);
+        ck_assert(!config->irq_rules[0].cpus.has_avoid);
+
+        check_one_error(
+                IRQ "    cpus: {avoid: [wbe]}\n", 4, 20,
+                "avoid: no policy is named \"wbe\" in the configuration (avoid: names process policies, or "
+                "is the word policies)");
+        check_one_error(
+                "net:\n  - device: eth0\n    rps: {avoid: []}\n    xps: {avoid: y}\n", 4, 18,
+                "avoid: no policy is named \"y\"");
+        check_one_error(
+                "policies:\n  - name: web\n    match: {comm: nginx}\n    cpus: {avoid: [web]}\n", 4, 12,
+                "avoid: applies to irqs: and net: rules only");
+
+        /* The policy may be in a later file: checked once every file is read. */
+        config = config_free(config);
+        diagnostics_done(&diag);
+        config = config_new();
+        ck_assert_ptr_nonnull(config);
+        ck_assert_int_eq(config_parse_string(config, "10-irqs.yaml", rules, strlen(rules), false, &diag), 0);
+        ck_assert_int_eq(config_parse_string(config, "20-web.yaml", WEB, strlen(WEB), false, &diag), 0);
+        r = config_verify(config, &diag);
+        ck_assert_int_eq(r, 0);
+}
+END_TEST
+#undef WEB
 
 START_TEST(test_irq_errors) {
         /* exclusive: and spread are a policy's; everything else of a selector works. */
@@ -2794,6 +2848,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_within);
         tcase_add_test(tc, test_settings_kubelet_cpu_manager_state);
         tcase_add_test(tc, test_irq_errors);
+        tcase_add_test(tc, test_avoid);
         tcase_add_test(tc, test_net_errors);
         tcase_add_test(tc, test_device_rule_names);
         suite_add_tcase(s, tc);
