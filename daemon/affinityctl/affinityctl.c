@@ -31,6 +31,7 @@ bool arg_json = false;
 bool arg_no_legend = false;
 const char *arg_config_dir = NULL;
 const char *arg_topology = NULL;
+const char *arg_interrupts = NULL;
 uint64_t arg_interval_usec = 1000000;
 uint64_t arg_iterations = 0;
 const char *arg_listen = NULL;
@@ -73,7 +74,8 @@ static void help(void) {
                "                       why it is pending; for each irqs: rule the IRQs it\n"
                "                       takes and their CPUs, for each net: rule the RPS/XPS\n"
                "                       masks and RFS flow counts of the queues it sets (with\n"
-               "                       --topology: their CPUs only, devices are not known)\n"
+               "                       --topology: the devices the XML lists, the IRQs of\n"
+               "                       --interrupts, no queues)\n"
                "\n"
                "Options:\n"
                "  -h --help                  Show this help\n"
@@ -96,6 +98,8 @@ static void help(void) {
                "                             DIR/policy.d/*.yaml instead of the standard path\n"
                "     --topology=FILE.xml     validate, plan: resolve against this hwloc XML\n"
                "                             topology (lstopo FILE.xml) instead of this machine\n"
+               "     --interrupts=FILE       plan, with --topology: the IRQs of a saved\n"
+               "                             /proc/interrupts of that machine\n"
                "\n"
                "Exit status: 0 ok, 1 failure, 2 usage error, 3 affinityd not running,\n"
                "4 no such process (explain).\n",
@@ -115,6 +119,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_INTERVAL,
                 ARG_ITERATIONS,
                 ARG_LISTEN,
+                ARG_INTERRUPTS,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -128,6 +133,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"interval", required_argument, NULL, ARG_INTERVAL},
                 {"iterations", required_argument, NULL, ARG_ITERATIONS},
                 {"listen", required_argument, NULL, ARG_LISTEN},
+                {"interrupts", required_argument, NULL, ARG_INTERRUPTS},
                 {},
         };
         int c;
@@ -206,6 +212,13 @@ static int parse_argv(int argc, char *argv[]) {
                         /* The address is checked by metrics, which says what it takes. */
                         arg_listen = optarg;
                         break;
+                case ARG_INTERRUPTS:
+                        if (optarg[0] == 0) {
+                                fprintf(stderr, "--interrupts= needs a saved /proc/interrupts.\n");
+                                return -EINVAL;
+                        }
+                        arg_interrupts = optarg;
+                        break;
                 default: /* getopt_long() said what is wrong */
                         return -EINVAL;
                 }
@@ -243,6 +256,11 @@ static const struct {
 static int check_verb(const char *name, int index, size_t n_args) {
         if (arg_listen && !streq(name, "metrics")) {
                 fprintf(stderr, "--listen= is only for metrics.\n");
+                return EXIT_USAGE;
+        }
+        if (arg_interrupts && (!streq(name, "plan") || !arg_topology)) {
+                fprintf(stderr, "--interrupts= is only for plan with --topology= (this machine's IRQs are "
+                                "read from /proc/interrupts).\n");
                 return EXIT_USAGE;
         }
         if (index >= 0 && verbs[index].args == VERB_PATHS) {

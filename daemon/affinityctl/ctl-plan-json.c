@@ -239,9 +239,17 @@ static void json_devices(JsonWriter *w, const PlanReport *rep) {
                 return;
         }
         json_begin_object(w);
-        json_field_bool(w, "known", !rep->devices_unknown);
-        if (rep->devices_unknown) {
-                json_field_null(w, "irqs");
+        json_field_bool(w, "known", !rep->devices_unknown && !inv->irqs_unknown && !inv->nets_unknown);
+        json_field_bool(w, "offline", inv->offline);
+        if (inv->offline) {
+                json_field_strv(w, "topology_devices", inv->offline_devices);
+                json_field_string(w, "interrupts", arg_interrupts);
+        }
+        if (rep->devices_unknown || inv->offline) {
+                if (inv->irqs_unknown || rep->devices_unknown)
+                        json_field_null(w, "irqs");
+                else
+                        json_field_uint(w, "irqs", inv->n_irqs);
                 json_field_null(w, "interfaces");
         } else {
                 json_field_uint(w, "irqs", inv->n_irqs);
@@ -251,7 +259,14 @@ static void json_devices(JsonWriter *w, const PlanReport *rep) {
                         json_string(w, inv->nets[i].name);
                 json_end_array(w);
         }
-        json_field_string(w, "reason", rep->devices_unknown);
+        if (rep->devices_unknown)
+                json_field_string(w, "reason", rep->devices_unknown);
+        else if (inv->irqs_unknown)
+                json_field_string(w, "reason", "IRQs " PLAN_IRQS_UNKNOWN);
+        else if (inv->nets_unknown)
+                json_field_string(w, "reason", "queues " PLAN_QUEUES_UNKNOWN);
+        else
+                json_field_null(w, "reason");
         json_end_object(w);
 }
 
@@ -328,8 +343,12 @@ int plan_report_print_json(FILE *f, const PlanReport *rep) {
 }
 
 bool plan_report_note_shown(const PlanReport *rep, const char *line, bool warning) {
+        const DeviceInventory *inv = rep->inventory;
+
         if (!rep->devices_unknown)
-                return true;
+                return !(warning && inv &&
+                         ((inv->irqs_unknown && streq(line, "matches no IRQ")) ||
+                          (inv->nets_unknown && streq(line, "matches no device"))));
         if (warning)
                 return !streq(line, "matches no IRQ") && !streq(line, "matches no device");
         return strncmp(line, "device ", strlen("device ")) != 0;
