@@ -370,8 +370,8 @@ static int offline_lookup(
 }
 
 int device_inventory_load_offline(
-        const Topology *t, const char *topology_name, const char *interrupts_path, const Config *c,
-        DeviceInventory **ret) {
+        const Topology *t, const char *topology_name, const char *interrupts_path, const char *sysfs_root,
+        const Config *c, DeviceInventory **ret, char **ret_error) {
         _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
         int r;
 
@@ -379,17 +379,27 @@ int device_inventory_load_offline(
         if (!inv)
                 return -ENOMEM;
         inv->offline = true;
-        inv->nets_unknown = true;
         r = topology_network_devices(t, &inv->offline_devices);
         if (r < 0)
                 return r;
+        if (sysfs_root) {
+                r = inventory_add_nets(inv, sysfs_root);
+                if (r < 0 && r != -ENOMEM && ret_error)
+                        *ret_error = strprintf("%s/sys/class/net: %s", sysfs_root, strerror(-r));
+                if (r < 0)
+                        return r;
+        } else
+                inv->nets_unknown = true;
 
         if (interrupts_path) {
                 r = inventory_read_irqs(inv, NULL, interrupts_path);
                 if (r < 0)
                         return r;
-                if (inv->irq_error < 0)
+                if (inv->irq_error < 0) {
+                        if (ret_error)
+                                *ret_error = TAKE_PTR(inv->irq_warning);
                         return inv->irq_error;
+                }
         } else
                 inv->irqs_unknown = true;
 

@@ -110,12 +110,16 @@ int device_inventory_load(const char *root, const Config *c, DeviceInventory **r
  * action names is the device's name or begins with it and a separator ('-', '_', '.', ':', '@':
  * "eth0", "eth0-TxRx-3"), or names its PCI address after '@' ("mlx5_comp3@pci:0000:3b:00.0"),
  * or its chip is "PCI-MSI-ADDRESS" / "PCI-MSIX-ADDRESS" (newer kernels).
- * No interface queues are known (nets empty, nets_unknown set); mask_bits is 0.
- * Returns 0 and *ret; -errno of reading interrupts_path; -ENOMEM.
+ * - its interfaces and their queues from sysfs_root, a directory holding a copy of that
+ *   machine's ROOT/sys/class/net/DEV/queues (read as device_inventory_load() reads them;
+ *   ifindex may be missing); NULL: not given, nets is then empty and nets_unknown set.
+ * mask_bits is 0 (masks as wide as their sets need).
+ * Returns 0 and *ret; -errno of reading interrupts_path or of listing sysfs_root's interfaces,
+ * with a newly allocated "PATH: reason" in *ret_error (may be NULL); -ENOMEM.
  */
 int device_inventory_load_offline(
-        const Topology *t, const char *topology_name, const char *interrupts_path, const Config *c,
-        DeviceInventory **ret);
+        const Topology *t, const char *topology_name, const char *interrupts_path, const char *sysfs_root,
+        const Config *c, DeviceInventory **ret, char **ret_error);
 DeviceInventory *device_inventory_free(DeviceInventory *inv);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceInventory *, device_inventory_free);
 

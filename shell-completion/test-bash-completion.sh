@@ -135,6 +135,10 @@ touch "$dir/interrupts-server.txt"
 expect "affinityctl plan --interr<TAB>" "--interrupts=" "$(complete_line 'affinityctl plan --interr')"
 expect "affinityctl --interrupts DIR/interrupts-<TAB>" "$dir/interrupts-server.txt" \
         "$(complete_line "affinityctl --interrupts $dir/interrupts-")"
+# --sysfs=DIR (a copy of /sys/class/net/*/queues) completes directories.
+mkdir "$dir/sysfs-copy"
+expect "affinityctl plan --sysfs=DIR/sysfs-<TAB>" "$dir/sysfs-copy" \
+        "$(complete_line "affinityctl plan --sysfs=$dir/sysfs-")"
 
 ((failures == 0)) || exit 1
 exit 0

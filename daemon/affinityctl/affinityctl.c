@@ -32,6 +32,7 @@ bool arg_no_legend = false;
 const char *arg_config_dir = NULL;
 const char *arg_topology = NULL;
 const char *arg_interrupts = NULL;
+const char *arg_sysfs = NULL;
 uint64_t arg_interval_usec = 1000000;
 uint64_t arg_iterations = 0;
 const char *arg_listen = NULL;
@@ -75,7 +76,7 @@ static void help(void) {
                "                       takes and their CPUs, for each net: rule the RPS/XPS\n"
                "                       masks and RFS flow counts of the queues it sets (with\n"
                "                       --topology: the devices the XML lists, the IRQs of\n"
-               "                       --interrupts, no queues)\n"
+               "                       --interrupts, the queues of --sysfs)\n"
                "\n"
                "Options:\n"
                "  -h --help                  Show this help\n"
@@ -100,6 +101,8 @@ static void help(void) {
                "                             topology (lstopo FILE.xml) instead of this machine\n"
                "     --interrupts=FILE       plan, with --topology: the IRQs of a saved\n"
                "                             /proc/interrupts of that machine\n"
+               "     --sysfs=DIR             plan, with --topology: the queues of a copy of\n"
+               "                             that machine's /sys/class/net/*/queues under DIR\n"
                "\n"
                "Exit status: 0 ok, 1 failure, 2 usage error, 3 affinityd not running,\n"
                "4 no such process (explain).\n",
@@ -120,6 +123,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_ITERATIONS,
                 ARG_LISTEN,
                 ARG_INTERRUPTS,
+                ARG_SYSFS,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -134,6 +138,7 @@ static int parse_argv(int argc, char *argv[]) {
                 {"iterations", required_argument, NULL, ARG_ITERATIONS},
                 {"listen", required_argument, NULL, ARG_LISTEN},
                 {"interrupts", required_argument, NULL, ARG_INTERRUPTS},
+                {"sysfs", required_argument, NULL, ARG_SYSFS},
                 {},
         };
         int c;
@@ -219,6 +224,13 @@ static int parse_argv(int argc, char *argv[]) {
                         }
                         arg_interrupts = optarg;
                         break;
+                case ARG_SYSFS:
+                        if (optarg[0] == 0) {
+                                fprintf(stderr, "--sysfs= needs a directory.\n");
+                                return -EINVAL;
+                        }
+                        arg_sysfs = optarg;
+                        break;
                 default: /* getopt_long() said what is wrong */
                         return -EINVAL;
                 }
@@ -258,9 +270,10 @@ static int check_verb(const char *name, int index, size_t n_args) {
                 fprintf(stderr, "--listen= is only for metrics.\n");
                 return EXIT_USAGE;
         }
-        if (arg_interrupts && (!streq(name, "plan") || !arg_topology)) {
-                fprintf(stderr, "--interrupts= is only for plan with --topology= (this machine's IRQs are "
-                                "read from /proc/interrupts).\n");
+        if ((arg_interrupts || arg_sysfs) && (!streq(name, "plan") || !arg_topology)) {
+                fprintf(stderr, "%s is only for plan with --topology= (this machine's are read from %s).\n",
+                        arg_interrupts ? "--interrupts=" : "--sysfs=",
+                        arg_interrupts ? "/proc/interrupts" : "/sys/class/net");
                 return EXIT_USAGE;
         }
         if (index >= 0 && verbs[index].args == VERB_PATHS) {

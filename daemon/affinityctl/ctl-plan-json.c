@@ -244,15 +244,15 @@ static void json_devices(JsonWriter *w, const PlanReport *rep) {
         if (inv->offline) {
                 json_field_strv(w, "topology_devices", inv->offline_devices);
                 json_field_string(w, "interrupts", arg_interrupts);
+                json_field_string(w, "sysfs", arg_sysfs);
         }
-        if (rep->devices_unknown || inv->offline) {
-                if (inv->irqs_unknown || rep->devices_unknown)
-                        json_field_null(w, "irqs");
-                else
-                        json_field_uint(w, "irqs", inv->n_irqs);
-                json_field_null(w, "interfaces");
-        } else {
+        if (rep->devices_unknown || inv->irqs_unknown)
+                json_field_null(w, "irqs");
+        else
                 json_field_uint(w, "irqs", inv->n_irqs);
+        if (rep->devices_unknown || inv->nets_unknown)
+                json_field_null(w, "interfaces");
+        else {
                 json_key(w, "interfaces");
                 json_begin_array(w);
                 for (size_t i = 0; i < inv->n_nets; i++)

@@ -234,7 +234,8 @@ static int print_irq_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
         return 0;
 }
 
-/* Offline: the XML's network devices that rule's glob matches. Returns 0 or -ENOMEM. */
+/* Offline with no queues known: the XML's network devices that rule's glob matches. Returns 0
+ * or -ENOMEM. */
 static int print_offline_net_devices(FILE *f, const PlanReport *rep, const NetRule *rule) {
         _cleanup_strv_free_ char **matched = NULL;
         _cleanup_free_ char *list = NULL;
@@ -294,7 +295,7 @@ static int print_net_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
                         return r;
         }
         print_device_notes(f, rep, "Why", np->explanation, false);
-        if (rep->inventory->offline) {
+        if (rep->inventory->nets_unknown) {
                 r = print_offline_net_devices(f, rep, rule);
                 if (r < 0)
                         return r;
@@ -351,6 +352,9 @@ static int print_offline_devices(FILE *f, const DeviceInventory *inv) {
                         inv->n_irqs, inv->n_irqs == 1 ? "" : "s", arg_interrupts);
         if (inv->nets_unknown)
                 plan_field(f, NULL, "queues %s", PLAN_QUEUES_UNKNOWN);
+        else
+                plan_field(f, NULL, "%zu network interface%s with their queues (in %s)", inv->n_nets,
+                           inv->n_nets == 1 ? "" : "s", arg_sysfs);
         return 0;
 }
 
@@ -469,9 +473,9 @@ static int emit_plan(const PlanReport *rep) {
 /*
  * The IRQs and network interfaces the irqs: and net: rules of c are planned against: this
  * machine's (/proc/interrupts, /sys/class/net), or with --topology the offline inventory of t's
- * network devices and --interrupts' IRQs (device_inventory_load_offline()). *ret_unknown says
+ * network devices, --interrupts' IRQs and --sysfs' queues (device_inventory_load_offline()). *ret_unknown says
  * why the inventory is empty (newly allocated), NULL when it is this machine's or offline.
- * Returns 0; -errno of reading --interrupts (said on stderr); -ENOMEM.
+ * Returns 0; -errno of reading --interrupts or --sysfs (said on stderr); -ENOMEM.
  */
 static int load_inventory(const Config *c, const Topology *t, DeviceInventory **ret, char **ret_unknown) {
         _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
@@ -479,11 +483,11 @@ static int load_inventory(const Config *c, const Topology *t, DeviceInventory **
         int r;
 
         if (arg_topology) {
-                r = device_inventory_load_offline(t, arg_topology, arg_interrupts, c, &inv);
+                r = device_inventory_load_offline(t, arg_topology, arg_interrupts, arg_sysfs, c, &inv, &error);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        fprintf(stderr, "Failed to read --interrupts=%s: %s\n", arg_interrupts, strerror(-r));
+                        fprintf(stderr, "Failed to read %s\n", error ?: strerror(-r));
                         return r;
                 }
                 if (inv->irq_warning)
@@ -569,7 +573,7 @@ static int plan(char **paths, Diagnostics *diag) {
         if (r >= 0) {
                 r = load_inventory(c, t, &inv, &unknown);
                 if (r < 0 && r != -ENOMEM) { /* --interrupts unreadable: said */
-                        rep.error = "failed to read the --interrupts file";
+                        rep.error = "failed to read the --interrupts file or the --sysfs tree";
                         return arg_json && emit_plan(&rep) < 0 ? -ENOMEM : EXIT_FAILURE_;
                 }
         }

@@ -32,13 +32,13 @@ typedef struct PlanReport {
 /* What plan says, offline, of the IRQs without --interrupts, and of the queues. */
 #define PLAN_IRQS_UNKNOWN "not known without --interrupts=FILE (a saved /proc/interrupts of that machine)"
 #define PLAN_QUEUES_UNKNOWN \
-        "not known offline: an XML topology holds no queues (affinityctl plan on that machine shows them)"
+        "not known without --sysfs=DIR (a copy of that machine's /sys/class/net/*/queues under DIR)"
 
 /*
- * Whether an explanation or warning line of a device rule is shown. With no inventory (an XML
- * topology has none of its machine's devices) the lines that say what the devices are —
- * "device eth0: not present", "matches no IRQ", "matches no device" — would speak of an empty
- * inventory, not of that machine: they are left out, the report says "Devices: not known".
+ * Whether an explanation or warning line of a device rule is shown. With no inventory (this
+ * machine's devices can't be read: rep->devices_unknown) the lines that say what the devices
+ * are — "device eth0: not present", "matches no IRQ", "matches no device" — would speak of an
+ * empty inventory, not of the machine: they are left out, the report says why in "Devices:".
  * Offline, "matches no IRQ" is left out when the IRQs are not known, "matches no device" when
  * the queues are not.
  */

@@ -726,7 +726,7 @@ START_TEST(test_plan_devices) {
                 strstr(out, "     IRQs: not known without --interrupts=FILE (a saved /proc/interrupts of "
                             "that machine)\n"),
                 "stdout:\n%s", out);
-        ck_assert_msg(strstr(out, "   Queues: not known offline"), "stdout:\n%s", out);
+        ck_assert_msg(strstr(out, "   Queues: not known without --sysfs=DIR"), "stdout:\n%s", out);
         ck_assert_msg(
                 !strstr(out, "not present") && !strstr(out, "matches no") && !strstr(out, "rx-"),
                 "device facts on an XML topology:\n%s", out);
@@ -818,6 +818,8 @@ START_TEST(test_plan_offline_interrupts) {
         _cleanup_(json_freep) Json *doc = NULL;
         const char *corpus = getenv("AFFINITYD_CORPUS");
         const Json *rule, *spread, *irqs, *ghost, *a;
+        _cleanup_free_ char *sysfs_arg = NULL, *rule_cpus = NULL;
+        char sysfs[] = "/tmp/integ-plan-sysfs-XXXXXX", cmd[256];
         unsigned n_lines, n_spread;
         int r, irq;
 
@@ -869,6 +871,8 @@ START_TEST(test_plan_offline_interrupts) {
         irq = dump_irq_of(dump, "eth0", NULL);
         ck_assert(irq >= 0);
         ck_assert_str_eq(jstr(jfind_irq(irqs, irq), "cpus"), jstr(rule, "cpus"));
+        rule_cpus = strdup(jstr(jfind(jarray(doc, "net"), "name", "steer"), "rps"));
+        ck_assert_ptr_nonnull(rule_cpus);
         ck_assert_uint_eq(irqs->n_items, 33); /* none of eth1's */
 
         ghost = jfind(jarray(doc, "irqs"), "name", "ghost");
@@ -891,11 +895,33 @@ START_TEST(test_plan_offline_interrupts) {
                               strstr(out, " (devices there: eth0, eth1, eth2, ib0, mlx4_0)\n"),
                       "stdout:\n%s", out);
         ck_assert_msg(strstr(out, "  Devices: eth0, eth1, eth2 (in "), "stdout:\n%s", out);
-        ck_assert_msg(strstr(out, "   Queues: not known offline"), "stdout:\n%s", out);
+        ck_assert_msg(strstr(out, "   Queues: not known without --sysfs=DIR"), "stdout:\n%s", out);
         out = mfree(out);
         err = mfree(err);
 
-        /* --interrupts needs --topology, and a file it can read. */
+        /* With --sysfs, a copy of that machine's /sys/class/net/DEV/queues: the queues too. */
+        ck_assert_ptr_nonnull(mkdtemp(sysfs));
+        ck_assert_int_ge(asprintf(&sysfs_arg, "--sysfs=%s", sysfs), 0);
+        snprintf(cmd, sizeof cmd,
+                 "for q in 0 1 2; do d=%s/sys/class/net/eth0/queues/rx-$q; mkdir -p $d && echo 0 > "
+                 "$d/rps_cpus; done",
+                 sysfs);
+        ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, irqs_arg, sysfs_arg, NULL);
+        ck_assert_msg(r == 0, "plan --topology --interrupts --sysfs exited %d: %s", r, err);
+        ck_assert_msg(strstr(out, "           1 network interface with their queues (in "), "stdout:\n%s", out);
+        ck_assert_msg(!strstr(out, "not known without --sysfs"), "stdout:\n%s", out);
+        for (unsigned q = 0; q < 3; q++) {
+                want = mfree(want);
+                ck_assert_int_ge(asprintf(&want, "eth0 rx-%u: rps_cpus %s\n", q, rule_cpus), 0);
+                ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", sysfs);
+        ck_assert_int_eq(system(cmd), 0);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* --interrupts and --sysfs need --topology, and something they can read. */
         r = harness_run_ctl(h, &out, &err, "plan", cdir, irqs_arg, NULL);
         ck_assert_msg(r == 2, "--interrupts without --topology exited %d", r);
         ck_assert_msg(strstr(err, "--interrupts= is only for plan with --topology="), "stderr:\n%s", err);
@@ -903,7 +929,12 @@ START_TEST(test_plan_offline_interrupts) {
         err = mfree(err);
         r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, "--interrupts=/nonexistent/interrupts", NULL);
         ck_assert_msg(r == 1, "an unreadable --interrupts exited %d", r);
-        ck_assert_msg(strstr(err, "Failed to read --interrupts=/nonexistent/interrupts: "), "stderr:\n%s", err);
+        ck_assert_msg(strstr(err, "Failed to read /nonexistent/interrupts: "), "stderr:\n%s", err);
+        out = mfree(out);
+        err = mfree(err);
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, "--sysfs=/nonexistent", NULL);
+        ck_assert_msg(r == 1, "an unreadable --sysfs exited %d", r);
+        ck_assert_msg(strstr(err, "Failed to read /nonexistent/sys/class/net: "), "stderr:\n%s", err);
 }
 END_TEST
 

@@ -1255,7 +1255,9 @@ START_TEST(test_inventory_offline) {
         _cleanup_free_ char *dump = corpus_path("interrupts", "irqcli-interrupts-2col-ixgbe-32q.txt");
         _cleanup_(device_inventory_freep) DeviceInventory *hand =
                 inv_from_dump("irqcli-interrupts-2col-ixgbe-32q.txt", NULL);
-        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL, *bare = NULL;
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL, *bare = NULL, *queues = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp_queues = NULL;
+        char root[] = "/tmp/test-devplan-sysfs-XXXXXX";
         _cleanup_(config_freep) Config *c = config_new();
         _cleanup_(plan_freep) Plan *p = NULL;
         _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
@@ -1274,7 +1276,7 @@ START_TEST(test_inventory_offline) {
 
         add_irq_rule(c, "eth0", strv_make("eth0", "eno9", NULL), NULL, SEL(.near = "eth0"), true);
         add_irq_rule(c, "eth1", strv_make("eth1", NULL), NULL, sel_literal("0"), false);
-        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", dump, c, &inv), 0);
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", dump, NULL, c, &inv, NULL), 0);
         ck_assert(inv->offline && !inv->irqs_unknown && inv->nets_unknown);
         ck_assert_uint_eq(inv->n_nets, 0);
         ck_assert_uint_eq(inv->n_irqs, hand->n_irqs);
@@ -1322,8 +1324,37 @@ START_TEST(test_inventory_offline) {
         ck_assert(strv_contains_substring(rp->explanation, "device eno9: not in server.xml"));
         ck_assert_uint_eq(dp->irq_rules[1].n_matched, 32);
 
+        /* With a saved copy of /sys/class/net/DEV/queues: eth0's 32 rx queues (as many as the dump
+         * has queue vectors) each get the rule's RPS set; eth1's single tx queue's xps_cpus is
+         * empty, as cp(1) leaves a file the kernel refused to read: no XPS there. */
+        ck_assert_ptr_nonnull(mkdtemp(root));
+        run("for q in $(seq 0 31); do d=%1$s/sys/class/net/eth0/queues; mkdir -p $d/rx-$q $d/tx-$q && "
+            "echo 0 > $d/rx-$q/rps_cpus && echo 0 > $d/tx-$q/xps_cpus; done && "
+            "mkdir -p %1$s/sys/class/net/eth1/queues/rx-0 %1$s/sys/class/net/eth1/queues/tx-0 && "
+            "echo 0 > %1$s/sys/class/net/eth1/queues/rx-0/rps_cpus && "
+            ": > %1$s/sys/class/net/eth1/queues/tx-0/xps_cpus",
+            root);
+        add_net_rule(c, "eth*", SEL(.near = "eth0"), XPS_NONE, (CpuSelector){});
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", dump, root, c, &queues, NULL), 0);
+        ck_assert(!queues->nets_unknown);
+        ck_assert_uint_eq(queues->n_nets, 2);
+        ck_assert_str_eq(queues->nets[0].name, "eth0");
+        ck_assert_uint_eq(queues->nets[0].queues.n_rx, 32);
+        ck_assert(queues->nets[0].queues.has_xps);
+        ck_assert(!queues->nets[1].queues.has_xps);
+        plan_free(p);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, queues, &dp_queues), 0);
+        for (unsigned k = 0; k < 32; k++) {
+                const NetQueueAssignment *a = device_plan_find_queue(dp_queues, "eth0", NET_QUEUE_RPS, k);
+
+                ck_assert_msg(a, "eth0 rx-%u not planned", k);
+                assert_set(&a->cpus, &dp_queues->net_rules[0].rps, "eth0 rx queue");
+        }
+        run("rm -rf '%s'", root);
+
         /* Without a saved /proc/interrupts: the devices, no IRQs, and it says so. */
-        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", NULL, c, &bare), 0);
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", NULL, NULL, c, &bare, NULL), 0);
         ck_assert(bare->irqs_unknown);
         ck_assert_uint_eq(bare->n_irqs, 0);
         l = device_inventory_find_lookup(bare, "eth0");
@@ -1356,7 +1387,7 @@ START_TEST(test_inventory_offline_pci) {
             pci, src, path, path);
 
         add_irq_rule(c, "by-address", strv_make("eth1", NULL), NULL, sel_literal("0"), false);
-        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", path, c, &inv), 0);
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", path, NULL, c, &inv, NULL), 0);
         l = device_inventory_find_lookup(inv, "eth1");
         ck_assert_ptr_nonnull(l);
         ck_assert_int_eq(l->error, 0);
