@@ -296,7 +296,7 @@ static bool irq_of_device_by_name(const DeviceIrq *irq, const char *device, cons
         return false;
 }
 
-/* ", NUMA node 1" / ", NUMA nodes 0,4" / "" (no locality) for device in t. NULL on OOM. */
+/* ", NUMA node 1" / ", NUMA nodes 0,4" / ", no NUMA locality" for device in t. NULL on OOM. */
 static char *device_node_words(const Topology *t, const char *device) {
         _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL, nodes = CPUSET_NULL;
         _cleanup_free_ char *list = NULL;
@@ -328,7 +328,8 @@ static int offline_lookup(
                 if (strv_length(inv->offline_devices) == 0)
                         l->note = strprintf(
                                 "not in %s (it lists no network devices: export it with its I/O objects, "
-                                "lstopo's default)", topology_name);
+                                "lstopo's default)",
+                                topology_name);
                 else {
                         list = strv_join(inv->offline_devices, ", ");
                         if (!list)

@@ -103,16 +103,16 @@ int device_inventory_load(const char *root, const Config *c, DeviceInventory **r
  * - its IRQs from interrupts_path, a saved /proc/interrupts (interrupts_read_full() with
  *   INTERRUPTS_SKIP_BAD_LINES, skipped lines said in irq_warning); NULL: not given, irqs is
  *   then empty and irqs_unknown set. Whether an IRQ is kernel-managed is not in the file: every
- *   IRQ counts as not managed.
+ *   IRQ counts as not managed;
+ * - its interfaces and their queues from sysfs_root, a directory holding a copy of that
+ *   machine's ROOT/sys/class/net/DEV/queues (read as device_inventory_load() reads them;
+ *   ifindex may be missing); NULL: not given, nets is then empty and nets_unknown set.
  * Each distinct device: of c's irqs: rules gets a lookup with a note. A device the XML doesn't
  * list is -ENODEV ("not in server.xml (devices there: ...)"). Otherwise its IRQs are found by
  * name, since the offline files hold no sysfs msi_irqs: an IRQ is the device's when one of its
  * action names is the device's name or begins with it and a separator ('-', '_', '.', ':', '@':
  * "eth0", "eth0-TxRx-3"), or names its PCI address after '@' ("mlx5_comp3@pci:0000:3b:00.0"),
  * or its chip is "PCI-MSI-ADDRESS" / "PCI-MSIX-ADDRESS" (newer kernels).
- * - its interfaces and their queues from sysfs_root, a directory holding a copy of that
- *   machine's ROOT/sys/class/net/DEV/queues (read as device_inventory_load() reads them;
- *   ifindex may be missing); NULL: not given, nets is then empty and nets_unknown set.
  * mask_bits is 0 (masks as wide as their sets need).
  * Returns 0 and *ret; -errno of reading interrupts_path or of listing sysfs_root's interfaces,
  * with a newly allocated "PATH: reason" in *ret_error (may be NULL); -ENOMEM.

@@ -1030,8 +1030,9 @@ int topology_network_devices(const Topology *t, char ***ret) {
         int r;
 
         for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t->hwloc, o));) {
-                if (!o->name || (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
-                                 o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS))
+                if (!o->name ||
+                    (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
+                     o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS))
                         continue;
                 r = strv_extendf(&l, "%s", o->name);
                 if (r < 0)
@@ -1057,8 +1058,9 @@ int topology_device_pci_address(const Topology *t, const char *device, char **re
                 o = o->parent;
         if (!o)
                 return hwloc_find_device(t, device) ? -ENXIO : -ENODEV;
-        if (asprintf(&s, "%04x:%02x:%02x.%x", o->attr->pcidev.domain, o->attr->pcidev.bus,
-                     o->attr->pcidev.dev, o->attr->pcidev.func) < 0)
+        if (asprintf(
+                    &s, "%04x:%02x:%02x.%x", o->attr->pcidev.domain, o->attr->pcidev.bus,
+                    o->attr->pcidev.dev, o->attr->pcidev.func) < 0)
                 return -ENOMEM;
         *ret = s;
         return 0;

@@ -346,9 +346,10 @@ bool plan_report_note_shown(const PlanReport *rep, const char *line, bool warnin
         const DeviceInventory *inv = rep->inventory;
 
         if (!rep->devices_unknown)
-                return !(warning && inv &&
-                         ((inv->irqs_unknown && streq(line, "matches no IRQ")) ||
-                          (inv->nets_unknown && streq(line, "matches no device"))));
+                return !(
+                        warning && inv &&
+                        ((inv->irqs_unknown && streq(line, "matches no IRQ")) ||
+                         (inv->nets_unknown && streq(line, "matches no device"))));
         if (warning)
                 return !streq(line, "matches no IRQ") && !streq(line, "matches no device");
         return strncmp(line, "device ", strlen("device ")) != 0;

@@ -253,8 +253,8 @@ static int print_offline_net_devices(FILE *f, const PlanReport *rep, const NetRu
         if (matched)
                 plan_field(f, "Devices", "%s (in %s)", list, arg_topology);
         else
-                plan_field(f, "Devices", "none in %s (devices there: %s)", arg_topology,
-                           *list ? list : "none");
+                plan_field(
+                        f, "Devices", "none in %s (devices there: %s)", arg_topology, *list ? list : "none");
         return 0;
 }
 
@@ -299,9 +299,8 @@ static int print_net_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
                 r = print_offline_net_devices(f, rep, rule);
                 if (r < 0)
                         return r;
-        }
-        if (rep->inventory->nets_unknown)
                 plan_field(f, "Queues", PLAN_QUEUES_UNKNOWN);
+        }
 
         /* The queues it sets: by device, rx before tx, in queue order. */
         for (size_t k = 0; k < rep->devices->n_queues; k++) {
@@ -353,8 +352,9 @@ static int print_offline_devices(FILE *f, const DeviceInventory *inv) {
         if (inv->nets_unknown)
                 plan_field(f, NULL, "queues %s", PLAN_QUEUES_UNKNOWN);
         else
-                plan_field(f, NULL, "%zu network interface%s with their queues (in %s)", inv->n_nets,
-                           inv->n_nets == 1 ? "" : "s", arg_sysfs);
+                plan_field(
+                        f, NULL, "%zu network interface%s with their queues (in %s)", inv->n_nets,
+                        inv->n_nets == 1 ? "" : "s", arg_sysfs);
         return 0;
 }
 
@@ -473,8 +473,9 @@ static int emit_plan(const PlanReport *rep) {
 /*
  * The IRQs and network interfaces the irqs: and net: rules of c are planned against: this
  * machine's (/proc/interrupts, /sys/class/net), or with --topology the offline inventory of t's
- * network devices, --interrupts' IRQs and --sysfs' queues (device_inventory_load_offline()). *ret_unknown says
- * why the inventory is empty (newly allocated), NULL when it is this machine's or offline.
+ * network devices, --interrupts' IRQs and --sysfs' queues (device_inventory_load_offline()).
+ * *ret_unknown says why the inventory is empty (newly allocated), NULL when it is this
+ * machine's or offline.
  * Returns 0; -errno of reading --interrupts or --sysfs (said on stderr); -ENOMEM.
  */
 static int load_inventory(const Config *c, const Topology *t, DeviceInventory **ret, char **ret_unknown) {
@@ -483,7 +484,8 @@ static int load_inventory(const Config *c, const Topology *t, DeviceInventory **
         int r;
 
         if (arg_topology) {
-                r = device_inventory_load_offline(t, arg_topology, arg_interrupts, arg_sysfs, c, &inv, &error);
+                r = device_inventory_load_offline(
+                        t, arg_topology, arg_interrupts, arg_sysfs, c, &inv, &error);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
@@ -572,7 +574,7 @@ static int plan(char **paths, Diagnostics *diag) {
                 r = plan_new_with(c, t, &(PlanInputs){.kubelet = kubelet}, &plan);
         if (r >= 0) {
                 r = load_inventory(c, t, &inv, &unknown);
-                if (r < 0 && r != -ENOMEM) { /* --interrupts unreadable: said */
+                if (r < 0 && r != -ENOMEM) { /* --interrupts or --sysfs unreadable: said */
                         rep.error = "failed to read the --interrupts file or the --sysfs tree";
                         return arg_json && emit_plan(&rep) < 0 ? -ENOMEM : EXIT_FAILURE_;
                 }

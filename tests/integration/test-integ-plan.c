@@ -723,8 +723,9 @@ START_TEST(test_plan_devices) {
         ck_assert_msg(r == 0, "affinityctl plan --topology exited %d: %s", r, err);
         ck_assert_msg(strstr(out, "  Devices: eth0, eth1, ib0, mlx5_0 (in "), "stdout:\n%s", out);
         ck_assert_msg(
-                strstr(out, "     IRQs: not known without --interrupts=FILE (a saved /proc/interrupts of "
-                            "that machine)\n"),
+                strstr(out,
+                       "     IRQs: not known without --interrupts=FILE (a saved /proc/interrupts of "
+                       "that machine)\n"),
                 "stdout:\n%s", out);
         ck_assert_msg(strstr(out, "   Queues: not known without --sysfs=DIR"), "stdout:\n%s", out);
         ck_assert_msg(
@@ -744,8 +745,9 @@ START_TEST(test_plan_devices) {
         ck_assert(!jbool(devices, "known"));
         ck_assert(jbool(devices, "offline"));
         ck_assert(jarray_has(jarray(devices, "topology_devices"), "eth0"));
-        ck_assert_msg(strstr(jstr(devices, "reason"), "IRQs not known without --interrupts=FILE"), "%s",
-                      jstr(devices, "reason"));
+        ck_assert_msg(
+                strstr(jstr(devices, "reason"), "IRQs not known without --interrupts=FILE"), "%s",
+                jstr(devices, "reason"));
         ck_assert(jnull(devices, "irqs"));
         ck_assert(jnull(devices, "interfaces"));
         rule = jfind(jarray(doc, "irqs"), "name", "eth0-irqs");
@@ -866,7 +868,8 @@ START_TEST(test_plan_offline_interrupts) {
                 ck_assert_msg(a, "IRQ %d (%s) not taken by eth0-queues", irq, name);
                 snprintf(cpu, sizeof cpu, "%u", (unsigned)spread->items[q % n_spread]->number);
                 ck_assert_str_eq(jstr(a, "name"), name);
-                ck_assert_msg(streq(jstr(a, "cpus"), cpu), "%s: CPUs %s, want %s", name, jstr(a, "cpus"), cpu);
+                ck_assert_msg(
+                        streq(jstr(a, "cpus"), cpu), "%s: CPUs %s, want %s", name, jstr(a, "cpus"), cpu);
         }
         irq = dump_irq_of(dump, "eth0", NULL);
         ck_assert(irq >= 0);
@@ -877,7 +880,9 @@ START_TEST(test_plan_offline_interrupts) {
 
         ghost = jfind(jarray(doc, "irqs"), "name", "ghost");
         ck_assert_ptr_nonnull(ghost);
-        want = strprintf("device eno1: not in %s (devices there: eth0, eth1, eth2, ib0, mlx4_0)", topo + strlen("--topology="));
+        want = strprintf(
+                "device eno1: not in %s (devices there: eth0, eth1, eth2, ib0, mlx4_0)",
+                topo + strlen("--topology="));
         ck_assert_ptr_nonnull(want);
         ck_assert_msg(jarray_has(jarray(ghost, "explanation"), want), "no \"%s\" in:\n%s", want, out);
         want = mfree(want);
@@ -888,12 +893,16 @@ START_TEST(test_plan_offline_interrupts) {
         r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, irqs_arg, NULL);
         ck_assert_msg(r == 0, "plan --topology --interrupts exited %d: %s", r, err);
         irq = dump_irq_of(dump, "eth0-TxRx-1", NULL);
-        ck_assert_int_ge(asprintf(&want, "           %d eth0-TxRx-1: %u\n", irq,
-                                  (unsigned)spread->items[1 % n_spread]->number), 0);
+        ck_assert_int_ge(
+                asprintf(
+                        &want, "           %d eth0-TxRx-1: %u\n", irq,
+                        (unsigned)spread->items[1 % n_spread]->number),
+                0);
         ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
-        ck_assert_msg(strstr(out, "device eno1: not in ") &&
-                              strstr(out, " (devices there: eth0, eth1, eth2, ib0, mlx4_0)\n"),
-                      "stdout:\n%s", out);
+        ck_assert_msg(
+                strstr(out, "device eno1: not in ") &&
+                        strstr(out, " (devices there: eth0, eth1, eth2, ib0, mlx4_0)\n"),
+                "stdout:\n%s", out);
         ck_assert_msg(strstr(out, "  Devices: eth0, eth1, eth2 (in "), "stdout:\n%s", out);
         ck_assert_msg(strstr(out, "   Queues: not known without --sysfs=DIR"), "stdout:\n%s", out);
         out = mfree(out);
@@ -902,14 +911,16 @@ START_TEST(test_plan_offline_interrupts) {
         /* With --sysfs, a copy of that machine's /sys/class/net/DEV/queues: the queues too. */
         ck_assert_ptr_nonnull(mkdtemp(sysfs));
         ck_assert_int_ge(asprintf(&sysfs_arg, "--sysfs=%s", sysfs), 0);
-        snprintf(cmd, sizeof cmd,
-                 "for q in 0 1 2; do d=%s/sys/class/net/eth0/queues/rx-$q; mkdir -p $d && echo 0 > "
-                 "$d/rps_cpus; done",
-                 sysfs);
+        snprintf(
+                cmd, sizeof cmd,
+                "for q in 0 1 2; do d=%s/sys/class/net/eth0/queues/rx-$q; mkdir -p $d && echo 0 > "
+                "$d/rps_cpus; done",
+                sysfs);
         ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
         r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, irqs_arg, sysfs_arg, NULL);
         ck_assert_msg(r == 0, "plan --topology --interrupts --sysfs exited %d: %s", r, err);
-        ck_assert_msg(strstr(out, "           1 network interface with their queues (in "), "stdout:\n%s", out);
+        ck_assert_msg(
+                strstr(out, "           1 network interface with their queues (in "), "stdout:\n%s", out);
         ck_assert_msg(!strstr(out, "not known without --sysfs"), "stdout:\n%s", out);
         for (unsigned q = 0; q < 3; q++) {
                 want = mfree(want);

@@ -1294,7 +1294,8 @@ START_TEST(test_inventory_offline) {
         ck_assert_uint_eq(n, 33);
         assert_lookup_irqs(device_inventory_find_lookup(inv, "eth0"), want, n);
         l = device_inventory_find_lookup(inv, "eth0");
-        ck_assert_msg(l->note && strstr(l->note, "in server.xml at PCI ") && strstr(l->note, pci), "%s", l->note);
+        ck_assert_msg(
+                l->note && strstr(l->note, "in server.xml at PCI ") && strstr(l->note, pci), "%s", l->note);
         n = dump_irqs_named(hand, "eth1", want, ELEMENTSOF(want));
         ck_assert_uint_eq(n, 32);
         assert_lookup_irqs(device_inventory_find_lookup(inv, "eth1"), want, n);
