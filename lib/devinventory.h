@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "netdev.h"
 #include "policy.h"
+#include "topology.h"
 
 /* One IRQ of /proc/interrupts (numeric lines only). */
 typedef struct DeviceIrq {
@@ -41,6 +42,10 @@ typedef struct DeviceIrqLookup {
         int error;      /* 0, or -ENODEV (not present), -ENXIO (no PCI function), other -errno */
         unsigned *irqs; /* ascending; NULL when none */
         size_t n_irqs;
+        /* NULL, or (offline inventories) what the files say of the device, for the plan's
+         * explanation: "not in server.xml (devices there: eno1, eno2)", "in server.xml at PCI
+         * 0000:3b:00.0, NUMA node 1; IRQs by name in interrupts.txt" */
+        char *note;
 } DeviceIrqLookup;
 
 /* A network interface and its queues. */
@@ -68,6 +73,11 @@ typedef struct DeviceInventory {
          * ("/proc/interrupts: 2 unparsable lines skipped, the first: line 7: ..."); irqs then holds
          * the lines that parsed. */
         char *irq_warning;
+        /* Offline inventories (device_inventory_load_offline()) only; false/NULL otherwise: */
+        bool offline;
+        char **offline_devices; /* the network devices the XML topology lists */
+        bool irqs_unknown;      /* no saved /proc/interrupts given: irqs is empty, not known */
+        bool nets_unknown;      /* no interface's queues known: nets is empty, not known */
 } DeviceInventory;
 
 /*
@@ -86,6 +96,30 @@ typedef struct DeviceInventory {
  * whole load.
  */
 int device_inventory_load(const char *root, const Config *c, DeviceInventory **ret, char **ret_error);
+/*
+ * An inventory of another machine, from what was saved there, for planning offline:
+ * - its network devices from t, an hwloc XML topology with I/O objects
+ *   (topology_network_devices(); topology_name is how notes name it, "server.xml");
+ * - its IRQs from interrupts_path, a saved /proc/interrupts (interrupts_read_full() with
+ *   INTERRUPTS_SKIP_BAD_LINES, skipped lines said in irq_warning); NULL: not given, irqs is
+ *   then empty and irqs_unknown set. Whether an IRQ is kernel-managed is not in the file: every
+ *   IRQ counts as not managed;
+ * - its interfaces and their queues from sysfs_root, a directory holding a copy of that
+ *   machine's ROOT/sys/class/net/DEV/queues (read as device_inventory_load() reads them;
+ *   ifindex may be missing); NULL: not given, nets is then empty and nets_unknown set.
+ * Each distinct device: of c's irqs: rules gets a lookup with a note. A device the XML doesn't
+ * list is -ENODEV ("not in server.xml (devices there: ...)"). Otherwise its IRQs are found by
+ * name, since the offline files hold no sysfs msi_irqs: an IRQ is the device's when one of its
+ * action names is the device's name or begins with it and a separator ('-', '_', '.', ':', '@':
+ * "eth0", "eth0-TxRx-3"), or names its PCI address after '@' ("mlx5_comp3@pci:0000:3b:00.0"),
+ * or its chip is "PCI-MSI-ADDRESS" / "PCI-MSIX-ADDRESS" (newer kernels).
+ * mask_bits is 0 (masks as wide as their sets need).
+ * Returns 0 and *ret; -errno of reading interrupts_path or of listing sysfs_root's interfaces,
+ * with a newly allocated "PATH: reason" in *ret_error (may be NULL); -ENOMEM.
+ */
+int device_inventory_load_offline(
+        const Topology *t, const char *topology_name, const char *interrupts_path, const char *sysfs_root,
+        const Config *c, DeviceInventory **ret, char **ret_error);
 DeviceInventory *device_inventory_free(DeviceInventory *inv);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceInventory *, device_inventory_free);
 

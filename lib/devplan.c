@@ -613,6 +613,13 @@ static int explain_devices(const IrqRule *rule, const DeviceInventory *inv, char
                 const DeviceIrqLookup *l = device_inventory_find_lookup(inv, *d);
                 _cleanup_free_ char *irqs = NULL;
 
+                if (l && l->note && (l->error < 0 || inv->irqs_unknown)) {
+                        /* Offline: what the saved files say instead of what this machine has. */
+                        r = strv_extendf(explanation, "device %s: %s", *d, l->note);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (!l || l->error == -ENODEV)
                         r = strv_extendf(explanation, "device %s: not present", *d);
                 else if (l->error == -ENXIO)
@@ -628,6 +635,8 @@ static int explain_devices(const IrqRule *rule, const DeviceInventory *inv, char
                         r = strv_extendf(
                                 explanation, "device %s: IRQ%s %s", *d, l->n_irqs == 1 ? "" : "s", irqs);
                 }
+                if (r >= 0 && l && l->note)
+                        r = strv_extendf(explanation, "device %s: %s", *d, l->note);
                 if (r < 0)
                         return r;
         }

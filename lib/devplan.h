@@ -47,7 +47,8 @@ typedef struct IrqRulePlan {
         size_t n_matched; /* IRQs it won (managed ones included) */
         /* NULL-terminated or NULL: how cpus was chosen (as PolicyPlan.explanation), and what the
          * match found: "device eth9: not present", "device veth0: no PCI function, no IRQs",
-         * "device eth0: IRQs 37-39", "matches IRQs 37-39"; with spread: true the spread order
+         * "device eth0: IRQs 37-39", "matches IRQs 37-39" (offline, also the lookup's note:
+         * "device eno1: not in server.xml (devices there: eth0, eth1)"); with spread: true the spread order
          * and the IRQs that are not queue vectors ("spread: IRQ 37: not a queue vector (...)").
          * IRQ numbers are always given as ranges ("128-135,230"), so a line stays short. */
         char **explanation;

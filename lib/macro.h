@@ -148,6 +148,22 @@ static inline char **strv_copy(char *const *l) {
         return c;
 }
 
+/* The strings of l joined by sep, newly allocated ("" for an empty or NULL l). NULL on OOM. */
+static inline char *strv_join(char *const *l, const char *sep) {
+        size_t n = 1, k = 0;
+        char *s;
+
+        STRV_FOREACH (e, l)
+                n += strlen(*e) + strlen(sep);
+        s = malloc(n);
+        if (!s)
+                return NULL;
+        STRV_FOREACH (e, l)
+                k += (size_t)sprintf(s + k, "%s%s", e == l ? "" : sep, *e);
+        s[k] = '\0';
+        return s;
+}
+
 static inline bool streq(const char *a, const char *b) {
         return strcmp(a, b) == 0;
 }

@@ -174,11 +174,12 @@ int netdev_queues(const char *root, const char *dev, NetDeviceQueues *ret) {
         if (queues_fd >= 0) {
                 q.has_rps = faccessat(queues_fd, "rx-0/rps_cpus", F_OK, 0) == 0;
                 /* Existing is not enough: 6.x kernels keep xps_cpus on single-queue devices and
-                 * fail its reads with ENOENT. */
+                 * fail its reads with ENOENT. (An empty file is no mask either: what cp(1) leaves of
+                 * such a file in a saved copy of the tree.) */
                 r = queue_path(root, dev, 't', 0, "xps_cpus", &xps);
                 if (r < 0)
                         return r;
-                q.has_xps = read_small(xps, &text) >= 0;
+                q.has_xps = read_small(xps, &text) >= 0 && text[0] != '\0';
         }
 
         text = mfree(text);

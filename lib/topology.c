@@ -1024,3 +1024,44 @@ int topology_device_locality(
                 *ret_source = source;
         return r;
 }
+
+int topology_network_devices(const Topology *t, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t->hwloc, o));) {
+                if (!o->name ||
+                    (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
+                     o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS))
+                        continue;
+                r = strv_extendf(&l, "%s", o->name);
+                if (r < 0)
+                        return r;
+        }
+        if (!l) {
+                l = calloc(1, sizeof(char *));
+                if (!l)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int topology_device_pci_address(const Topology *t, const char *device, char **ret) {
+        hwloc_obj_t o;
+        char *s = NULL;
+
+        if (!device || !*device)
+                return -EINVAL;
+        o = hwloc_find_device(t, device);
+        while (o && o->type != HWLOC_OBJ_PCI_DEVICE)
+                o = o->parent;
+        if (!o)
+                return hwloc_find_device(t, device) ? -ENXIO : -ENODEV;
+        if (asprintf(
+                    &s, "%04x:%02x:%02x.%x", o->attr->pcidev.domain, o->attr->pcidev.bus,
+                    o->attr->pcidev.dev, o->attr->pcidev.func) < 0)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}

@@ -192,6 +192,23 @@ int topology_device_locality(
 int topology_device_closest_cpus(const Topology *t, const char *device, CpuSet *ret, const char **ret_what);
 
 /*
+ * The network devices hwloc lists in t (OS devices of type network or OpenFabrics: "eth0",
+ * "ib0", "mlx5_0"; in an XML only when it was exported with its I/O objects, lstopo's
+ * default), in hwloc's order, into *ret (NULL-terminated, possibly empty). The live topology
+ * lists this machine's. Returns 0 or -ENOMEM.
+ */
+int topology_network_devices(const Topology *t, char ***ret);
+
+/*
+ * The PCI address ("0000:3b:00.0", lower-case hex) of a device named as for
+ * topology_device_locality() that hwloc knows: the PCI device above a network or OpenFabrics
+ * OS device, or the PCI device itself. Returns 0 and a newly allocated *ret; -ENODEV when
+ * hwloc doesn't know the device; -ENXIO when no PCI device is above it; -EINVAL for an empty
+ * name; -ENOMEM.
+ */
+int topology_device_pci_address(const Topology *t, const char *device, char **ret);
+
+/*
  * One line for logs and D-Bus, e.g. "2 packages, 2 NUMA nodes, 16 cores, 32 CPUs (30 online)".
  * Returns 0 or -ENOMEM.
  */

@@ -130,5 +130,16 @@ expect "affinityctl --config-dir=DIR/conf<TAB>" "$dir/conf-a" \
 expect "affinityctl --config-dir=DIR/x:conf<TAB>" "conf-b" \
         "$(complete_line "affinityctl --config-dir=$dir/x:conf")"
 
+# --interrupts FILE (a saved /proc/interrupts): the option, then a file as its value, not a
+# command.
+touch "$dir/interrupts-server.txt"
+expect "affinityctl plan --interr<TAB>" "--interrupts=" "$(complete_line 'affinityctl plan --interr')"
+expect "affinityctl --interrupts DIR/interrupts-<TAB>" "$dir/interrupts-server.txt" \
+        "$(complete_line "affinityctl --interrupts $dir/interrupts-")"
+# --sysfs=DIR (a copy of /sys/class/net/*/queues) completes directories.
+mkdir "$dir/sysfs-copy"
+expect "affinityctl plan --sysfs=DIR/sysfs-<TAB>" "$dir/sysfs-copy" \
+        "$(complete_line "affinityctl plan --sysfs=$dir/sysfs-")"
+
 ((failures == 0)) || exit 1
 exit 0

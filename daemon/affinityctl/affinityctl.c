@@ -34,6 +34,8 @@ bool arg_no_legend = false;
 const char *arg_config_dir = NULL;
 const char *arg_topology = NULL;
 bool arg_here = false;
+const char *arg_interrupts = NULL;
+const char *arg_sysfs = NULL;
 uint64_t arg_interval_usec = 1000000;
 uint64_t arg_iterations = 0;
 const char *arg_listen = NULL;
@@ -56,8 +58,10 @@ typedef enum Option {
         OPT_CONFIG_DIR = 1U << 7,
         OPT_HERE = 1U << 8,
         OPT_TOPOLOGY = 1U << 9,
-        OPTS_VERB_ONLY =
-                OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN | OPT_CONFIG_DIR | OPT_HERE | OPT_TOPOLOGY,
+        OPT_INTERRUPTS = 1U << 10,
+        OPT_SYSFS = 1U << 11,
+        OPTS_VERB_ONLY = OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN | OPT_CONFIG_DIR | OPT_HERE |
+                OPT_TOPOLOGY | OPT_INTERRUPTS | OPT_SYSFS,
         OPTS_BUS = OPT_BUS_ADDRESS | OPT_SOCKET,
 } Option;
 
@@ -98,6 +102,12 @@ static const struct {
          "                             topology (lstopo FILE.xml) instead of this machine;\n"
          "                             validate: a policy that can't be resolved there\n"
          "                             is an error\n"},
+        {OPT_INTERRUPTS, "--interrupts=",
+         "     --interrupts=FILE       plan, with --topology: the IRQs of a saved\n"
+         "                             /proc/interrupts of that machine\n"},
+        {OPT_SYSFS, "--sysfs=",
+         "     --sysfs=DIR             plan, with --topology: the queues of a copy of\n"
+         "                             that machine's /sys/class/net/*/queues under DIR\n"},
 };
 
 /* Returns 1 to go on (--help too: main() says whose help), 0 to exit successfully (--version),
@@ -115,6 +125,8 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_INTERVAL,
                 ARG_ITERATIONS,
                 ARG_LISTEN,
+                ARG_INTERRUPTS,
+                ARG_SYSFS,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -129,6 +141,8 @@ static int parse_argv(int argc, char *argv[]) {
                 {"interval", required_argument, NULL, ARG_INTERVAL},
                 {"iterations", required_argument, NULL, ARG_ITERATIONS},
                 {"listen", required_argument, NULL, ARG_LISTEN},
+                {"interrupts", required_argument, NULL, ARG_INTERRUPTS},
+                {"sysfs", required_argument, NULL, ARG_SYSFS},
                 {},
         };
         int c;
@@ -209,6 +223,20 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_LISTEN:
                         /* The address is checked by metrics, which says what it takes. */
                         arg_listen = optarg;
+                        break;
+                case ARG_INTERRUPTS:
+                        if (optarg[0] == 0) {
+                                fprintf(stderr, "--interrupts= needs a saved /proc/interrupts.\n");
+                                return -EINVAL;
+                        }
+                        arg_interrupts = optarg;
+                        break;
+                case ARG_SYSFS:
+                        if (optarg[0] == 0) {
+                                fprintf(stderr, "--sysfs= needs a directory.\n");
+                                return -EINVAL;
+                        }
+                        arg_sysfs = optarg;
                         break;
                 default: /* getopt_long() said what is wrong */
                         return -EINVAL;
@@ -295,13 +323,14 @@ static const struct Verb {
          "0 valid (with --topology: every policy resolved there),\n"
          "1 invalid, a policy that can't be resolved on --topology, or a\n"
          "topology that can't be loaded, 2 usage error."},
-        {"plan", VERB_PATHS, verb_plan, OPT_JSON | OPT_CONFIG_DIR | OPT_TOPOLOGY,
+        {"plan", VERB_PATHS, verb_plan, OPT_JSON | OPT_CONFIG_DIR | OPT_TOPOLOGY | OPT_INTERRUPTS | OPT_SYSFS,
          "Show offline, for each policy, the CPUs and NUMA\n"
          "nodes it resolves to and why, its thread rules, or\n"
          "why it is pending; for each irqs: rule the IRQs it\n"
          "takes and their CPUs, for each net: rule the RPS/XPS\n"
          "masks and RFS flow counts of the queues it sets (with\n"
-         "--topology: their CPUs only, devices are not known)",
+         "--topology: the devices the XML lists, the IRQs of\n"
+         "--interrupts, the queues of --sysfs)",
          "0 planned (pending policies too), 1 an invalid configuration\n"
          "or a topology that can't be loaded, 2 usage error."},
 };
@@ -366,7 +395,8 @@ static void verb_help(const struct Verb *v) {
 static unsigned verb_only_options_given(void) {
         return (arg_interval_set ? OPT_INTERVAL : 0) | (arg_iterations > 0 ? OPT_ITERATIONS : 0) |
                 (arg_listen ? OPT_LISTEN : 0) | (arg_config_dir ? OPT_CONFIG_DIR : 0) |
-                (arg_here ? OPT_HERE : 0) | (arg_topology ? OPT_TOPOLOGY : 0);
+                (arg_here ? OPT_HERE : 0) | (arg_topology ? OPT_TOPOLOGY : 0) |
+                (arg_interrupts ? OPT_INTERRUPTS : 0) | (arg_sysfs ? OPT_SYSFS : 0);
 }
 
 /* "OPTION is only for top." or "... for validate and plan.", from the table. */
@@ -397,6 +427,12 @@ static int check_verb(const struct Verb *v, size_t n_args) {
         }
         if (arg_config_dir && n_args > 0) {
                 fprintf(stderr, "%s: give either --config-dir=DIR or PATHs, not both.\n", v->name);
+                return EXIT_USAGE;
+        }
+        if ((arg_interrupts || arg_sysfs) && !arg_topology) {
+                fprintf(stderr, "%s is only for plan with --topology= (this machine's are read from %s).\n",
+                        arg_interrupts ? "--interrupts=" : "--sysfs=",
+                        arg_interrupts ? "/proc/interrupts" : "/sys/class/net");
                 return EXIT_USAGE;
         }
         if (arg_here && arg_topology) {

@@ -275,19 +275,34 @@ static void json_devices(JsonWriter *w, const PlanReport *rep) {
                 return;
         }
         json_begin_object(w);
-        json_field_bool(w, "known", !rep->devices_unknown);
-        if (rep->devices_unknown) {
+        json_field_bool(w, "known", !rep->devices_unknown && !inv->irqs_unknown && !inv->nets_unknown);
+        json_field_bool(w, "offline", inv->offline);
+        if (inv->offline) {
+                json_field_strv(w, "topology_devices", inv->offline_devices);
+                json_field_string(w, "interrupts", arg_interrupts);
+                json_field_string(w, "sysfs", arg_sysfs);
+        }
+        if (rep->devices_unknown || inv->irqs_unknown)
                 json_field_null(w, "irqs");
-                json_field_null(w, "interfaces");
-        } else {
+        else
                 json_field_uint(w, "irqs", inv->n_irqs);
+        if (rep->devices_unknown || inv->nets_unknown)
+                json_field_null(w, "interfaces");
+        else {
                 json_key(w, "interfaces");
                 json_begin_array(w);
                 for (size_t i = 0; i < inv->n_nets; i++)
                         json_string(w, inv->nets[i].name);
                 json_end_array(w);
         }
-        json_field_string(w, "reason", rep->devices_unknown);
+        if (rep->devices_unknown)
+                json_field_string(w, "reason", rep->devices_unknown);
+        else if (inv->irqs_unknown)
+                json_field_string(w, "reason", "IRQs " PLAN_IRQS_UNKNOWN);
+        else if (inv->nets_unknown)
+                json_field_string(w, "reason", "queues " PLAN_QUEUES_UNKNOWN);
+        else
+                json_field_null(w, "reason");
         json_end_object(w);
 }
 
@@ -364,8 +379,13 @@ int plan_report_print_json(FILE *f, const PlanReport *rep) {
 }
 
 bool plan_report_note_shown(const PlanReport *rep, const char *line, bool warning) {
+        const DeviceInventory *inv = rep->inventory;
+
         if (!rep->devices_unknown)
-                return true;
+                return !(
+                        warning && inv &&
+                        ((inv->irqs_unknown && streq(line, "matches no IRQ")) ||
+                         (inv->nets_unknown && streq(line, "matches no device"))));
         if (warning)
                 return !streq(line, "matches no IRQ") && !streq(line, "matches no device");
         return strncmp(line, "device ", strlen("device ")) != 0;

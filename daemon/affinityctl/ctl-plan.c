@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -233,6 +234,8 @@ static int print_irq_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
                         return r;
         }
         print_device_notes(f, rep, "Why", rp->explanation, false);
+        if (rep->inventory->irqs_unknown)
+                plan_field(f, "IRQs", PLAN_IRQS_UNKNOWN);
 
         /* The IRQs it takes, in ascending number, with what each would get. */
         for (size_t k = 0; k < rep->devices->n_irqs; k++) {
@@ -259,6 +262,30 @@ static int print_irq_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
         }
 
         print_device_notes(f, rep, "Warning", rp->warnings, true);
+        return 0;
+}
+
+/* Offline with no queues known: the XML's network devices that rule's glob matches. Returns 0
+ * or -ENOMEM. */
+static int print_offline_net_devices(FILE *f, const PlanReport *rep, const NetRule *rule) {
+        _cleanup_strv_free_ char **matched = NULL;
+        _cleanup_free_ char *list = NULL;
+        int r;
+
+        STRV_FOREACH (d, rep->inventory->offline_devices)
+                if (fnmatch(rule->device, *d, 0) == 0) {
+                        r = strv_extendf(&matched, "%s", *d);
+                        if (r < 0)
+                                return r;
+                }
+        list = strv_join(matched ?: rep->inventory->offline_devices, ", ");
+        if (!list)
+                return -ENOMEM;
+        if (matched)
+                plan_field(f, "Devices", "%s (in %s)", list, arg_topology);
+        else
+                plan_field(
+                        f, "Devices", "none in %s (devices there: %s)", arg_topology, *list ? list : "none");
         return 0;
 }
 
@@ -299,6 +326,12 @@ static int print_net_rule_plan(FILE *f, const PlanReport *rep, size_t i) {
                         return r;
         }
         print_device_notes(f, rep, "Why", np->explanation, false);
+        if (rep->inventory->nets_unknown) {
+                r = print_offline_net_devices(f, rep, rule);
+                if (r < 0)
+                        return r;
+                plan_field(f, "Queues", PLAN_QUEUES_UNKNOWN);
+        }
 
         /* The queues it sets: by device, rx before tx, in queue order. */
         for (size_t k = 0; k < rep->devices->n_queues; k++) {
@@ -332,6 +365,30 @@ static void print_rule_count(FILE *f, size_t n, const char *singular, const char
                 n_pending);
 }
 
+/* Offline: where the devices and IRQs come from. Returns 0 or -ENOMEM. */
+static int print_offline_devices(FILE *f, const DeviceInventory *inv) {
+        _cleanup_free_ char *list = strv_join(inv->offline_devices, ", ");
+
+        if (!list)
+                return -ENOMEM;
+        plan_field(f, "Devices", "%s (in %s)", *list ? list : "none", arg_topology);
+        if (inv->irqs_unknown)
+                plan_field(f, NULL, "IRQs %s", PLAN_IRQS_UNKNOWN);
+        else
+                plan_field(
+                        f, NULL,
+                        "%zu IRQ%s (in %s; device: matched by action name or PCI address, "
+                        "kernel-managed IRQs not told apart)",
+                        inv->n_irqs, inv->n_irqs == 1 ? "" : "s", arg_interrupts);
+        if (inv->nets_unknown)
+                plan_field(f, NULL, "queues %s", PLAN_QUEUES_UNKNOWN);
+        else
+                plan_field(
+                        f, NULL, "%zu network interface%s with their queues (in %s)", inv->n_nets,
+                        inv->n_nets == 1 ? "" : "s", arg_sysfs);
+        return 0;
+}
+
 /* The human report. Returns 0 or -ENOMEM. */
 static int print_plan(FILE *f, const PlanReport *rep) {
         const Config *c = rep->config;
@@ -363,7 +420,11 @@ static int print_plan(FILE *f, const PlanReport *rep) {
         } else
                 plan_field(f, "Reserve", "none");
         if (c->n_irq_rules + c->n_net_rules > 0) {
-                if (rep->devices_unknown)
+                if (rep->inventory->offline) {
+                        r = print_offline_devices(f, rep->inventory);
+                        if (r < 0)
+                                return r;
+                } else if (rep->devices_unknown)
                         plan_field(f, "Devices", "%s", rep->devices_unknown);
                 else
                         plan_field(
@@ -442,20 +503,28 @@ static int emit_plan(const PlanReport *rep) {
 
 /*
  * The IRQs and network interfaces the irqs: and net: rules of c are planned against: this
- * machine's (/proc/interrupts, /sys/class/net), or with --topology an empty inventory, since
- * an XML topology holds none of its machine's IRQs and queues: the rules' CPUs are resolved,
- * which IRQs and queues they would take is not known. *ret_unknown says why the inventory is
- * empty (newly allocated), NULL when it is this machine's. Returns 0 or -ENOMEM.
+ * machine's (/proc/interrupts, /sys/class/net), or with --topology the offline inventory of t's
+ * network devices, --interrupts' IRQs and --sysfs' queues (device_inventory_load_offline()).
+ * *ret_unknown says why the inventory is empty (newly allocated), NULL when it is this
+ * machine's or offline.
+ * Returns 0; -errno of reading --interrupts or --sysfs (said on stderr); -ENOMEM.
  */
-static int load_inventory(const Config *c, DeviceInventory **ret, char **ret_unknown) {
+static int load_inventory(const Config *c, const Topology *t, DeviceInventory **ret, char **ret_unknown) {
         _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
         _cleanup_free_ char *error = NULL, *unknown = NULL;
         int r;
 
         if (arg_topology) {
-                unknown = strdup("not known for an XML topology");
-                if (!unknown)
-                        return -ENOMEM;
+                r = device_inventory_load_offline(
+                        t, arg_topology, arg_interrupts, arg_sysfs, c, &inv, &error);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        fprintf(stderr, "Failed to read %s\n", error ?: strerror(-r));
+                        return r;
+                }
+                if (inv->irq_warning)
+                        fprintf(stderr, "Warning: %s\n", inv->irq_warning);
         } else if (c->n_irq_rules + c->n_net_rules > 0) {
                 r = device_inventory_load("/", c, &inv, &error);
                 if (r == -ENOMEM)
@@ -534,8 +603,13 @@ static int plan(char **paths, Diagnostics *diag) {
         r = load_kubelet(c, &kubelet);
         if (r >= 0)
                 r = plan_new_with(c, t, &(PlanInputs){.kubelet = kubelet}, &plan);
-        if (r >= 0)
-                r = load_inventory(c, &inv, &unknown);
+        if (r >= 0) {
+                r = load_inventory(c, t, &inv, &unknown);
+                if (r < 0 && r != -ENOMEM) { /* --interrupts or --sysfs unreadable: said */
+                        rep.error = "failed to read the --interrupts file or the --sysfs tree";
+                        return arg_json && emit_plan(&rep) < 0 ? -ENOMEM : EXIT_FAILURE_;
+                }
+        }
         if (r >= 0)
                 r = device_plan_new(c, plan, t, inv, &dp);
         if (r == -ENOMEM)

@@ -21,18 +21,26 @@ typedef struct PlanReport {
         const Topology *topology;
         const Plan *plan;
         const DevicePlan *devices;        /* the irqs: and net: rules against inventory */
-        const DeviceInventory *inventory; /* this machine's IRQs and interfaces, or empty */
-        const char *devices_unknown;      /* why inventory is empty ("not known for an XML
-                                           * topology"), NULL when it is this machine's */
+        const DeviceInventory *inventory; /* this machine's IRQs and interfaces, with --topology
+                                           * the offline one (device_inventory_load_offline()) */
+        const char *devices_unknown;      /* why inventory is empty ("can't be read here: ..."),
+                                           * NULL when it is this machine's or offline */
         const Diagnostics *diag;          /* --json only */
         const char *error;                /* --json only: why nothing was planned */
 } PlanReport;
 
+/* What plan says, offline, of the IRQs without --interrupts, and of the queues. */
+#define PLAN_IRQS_UNKNOWN "not known without --interrupts=FILE (a saved /proc/interrupts of that machine)"
+#define PLAN_QUEUES_UNKNOWN \
+        "not known without --sysfs=DIR (a copy of that machine's /sys/class/net/*/queues under DIR)"
+
 /*
- * Whether an explanation or warning line of a device rule is shown. With no inventory (an XML
- * topology has none of its machine's devices) the lines that say what the devices are —
- * "device eth0: not present", "matches no IRQ", "matches no device" — would speak of an empty
- * inventory, not of that machine: they are left out, the report says "Devices: not known".
+ * Whether an explanation or warning line of a device rule is shown. With no inventory (this
+ * machine's devices can't be read: rep->devices_unknown) the lines that say what the devices
+ * are — "device eth0: not present", "matches no IRQ", "matches no device" — would speak of an
+ * empty inventory, not of the machine: they are left out, the report says why in "Devices:".
+ * Offline, "matches no IRQ" is left out when the IRQs are not known, "matches no device" when
+ * the queues are not.
  */
 bool plan_report_note_shown(const PlanReport *rep, const char *line, bool warning);
 

@@ -25,6 +25,8 @@ extern bool arg_no_legend;          /* --no-legend */
 extern const char *arg_config_dir;  /* validate, plan: --config-dir=DIR */
 extern const char *arg_topology;    /* validate, plan: --topology=FILE.xml */
 extern bool arg_here;               /* validate: --here, resolve on this machine too */
+extern const char *arg_interrupts;  /* plan, with --topology: --interrupts=FILE */
+extern const char *arg_sysfs;       /* plan, with --topology: --sysfs=DIR */
 extern uint64_t arg_interval_usec;  /* top: --interval=SEC, in µs */
 extern uint64_t arg_iterations;     /* top: --iterations=N; 0: not given */
 extern const char *arg_listen;      /* metrics: --listen=ADDR or "systemd"; NULL: print once */

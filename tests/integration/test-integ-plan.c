@@ -8,8 +8,8 @@
  * parsed (json-reader.h) and checked field by field; the human report and the
  * exit codes are checked as a user sees them. irqs: and net: rules are planned against this
  * machine's devices — eth0's IRQs (read from sysfs) and a veth pair the test creates (afd<pid>p/q,
- * deleted at the end of the run whatever happened; plan writes nothing) — and against an XML
- * topology, which knows no devices.
+ * deleted at the end of the run whatever happened; plan writes nothing) — and offline, against
+ * an XML topology's network devices with the IRQs of a saved /proc/interrupts (a corpus pair).
  */
 
 #include <dirent.h>
@@ -27,6 +27,10 @@
 #include "util.h"
 
 #define TOPOLOGY_2S "32em64t-2n8c2t-pci-wholeio.xml" /* eth0 on node 1: CPUs 8-15,24-31 */
+/* A NIC's machine offline: the XML lists eth0, eth1, eth2, ib0, mlx4_0 (eth0 on node 0), the dump
+ * has ixgbe queue vectors eth0-TxRx-0..31, eth0's misc vector "eth0" and eth1-TxRx-0..31. */
+#define TOPOLOGY_NIC   "24em64t-2n6c2t-pci.xml"
+#define INTERRUPTS_NIC "irqcli-interrupts-2col-ixgbe-32q.txt"
 
 /* ---- the JSON document ---- */
 
@@ -783,14 +787,19 @@ START_TEST(test_plan_devices) {
         out = mfree(out);
         err = mfree(err);
 
-        /* An XML topology holds none of its machine's devices: the rules' CPUs are resolved there,
-         * the IRQs and queues they would take are not known, and nothing claims a device absent. */
+        /* With --topology alone: the devices are the XML's, the IRQs and queues are not known,
+         * and nothing claims a device absent that the XML lists. */
         r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, NULL);
         ck_assert_msg(r == 0, "affinityctl plan --topology exited %d: %s", r, err);
-        ck_assert_msg(strstr(out, "  Devices: not known for an XML topology\n"), "stdout:\n%s", out);
+        ck_assert_msg(strstr(out, "  Devices: eth0, eth1, ib0, mlx5_0 (in "), "stdout:\n%s", out);
         ck_assert_msg(
-                !strstr(out, "IRQs:") && !strstr(out, "Queues:") && !strstr(out, "not present") &&
-                        !strstr(out, "matches no"),
+                strstr(out,
+                       "     IRQs: not known without --interrupts=FILE (a saved /proc/interrupts of "
+                       "that machine)\n"),
+                "stdout:\n%s", out);
+        ck_assert_msg(strstr(out, "   Queues: not known without --sysfs=DIR"), "stdout:\n%s", out);
+        ck_assert_msg(
+                !strstr(out, "not present") && !strstr(out, "matches no") && !strstr(out, "rx-"),
                 "device facts on an XML topology:\n%s", out);
         ck_assert_msg(
                 strstr(out, "\nirqs: eth0-irqs (") && strstr(out, "     CPUs: 1 (1 CPU on 1 core)\n"),
@@ -804,7 +813,12 @@ START_TEST(test_plan_devices) {
         doc = json_parse_document(out);
         devices = jget(doc, "devices");
         ck_assert(!jbool(devices, "known"));
-        ck_assert_str_eq(jstr(devices, "reason"), "not known for an XML topology");
+        ck_assert(jbool(devices, "offline"));
+        ck_assert(jarray_has(jarray(devices, "topology_devices"), "eth0"));
+        ck_assert_msg(
+                strstr(jstr(devices, "reason"), "IRQs not known without --interrupts=FILE"), "%s",
+                jstr(devices, "reason"));
+        ck_assert(jnull(devices, "irqs"));
         ck_assert(jnull(devices, "interfaces"));
         rule = jfind(jarray(doc, "irqs"), "name", "eth0-irqs");
         ck_assert_ptr_nonnull(rule);
@@ -828,6 +842,183 @@ START_TEST(test_plan_devices) {
 }
 END_TEST
 
+/* The IRQ number of the line of corpus dump path whose last word is name; -1 when none. Counts
+ * the numeric lines into *n_lines (may be NULL). */
+static int dump_irq_of(const char *path, const char *name, unsigned *n_lines) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        char line[4096];
+        int irq = -1;
+
+        ck_assert_msg(f, "cannot open %s", path);
+        if (n_lines)
+                *n_lines = 0;
+        while (fgets(line, sizeof line, f)) {
+                char *p = line + strspn(line, " "), *last, *end;
+                unsigned long n = strtoul(p, &end, 10);
+
+                if (end == p || *end != ':')
+                        continue;
+                if (n_lines)
+                        (*n_lines)++;
+                end[strcspn(end, "\n")] = '\0';
+                while (*end && end[strlen(end) - 1] == ' ')
+                        end[strlen(end) - 1] = '\0';
+                last = strrchr(end, ' ');
+                if (last && streq(last + 1, name))
+                        irq = (int)n;
+        }
+        return irq;
+}
+
+/* The object of array a whose "irq" is irq, or NULL. */
+static const Json *jfind_irq(const Json *a, int irq) {
+        for (size_t i = 0; i < a->n_items; i++)
+                if ((int)jnum(a->items[i], "irq") == irq)
+                        return a->items[i];
+        return NULL;
+}
+
+/*
+ * plan --topology --interrupts on a corpus pair: eth0's IRQs are found by name in the dump, each
+ * queue vector eth0-TxRx-q gets the q-th CPU of the rule's spread order (round robin) and the
+ * misc vector the whole set; a device the XML doesn't list is said with the devices it lists.
+ */
+START_TEST(test_plan_offline_interrupts) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *out = NULL, *err = NULL, *cdir = NULL, *topo = topology_arg(TOPOLOGY_NIC),
+                            *dump = NULL, *irqs_arg = NULL, *want = NULL;
+        _cleanup_(json_freep) Json *doc = NULL;
+        const char *corpus = getenv("AFFINITYD_CORPUS");
+        const Json *rule, *spread, *irqs, *ghost, *a;
+        _cleanup_free_ char *sysfs_arg = NULL, *rule_cpus = NULL;
+        char sysfs[] = "/tmp/integ-plan-sysfs-XXXXXX", cmd[256];
+        unsigned n_lines, n_spread;
+        int r, irq;
+
+        ck_assert_int_ge(asprintf(&dump, "%s/interrupts/%s", corpus, INTERRUPTS_NIC), 0);
+        ck_assert_int_ge(asprintf(&irqs_arg, "--interrupts=%s", dump), 0);
+        harness_remove_policy(h, "00-integ-marker.yaml");
+        harness_write_policy(
+                h, "10-nic.yaml",
+                "irqs:\n"
+                "  - name: eth0-queues\n"
+                "    match: {device: eth0}\n"
+                "    cpus: {near: eth0}\n"
+                "    spread: true\n"
+                "  - name: ghost\n"
+                "    match: {device: eno1}\n"
+                "    cpus: \"0\"\n"
+                "net:\n"
+                "  - name: steer\n"
+                "    device: \"eth*\"\n"
+                "    rps: {near: eth0}\n");
+        cdir = config_dir_arg(h);
+
+        r = harness_run_ctl(h, &out, &err, "plan", "--json", cdir, topo, irqs_arg, NULL);
+        ck_assert_msg(r == 0, "plan --topology --interrupts exited %d: %s", r, err);
+        doc = json_parse_document(out);
+        ck_assert(dump_irq_of(dump, "eth0-TxRx-0", &n_lines) >= 0);
+        ck_assert_uint_eq(jnum(jget(doc, "devices"), "irqs"), n_lines);
+        ck_assert(jbool(jget(doc, "devices"), "offline"));
+
+        rule = jfind(jarray(doc, "irqs"), "name", "eth0-queues");
+        ck_assert_ptr_nonnull(rule);
+        ck_assert_str_eq(jstr(rule, "nodes"), "0");
+        spread = jarray(rule, "spread");
+        irqs = jarray(rule, "irqs");
+        n_spread = (unsigned)spread->n_items;
+        ck_assert_uint_gt(n_spread, 0);
+        for (unsigned q = 0; q < 32; q++) {
+                char name[32], cpu[16];
+
+                snprintf(name, sizeof name, "eth0-TxRx-%u", q);
+                irq = dump_irq_of(dump, name, NULL);
+                ck_assert_msg(irq >= 0, "%s not in %s", name, dump);
+                a = jfind_irq(irqs, irq);
+                ck_assert_msg(a, "IRQ %d (%s) not taken by eth0-queues", irq, name);
+                snprintf(cpu, sizeof cpu, "%u", (unsigned)spread->items[q % n_spread]->number);
+                ck_assert_str_eq(jstr(a, "name"), name);
+                ck_assert_msg(
+                        streq(jstr(a, "cpus"), cpu), "%s: CPUs %s, want %s", name, jstr(a, "cpus"), cpu);
+        }
+        irq = dump_irq_of(dump, "eth0", NULL);
+        ck_assert(irq >= 0);
+        ck_assert_str_eq(jstr(jfind_irq(irqs, irq), "cpus"), jstr(rule, "cpus"));
+        rule_cpus = strdup(jstr(jfind(jarray(doc, "net"), "name", "steer"), "rps"));
+        ck_assert_ptr_nonnull(rule_cpus);
+        ck_assert_uint_eq(irqs->n_items, 33); /* none of eth1's */
+
+        ghost = jfind(jarray(doc, "irqs"), "name", "ghost");
+        ck_assert_ptr_nonnull(ghost);
+        want = strprintf(
+                "device eno1: not in %s (devices there: eth0, eth1, eth2, ib0, mlx4_0)",
+                topo + strlen("--topology="));
+        ck_assert_ptr_nonnull(want);
+        ck_assert_msg(jarray_has(jarray(ghost, "explanation"), want), "no \"%s\" in:\n%s", want, out);
+        want = mfree(want);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* The report as a user reads it: each IRQ with its CPU, the absent device, the queues. */
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, irqs_arg, NULL);
+        ck_assert_msg(r == 0, "plan --topology --interrupts exited %d: %s", r, err);
+        irq = dump_irq_of(dump, "eth0-TxRx-1", NULL);
+        ck_assert_int_ge(
+                asprintf(
+                        &want, "           %d eth0-TxRx-1: %u\n", irq,
+                        (unsigned)spread->items[1 % n_spread]->number),
+                0);
+        ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+        ck_assert_msg(
+                strstr(out, "device eno1: not in ") &&
+                        strstr(out, " (devices there: eth0, eth1, eth2, ib0, mlx4_0)\n"),
+                "stdout:\n%s", out);
+        ck_assert_msg(strstr(out, "  Devices: eth0, eth1, eth2 (in "), "stdout:\n%s", out);
+        ck_assert_msg(strstr(out, "   Queues: not known without --sysfs=DIR"), "stdout:\n%s", out);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* With --sysfs, a copy of that machine's /sys/class/net/DEV/queues: the queues too. */
+        ck_assert_ptr_nonnull(mkdtemp(sysfs));
+        ck_assert_int_ge(asprintf(&sysfs_arg, "--sysfs=%s", sysfs), 0);
+        snprintf(
+                cmd, sizeof cmd,
+                "for q in 0 1 2; do d=%s/sys/class/net/eth0/queues/rx-$q; mkdir -p $d && echo 0 > "
+                "$d/rps_cpus; done",
+                sysfs);
+        ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, irqs_arg, sysfs_arg, NULL);
+        ck_assert_msg(r == 0, "plan --topology --interrupts --sysfs exited %d: %s", r, err);
+        ck_assert_msg(
+                strstr(out, "           1 network interface with their queues (in "), "stdout:\n%s", out);
+        ck_assert_msg(!strstr(out, "not known without --sysfs"), "stdout:\n%s", out);
+        for (unsigned q = 0; q < 3; q++) {
+                want = mfree(want);
+                ck_assert_int_ge(asprintf(&want, "eth0 rx-%u: rps_cpus %s\n", q, rule_cpus), 0);
+                ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", sysfs);
+        ck_assert_int_eq(system(cmd), 0);
+        out = mfree(out);
+        err = mfree(err);
+
+        /* --interrupts and --sysfs need --topology, and something they can read. */
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, irqs_arg, NULL);
+        ck_assert_msg(r == 2, "--interrupts without --topology exited %d", r);
+        ck_assert_msg(strstr(err, "--interrupts= is only for plan with --topology="), "stderr:\n%s", err);
+        out = mfree(out);
+        err = mfree(err);
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, "--interrupts=/nonexistent/interrupts", NULL);
+        ck_assert_msg(r == 1, "an unreadable --interrupts exited %d", r);
+        ck_assert_msg(strstr(err, "Failed to read /nonexistent/interrupts: "), "stderr:\n%s", err);
+        out = mfree(out);
+        err = mfree(err);
+        r = harness_run_ctl(h, &out, &err, "plan", cdir, topo, "--sysfs=/nonexistent", NULL);
+        ck_assert_msg(r == 1, "an unreadable --sysfs exited %d", r);
+        ck_assert_msg(strstr(err, "Failed to read /nonexistent/sys/class/net: "), "stderr:\n%s", err);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("integration-plan");
         int r;
@@ -839,6 +1030,7 @@ int main(void) {
         harness_add_test(s, test_validate_topology);
         harness_add_test(s, test_plan_usage);
         harness_add_test(s, test_plan_devices);
+        harness_add_test(s, test_plan_offline_interrupts);
 
         snprintf(veth, sizeof veth, "afd%dp", (int)getpid() % 10000000);
         snprintf(veth_peer, sizeof veth_peer, "afd%dq", (int)getpid() % 10000000);

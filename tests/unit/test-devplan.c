@@ -1219,6 +1219,187 @@ START_TEST(test_inventory_identity_old_format) {
 }
 END_TEST
 
+/* ---- device_inventory_load_offline(): an XML topology and a saved /proc/interrupts ---- */
+
+/* The IRQs of inv (hand-parsed dump) whose name is device or begins with "device-": ascending. */
+static size_t dump_irqs_named(const DeviceInventory *inv, const char *device, unsigned *ret, size_t max) {
+        size_t n = 0, len = strlen(device);
+
+        for (size_t i = 0; i < inv->n_irqs; i++) {
+                const char *name = inv->irqs[i].actions;
+
+                if (strncmp(name, device, len) == 0 && (name[len] == '\0' || name[len] == '-')) {
+                        ck_assert_uint_lt(n, max);
+                        ret[n++] = inv->irqs[i].irq;
+                }
+        }
+        return n;
+}
+
+static void assert_lookup_irqs(const DeviceIrqLookup *l, const unsigned *want, size_t n) {
+        ck_assert_ptr_nonnull(l);
+        ck_assert_int_eq(l->error, 0);
+        ck_assert_msg(l->n_irqs == n, "%s: %zu IRQs, want %zu", l->device, l->n_irqs, n);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_uint_eq(l->irqs[i], want[i]);
+}
+
+/*
+ * The 24em64t XML (eth0, eth1, eth2, ib0, mlx4_0: INDEX.md) with the irqcli ixgbe dump (eth0's
+ * and eth1's queue vectors by name): the devices come from the XML, the IRQs from the dump,
+ * each device's IRQs by name; the spread plan gives eth0's queue q the q-th CPU of the order.
+ * Expected IRQs come from the dump through this file's own parser (inv_from_dump()).
+ */
+START_TEST(test_inventory_offline) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("24em64t-2n6c2t-pci.xml");
+        _cleanup_free_ char *dump = corpus_path("interrupts", "irqcli-interrupts-2col-ixgbe-32q.txt");
+        _cleanup_(device_inventory_freep) DeviceInventory *hand =
+                inv_from_dump("irqcli-interrupts-2col-ixgbe-32q.txt", NULL);
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL, *bare = NULL, *queues = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp_queues = NULL;
+        char root[] = "/tmp/test-devplan-sysfs-XXXXXX";
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(device_plan_freep) DevicePlan *dp = NULL;
+        _cleanup_strv_free_ char **devices = NULL;
+        _cleanup_free_ char *pci = NULL;
+        unsigned want[64];
+        size_t n, q = 0;
+        const DeviceIrqLookup *l;
+        const IrqRulePlan *rp;
+
+        ck_assert_int_eq(topology_network_devices(t, &devices), 0);
+        ck_assert_uint_eq(strv_length(devices), 5);
+        ck_assert_str_eq(devices[0], "eth0");
+        ck_assert_int_eq(topology_device_pci_address(t, "eth0", &pci), 0);
+        ck_assert_int_eq(topology_device_pci_address(t, "eno9", &pci), -ENODEV);
+
+        add_irq_rule(c, "eth0", strv_make("eth0", "eno9", NULL), NULL, SEL(.near = "eth0"), true);
+        add_irq_rule(c, "eth1", strv_make("eth1", NULL), NULL, sel_literal("0"), false);
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", dump, NULL, c, &inv, NULL), 0);
+        ck_assert(inv->offline && !inv->irqs_unknown && inv->nets_unknown);
+        ck_assert_uint_eq(inv->n_nets, 0);
+        ck_assert_uint_eq(inv->n_irqs, hand->n_irqs);
+        for (size_t i = 0; i < hand->n_irqs; i++) {
+                const DeviceIrq *irq = device_inventory_find_irq(inv, hand->irqs[i].irq);
+
+                ck_assert_ptr_nonnull(irq);
+                ck_assert_str_eq(irq->actions, hand->irqs[i].actions);
+                ck_assert(!irq->managed);
+        }
+        ck_assert(strv_length(inv->offline_devices) == strv_length(devices));
+
+        /* eth0: its queue vectors and its misc vector "eth0"; eth1: its own, none of eth0's. */
+        n = dump_irqs_named(hand, "eth0", want, ELEMENTSOF(want));
+        ck_assert_uint_eq(n, 33);
+        assert_lookup_irqs(device_inventory_find_lookup(inv, "eth0"), want, n);
+        l = device_inventory_find_lookup(inv, "eth0");
+        ck_assert_msg(
+                l->note && strstr(l->note, "in server.xml at PCI ") && strstr(l->note, pci), "%s", l->note);
+        n = dump_irqs_named(hand, "eth1", want, ELEMENTSOF(want));
+        ck_assert_uint_eq(n, 32);
+        assert_lookup_irqs(device_inventory_find_lookup(inv, "eth1"), want, n);
+
+        /* A device the XML doesn't list: named, with the devices it does list. */
+        l = device_inventory_find_lookup(inv, "eno9");
+        ck_assert_ptr_nonnull(l);
+        ck_assert_int_eq(l->error, -ENODEV);
+        ck_assert_msg(l->note && strstr(l->note, "not in server.xml (devices there: "), "%s", l->note);
+        STRV_FOREACH (d, devices)
+                ck_assert_msg(strstr(l->note, *d), "%s not in \"%s\"", *d, l->note);
+
+        /* The plan: eth0's queue vector q (eth0-TxRx-q) takes slot q of the spread order. */
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, inv, &dp), 0);
+        rp = &dp->irq_rules[0];
+        ck_assert_ptr_null(rp->pending_reason);
+        ck_assert_uint_eq(rp->n_matched, 33);
+        for (size_t i = 0; i < hand->n_irqs; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "eth0-TxRx-%zu", q);
+                if (streq(hand->irqs[i].actions, name))
+                        assert_spread_slot(dp, rp, hand->irqs[i].irq, q++);
+        }
+        ck_assert_uint_eq(q, 32);
+        ck_assert(strv_contains_substring(rp->explanation, "device eno9: not in server.xml"));
+        ck_assert_uint_eq(dp->irq_rules[1].n_matched, 32);
+
+        /* With a saved copy of /sys/class/net/DEV/queues: eth0's 32 rx queues (as many as the dump
+         * has queue vectors) each get the rule's RPS set; eth1's single tx queue's xps_cpus is
+         * empty, as cp(1) leaves a file the kernel refused to read: no XPS there. */
+        ck_assert_ptr_nonnull(mkdtemp(root));
+        run("for q in $(seq 0 31); do d=%1$s/sys/class/net/eth0/queues; mkdir -p $d/rx-$q $d/tx-$q && "
+            "echo 0 > $d/rx-$q/rps_cpus && echo 0 > $d/tx-$q/xps_cpus; done && "
+            "mkdir -p %1$s/sys/class/net/eth1/queues/rx-0 %1$s/sys/class/net/eth1/queues/tx-0 && "
+            "echo 0 > %1$s/sys/class/net/eth1/queues/rx-0/rps_cpus && "
+            ": > %1$s/sys/class/net/eth1/queues/tx-0/xps_cpus",
+            root);
+        add_net_rule(c, "eth*", SEL(.near = "eth0"), XPS_NONE, (CpuSelector){});
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", dump, root, c, &queues, NULL), 0);
+        ck_assert(!queues->nets_unknown);
+        ck_assert_uint_eq(queues->n_nets, 2);
+        ck_assert_str_eq(queues->nets[0].name, "eth0");
+        ck_assert_uint_eq(queues->nets[0].queues.n_rx, 32);
+        ck_assert(queues->nets[0].queues.has_xps);
+        ck_assert(!queues->nets[1].queues.has_xps);
+        plan_free(p);
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+        ck_assert_int_eq(device_plan_new(c, p, t, queues, &dp_queues), 0);
+        for (unsigned k = 0; k < 32; k++) {
+                const NetQueueAssignment *a = device_plan_find_queue(dp_queues, "eth0", NET_QUEUE_RPS, k);
+
+                ck_assert_msg(a, "eth0 rx-%u not planned", k);
+                assert_set(&a->cpus, &dp_queues->net_rules[0].rps, "eth0 rx queue");
+        }
+        run("rm -rf '%s'", root);
+
+        /* Without a saved /proc/interrupts: the devices, no IRQs, and it says so. */
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", NULL, NULL, c, &bare, NULL), 0);
+        ck_assert(bare->irqs_unknown);
+        ck_assert_uint_eq(bare->n_irqs, 0);
+        l = device_inventory_find_lookup(bare, "eth0");
+        ck_assert_int_eq(l->error, 0);
+        ck_assert_msg(strstr(l->note, "its IRQs not known"), "%s", l->note);
+}
+END_TEST
+
+/*
+ * Matching by PCI address: a dump derived from the ENA one (amzn-drivers-316), its PCI address
+ * replaced by eth0's in the 24em64t XML. Vectors with blank names are the device's by their chip
+ * "PCI-MSIX-ADDRESS"; "ena-mgmnt@pci:ADDRESS" by the address after '@'; another address is not.
+ */
+START_TEST(test_inventory_offline_pci) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("24em64t-2n6c2t-pci.xml");
+        _cleanup_free_ char *src = corpus_path("interrupts", "amzn-drivers-316-ena-4cpu-blank-names.txt");
+        _cleanup_(device_inventory_freep) DeviceInventory *hand =
+                inv_from_dump("amzn-drivers-316-ena-4cpu-blank-names.txt", NULL);
+        _cleanup_(device_inventory_freep) DeviceInventory *inv = NULL;
+        _cleanup_(config_freep) Config *c = config_new();
+        _cleanup_free_ char *pci = NULL, *path = NULL;
+        char dir[] = "/tmp/test-devplan-offline-XXXXXX";
+        const DeviceIrqLookup *l;
+
+        ck_assert_int_eq(topology_device_pci_address(t, "eth1", &pci), 0);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_ge(asprintf(&path, "%s/interrupts", dir), 0);
+        run("sed 's/0000:27:00.0/%s/g' %s > %s && echo ' 99:  1  0  0  0  PCI-MSIX-0000:ff:1f.7   0-edge  "
+            "other@pci:0000:ff:1f.7' >> %s",
+            pci, src, path, path);
+
+        add_irq_rule(c, "by-address", strv_make("eth1", NULL), NULL, sel_literal("0"), false);
+        ck_assert_int_eq(device_inventory_load_offline(t, "server.xml", path, NULL, c, &inv, NULL), 0);
+        l = device_inventory_find_lookup(inv, "eth1");
+        ck_assert_ptr_nonnull(l);
+        ck_assert_int_eq(l->error, 0);
+        /* Every IRQ of the ENA dump, none of the added one. */
+        ck_assert_uint_eq(l->n_irqs, hand->n_irqs);
+        for (size_t i = 0; i < hand->n_irqs; i++)
+                ck_assert_uint_eq(l->irqs[i], hand->irqs[i].irq);
+        run("rm -rf '%s'", dir);
+}
+END_TEST
+
 /*
  * The kubelet's exclusive CPUs (3 and 5) get no IRQs from a selector mapping (explained, naming
  * the pod and container), and no RPS/XPS either; a literal naming one is taken as written, with
@@ -1465,6 +1646,8 @@ static Suite *devplan_suite(void) {
         tcase_add_test(tc, test_avoid_fallback);
         tcase_add_test(tc, test_inventory_fixture);
         tcase_add_test(tc, test_inventory_identity_old_format);
+        tcase_add_test(tc, test_inventory_offline);
+        tcase_add_test(tc, test_inventory_offline_pci);
         suite_add_tcase(s, tc);
         return s;
 }
