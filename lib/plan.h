@@ -184,11 +184,15 @@ size_t plan_n_pending(const Plan *plan);
  *     cpus: N takes N PUs, one per core (its lowest-numbered PU) while there are cores, then
  *     second SMT siblings and so on (with smt: one-per-core, only one per core); when N whole
  *     cores are left it takes only whole ones, so as not to share a core with a reserved,
- *     held or disallowed sibling. The cores are packed: into the fewest cache domains
+ *     held or disallowed sibling, and the PUs of such shared cores come after every PU of the
+ *     whole ones (with smt: one-per-core, after the whole cores), with an explanation line and
+ *     a note ("cpus: 23: CPU 12: its core's sibling 0 is reserved; nothing else was left").
+ *     The cores are packed: into the fewest cache domains
  *     (topology_cache_domain_of_core(): L3 caches), then the fewest NUMA nodes, preferring the
  *     domain with the most candidate cores, ties to the one with the lowest-numbered CPU;
  *     deterministic. Without a count, smt: one-per-core keeps the lowest-numbered PU of each
- *     core.
+ *     whole core, leaving shared cores out (an explanation line lists them) unless no core is
+ *     whole (then one PU of each, with a line and a note saying so).
  * Returns 0, or with a newly allocated human reason in *ret_reason (if non-NULL):
  * -ENOENT when a node, package or CPU kind does not exist here ("NUMA node 7 does not exist
  * here (nodes: 0)", "kind: efficiency: this machine has one CPU kind"), -ENODEV when the

@@ -2265,6 +2265,97 @@ START_TEST(test_match_index) {
 }
 END_TEST
 
+/*
+ * reserve "0" on an SMT machine: CPU 0's sibling is never picked by smt: one-per-core or cpus: N
+ * while another core (or, for cpus: N, a PU of another core) is left; when nothing else is, it
+ * is, and the explanation says so.
+ */
+START_TEST(test_partial_core_last) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("24em64t-2n6c2t-pci.xml");
+        _cleanup_(config_freep) Config *c = config_new(), *d = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        _cleanup_cpuset_ CpuSet sib = CPUSET_NULL, node0 = CPUSET_NULL, zero = CPUSET_NULL, lows = CPUSET_NULL;
+        _cleanup_free_ char *line = NULL;
+        unsigned n_cores = topology_n_cores(t), n_cpus = cpuset_count(topology_online_cpus(t)), s0;
+        const PolicyPlan *pp;
+
+        ck_assert_int_eq(topology_core_siblings(t, 0, &sib), 0);
+        ck_assert_uint_eq(cpuset_count(&sib), 2);
+        s0 = (unsigned)cpuset_next(&sib, 0); /* CPU 0's sibling */
+
+        config_set_reserve(c, "0");
+        config_add(c, "one", SEL(.smt = SMT_ONE_PER_CORE));
+        config_add(c, "cores-worth", SEL(.cpus = n_cores));
+        config_add(c, "all-but-one", SEL(.cpus = n_cpus - 2));
+        config_add(c, "one-short", SEL(.cpus = n_cores - 1, .smt = SMT_ONE_PER_CORE));
+        config_add(c, "every", SEL(.cpus = n_cpus - 1));
+        config_add(c, "one-each", SEL(.cpus = n_cores, .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        pp = plan_find_policy(p, "one");
+        ck_assert(!cpuset_contains(&pp->cpus, s0));
+        ck_assert_uint_eq(cpuset_count(&pp->cpus), n_cores - 1);
+        ck_assert_int_ge(
+                asprintf(&line,
+                         "smt: one-per-core: left out, their cores are shared (a sibling reserved, held or "
+                         "disallowed): %u",
+                         s0),
+                0);
+        assert_explains(p, "one", line);
+        ck_assert(!cpuset_contains(&plan_find_policy(p, "cores-worth")->cpus, s0));
+        ck_assert(!cpuset_contains(&plan_find_policy(p, "all-but-one")->cpus, s0));
+        ck_assert(!cpuset_contains(&plan_find_policy(p, "one-short")->cpus, s0));
+        ck_assert_ptr_null(plan_find_policy(p, "cores-worth")->warnings);
+
+        /* Nothing else left: CPU 0's sibling is used, and the plan says why. */
+        line = mfree(line);
+        ck_assert(cpuset_contains(&plan_find_policy(p, "every")->cpus, s0));
+        ck_assert_int_ge(
+                asprintf(&line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
+                         n_cpus - 1, s0),
+                0);
+        assert_explains(p, "every", line);
+        assert_warnings(plan_find_policy(p, "every"), line, NULL);
+        line = mfree(line);
+        ck_assert(cpuset_contains(&plan_find_policy(p, "one-each")->cpus, s0));
+        ck_assert_int_ge(
+                asprintf(&line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
+                         n_cores, s0),
+                0);
+        assert_explains(p, "one-each", line);
+
+        /* smt: one-per-core alone where every core of node 0 has a reserved PU: the free siblings. */
+        ck_assert_int_eq(cpuset_add(&zero, 0), 0);
+        ck_assert_int_eq(topology_cpus_of_nodes(t, &zero, &node0), 0);
+        CPUSET_FOREACH (cpu, &node0) {
+                int core = topology_core_of_cpu(t, cpu);
+
+                ck_assert_int_ge(core, 0);
+                ck_assert_int_eq(cpuset_add(&lows, (unsigned)cpuset_next(topology_core_cpus(t, (unsigned)core), -1)), 0);
+        }
+        d->has_reserve = true;
+        ck_assert_int_eq(cpuset_copy(&d->reserve, &lows), 0);
+        config_add(d, "node0", SEL(.nodes = "0", .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(d, t, &q), 0);
+        pp = plan_find_policy(q, "node0");
+        ck_assert(cpuset_contains(&pp->cpus, s0));
+        ck_assert_uint_eq(cpuset_count(&pp->cpus), cpuset_count(&lows));
+        ck_assert(!cpuset_intersects(&pp->cpus, &lows));
+        line = mfree(line);
+        ck_assert_int_ge(
+                asprintf(&line, "smt: one-per-core: CPU %u: its core's sibling 0 is reserved; ", s0), 0);
+        ck_assert_ptr_nonnull(pp->explanation);
+        {
+                bool found = false;
+
+                STRV_FOREACH (l, pp->explanation)
+                        found = found || (strncmp(*l, line, strlen(line)) == 0 &&
+                                          strstr(*l, "; nothing else was left"));
+                ck_assert_msg(found, "no \"%s…nothing else was left\" line", line);
+        }
+}
+END_TEST
+
 static Suite *plan_suite(void) {
         Suite *s = suite_create("plan");
         TCase *tc = tcase_create("plan");
@@ -2279,6 +2370,7 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_memory_only_node);
         tcase_add_test(tc, test_reserve);
         tcase_add_test(tc, test_reserve_not_online);
+        tcase_add_test(tc, test_partial_core_last);
         tcase_add_test(tc, test_locations);
         tcase_add_test(tc, test_threads);
         tcase_add_test(tc, test_processes_spread);
