@@ -638,12 +638,13 @@ static int partial_cores_in(const Topology *t, const CpuSet *cpus, unsigned **re
 /*
  * Adds PUs of cpus from the n cores of order (packed order) to *chosen until want are added:
  * one PU of each core (its lowest in cpus), then the second SMT siblings, and so on; with
- * one_per_core only the first round. The PUs past the first of a core are counted in
- * *siblings. Returns 0 or -ENOMEM.
+ * one_per_core only the first round. Each PU added is also written to out[] (NULL: not), in
+ * the order taken; those past the first of a core are counted in *siblings. Returns the number
+ * added or -ENOMEM.
  */
 static int take_round_robin(
         const Topology *t, const unsigned *order, size_t n, const CpuSet *cpus, size_t want, bool one_per_core,
-        CpuSet *chosen, size_t *siblings) {
+        CpuSet *chosen, unsigned *out, size_t *siblings) {
         _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
         size_t added = 0;
         bool progress = true;
@@ -662,6 +663,8 @@ static int take_round_robin(
                                         r = cpuset_add(chosen, cpu);
                                         if (r < 0)
                                                 return r;
+                                        if (out)
+                                                out[added] = (unsigned)cpu;
                                         added++;
                                         *siblings += round > 0;
                                         progress = true;
@@ -669,7 +672,7 @@ static int take_round_robin(
                                 }
                 }
         }
-        return 0;
+        return (int)added;
 }
 
 /*
@@ -774,7 +777,7 @@ static int take_cpus(
         want_whole = one ? n_order : MIN(cpuset_count(&whole_cpus), (size_t)s->n_cpus);
         r = pack_cores(t, cores, n, n_order, &order);
         if (r >= 0)
-                r = take_round_robin(t, order, n_order, cpus, want_whole, one, &chosen, &siblings);
+                r = take_round_robin(t, order, n_order, cpus, want_whole, one, &chosen, NULL, &siblings);
         if (r < 0)
                 return r;
 
@@ -787,7 +790,7 @@ static int take_cpus(
                 if (r >= 0)
                         r = take_round_robin(
                                 t, partial_order, n_partial_order, cpus, s->n_cpus - want_whole, one, &chosen,
-                                &siblings);
+                                NULL, &siblings);
                 if (r < 0)
                         return r;
                 r = set_andnot(&added, &chosen, &shared); /* what the shared cores gave */
@@ -906,9 +909,8 @@ int plan_take_count(
 /* See plan.h. */
 int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ unsigned *cores = NULL, *order = NULL, *out = NULL;
-        _cleanup_cpuset_ CpuSet added = CPUSET_NULL, x = CPUSET_NULL;
-        size_t n_cores = 0, n = 0, total = cpuset_count(set);
-        bool progress = true;
+        _cleanup_cpuset_ CpuSet added = CPUSET_NULL;
+        size_t n_cores = 0, n = 0, total = cpuset_count(set), siblings = 0;
         int r;
 
         r = cores_in(t, set, false, &cores, &n_cores);
@@ -921,25 +923,10 @@ int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size
         if (!out)
                 return -ENOMEM;
 
-        for (unsigned round = 0; progress; round++) {
-                progress = false;
-                for (size_t i = 0; i < n_cores; i++) {
-                        unsigned k = 0;
-
-                        r = set_and(&x, topology_core_cpus(t, order[i]), set);
-                        if (r < 0)
-                                return r;
-                        CPUSET_FOREACH (cpu, &x)
-                                if (k++ == round) {
-                                        out[n++] = (unsigned)cpu;
-                                        r = cpuset_add(&added, cpu);
-                                        if (r < 0)
-                                                return r;
-                                        progress = true;
-                                        break;
-                                }
-                }
-        }
+        r = take_round_robin(t, order, n_cores, set, total, false, &added, out, &siblings);
+        if (r < 0)
+                return r;
+        n = (size_t)r;
         /* CPUs without a core (none online): last, in order. */
         CPUSET_FOREACH (cpu, set)
                 if (!cpuset_contains(&added, cpu) && n < total)
