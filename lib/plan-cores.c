@@ -573,7 +573,11 @@ static int take_cores(
         if (n < s->n_cores)
                 return count_reason(ctx, s, what, 'c', s->n_cores, domain, reserved, cpus, ret_reason);
 
-        r = pack_cores(t, cores, n, s->n_cores, &order);
+        if (ctx->lowest_cores) { /* cores_in() gives them by lowest CPU */
+                order = TAKE_PTR(cores);
+                r = 0;
+        } else
+                r = pack_cores(t, cores, n, s->n_cores, &order);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < s->n_cores; i++) {
@@ -589,10 +593,10 @@ static int take_cores(
                         return r;
         }
 
-        r = explain_packing(t, order, s->n_cores, res);
+        r = ctx->lowest_cores ? 0 : explain_packing(t, order, s->n_cores, res);
         if (r < 0)
                 return r;
-        if (asprintf(&prefix, "cores: %u: whole cores", s->n_cores) < 0)
+        if (asprintf(&prefix, "cores: %u: %swhole cores", s->n_cores, ctx->lowest_cores ? "the lowest-numbered " : "") < 0)
                 return -ENOMEM;
         r = resolution_explain_set(res, prefix, &all);
         if (r < 0)
