@@ -446,11 +446,11 @@ static int warn_sharing(
 /*
  * Resolves s for a device rule into *ret (initialised, replaced): plan_resolve_selector() with
  * p's reserve (plan_reserve_given()), and without the cores avoid: names before the count
- * (avoid_cores(), plan_resolve_selector_avoiding()), then (a mapping) without the exclusive holdings of p and
- * the kubelet's CPUs. With warn, a mapping whose set shares cores with a policy it did not name
- * in avoid: gets a warning (warn_sharing()). Explanation and warning lines are prefixed with
- * prefix. Returns 0; 1 with a reason (prefixed) when the selector can't be resolved here;
- * -ENOMEM.
+ * (avoid_cores(), plan_resolve_selector_avoiding()), then (a mapping) without the exclusive
+ * holdings of p and the kubelet's CPUs. With warn, a mapping whose set shares cores with a
+ * policy it did not name in avoid: gets a warning (warn_sharing()). Explanation and warning
+ * lines are prefixed with prefix. Returns 0; 1 with a reason (prefixed) when the selector
+ * can't be resolved here; -ENOMEM.
  */
 static int resolve_device_selector(
         const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,

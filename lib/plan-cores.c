@@ -596,7 +596,9 @@ static int take_cores(
         r = ctx->lowest_cores ? 0 : explain_packing(t, order, s->n_cores, res);
         if (r < 0)
                 return r;
-        if (asprintf(&prefix, "cores: %u: %swhole cores", s->n_cores, ctx->lowest_cores ? "the lowest-numbered " : "") < 0)
+        if (asprintf(
+                    &prefix, "cores: %u: %swhole cores", s->n_cores,
+                    ctx->lowest_cores ? "the lowest-numbered " : "") < 0)
                 return -ENOMEM;
         r = resolution_explain_set(res, prefix, &all);
         if (r < 0)
@@ -647,8 +649,8 @@ static int partial_cores_in(const Topology *t, const CpuSet *cpus, unsigned **re
  * added or -ENOMEM.
  */
 static int take_round_robin(
-        const Topology *t, const unsigned *order, size_t n, const CpuSet *cpus, size_t want, bool one_per_core,
-        CpuSet *chosen, unsigned *out, size_t *siblings) {
+        const Topology *t, const unsigned *order, size_t n, const CpuSet *cpus, size_t want,
+        bool one_per_core, CpuSet *chosen, unsigned *out, size_t *siblings) {
         _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
         size_t added = 0;
         bool progress = true;
@@ -709,8 +711,9 @@ static char *partial_core_describe(const PlanContext *ctx, unsigned cpu, const C
                 why = strdup("not in the set");
         if (!why)
                 return NULL;
-        if (asprintf(&d, "CPU %u: its core's sibling%s %s %s %s", cpu, cpuset_count(&others) == 1 ? "" : "s", l,
-                     cpuset_count(&others) == 1 ? "is" : "are", why) < 0)
+        if (asprintf(
+                    &d, "CPU %u: its core's sibling%s %s %s %s", cpu, cpuset_count(&others) == 1 ? "" : "s",
+                    l, cpuset_count(&others) == 1 ? "is" : "are", why) < 0)
                 return NULL;
         return d;
 }
@@ -721,7 +724,8 @@ static char *partial_core_describe(const PlanContext *ctx, unsigned cpu, const C
  * reserved; nothing else was left". Returns 0 or -ENOMEM.
  */
 static int explain_partial(
-        const PlanContext *ctx, const char *prefix, const CpuSet *used, const CpuSet *cpus, Resolution *res) {
+        const PlanContext *ctx, const char *prefix, const CpuSet *used, const CpuSet *cpus,
+        Resolution *res) {
         _cleanup_free_ char *line = NULL;
         int r;
 
@@ -793,8 +797,8 @@ static int take_cpus(
                         r = cpuset_copy(&shared, &chosen); /* what the whole cores gave */
                 if (r >= 0)
                         r = take_round_robin(
-                                t, partial_order, n_partial_order, cpus, s->n_cpus - want_whole, one, &chosen,
-                                NULL, &siblings);
+                                t, partial_order, n_partial_order, cpus, s->n_cpus - want_whole, one,
+                                &chosen, NULL, &siblings);
                 if (r < 0)
                         return r;
                 r = set_andnot(&added, &chosen, &shared); /* what the shared cores gave */
@@ -813,8 +817,8 @@ static int take_cpus(
                         siblings == 1 ? "" : "s");
         else
                 r = asprintf(
-                        &prefix, "cpus: %u: 1 PU of each of %zu core%s", s->n_cpus, n_order + n_partial_order,
-                        n_order + n_partial_order == 1 ? "" : "s");
+                        &prefix, "cpus: %u: 1 PU of each of %zu core%s", s->n_cpus,
+                        n_order + n_partial_order, n_order + n_partial_order == 1 ? "" : "s");
         if (r < 0)
                 return -ENOMEM;
         r = resolution_explain_set(res, prefix, &chosen);
@@ -885,7 +889,9 @@ static int keep_one_per_core(const PlanContext *ctx, CpuSet *cpus, Resolution *r
                 cpuset_and(&shared, cpus);
                 if (!cpuset_is_empty(&shared)) {
                         r = resolution_explain_set(
-                                res, "smt: one-per-core: left out, their cores are shared (a sibling reserved, held or "
+                                res,
+                                "smt: one-per-core: left out, their cores are shared (a sibling reserved, "
+                                "held or "
                                 "disallowed)",
                                 &shared);
                         if (r < 0)

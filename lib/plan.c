@@ -643,11 +643,12 @@ static int plan_resolve_reserve_selector(const Config *c, const Topology *t, Pla
                         return r;
                 if (r < 0)
                         return strv_extendf(
-                                &p->warnings, "reserve %s: %s; nothing reserved (every CPU is open to policies)",
-                                sel, reason ?: "can't be resolved here");
+                                &p->warnings,
+                                "reserve %s: %s; nothing reserved (every CPU is open to policies)", sel,
+                                reason ?: "can't be resolved here");
 
-                CPUSET_FOREACH (domain,
-                                rs->per == RESERVE_PER_PACKAGE ? topology_packages(t) : topology_nodes(t)) {
+                CPUSET_FOREACH (
+                        domain, rs->per == RESERVE_PER_PACKAGE ? topology_packages(t) : topology_nodes(t)) {
                         _cleanup_free_ char *prefix = NULL;
                         CpuSet one = CPUSET_NULL;
 
@@ -660,8 +661,9 @@ static int plan_resolve_reserve_selector(const Config *c, const Topology *t, Pla
                                 return r;
                         if (!cpuset_intersects(&in, &where.cpus))
                                 continue;
-                        if (asprintf(&prefix, "%s %u: ", rs->per == RESERVE_PER_PACKAGE ? "package" : "NUMA node",
-                                     domain) < 0)
+                        if (asprintf(
+                                    &prefix, "%s %u: ",
+                                    rs->per == RESERVE_PER_PACKAGE ? "package" : "NUMA node", domain) < 0)
                                 return -ENOMEM;
                         r = reserve_resolve_one(rs, t, domain, prefix, p);
                         if (r < 0)

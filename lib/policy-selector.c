@@ -520,28 +520,35 @@ static const char *const reserve_per_names[] = {
 };
 
 static const ValueHint reserve_per_hints[] = {
-        {"socket", "package"}, {"packages", "package"}, {"numa", "node"}, {"nodes", "node"},
-        {"numa-node", "node"},
+        {"socket", "package"}, {"packages", "package"}, {"numa", "node"},
+        {"nodes", "node"},     {"numa-node", "node"},
 };
 
 static const EnumSpec reserve_per_enum = {
-        reserve_per_names + 1,  ELEMENTSOF(reserve_per_names) - 1,
-        "package, node",        "package (cores: N in each package) or node (in each NUMA node)",
-        reserve_per_hints,      ELEMENTSOF(reserve_per_hints),
+        reserve_per_names + 1, ELEMENTSOF(reserve_per_names) - 1,
+        "package, node",       "package (cores: N in each package) or node (in each NUMA node)",
+        reserve_per_hints,     ELEMENTSOF(reserve_per_hints),
         RESERVE_PER_PACKAGE,
 };
 
 /* A key a policy's selector has but the reserve's does not: say why. */
-static int misplaced_in_reserve(Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
-        const char *why =
-                streq(spec->name, "cpus")       ? "the reserve is whole cores: count them with cores: N"
-                : streq(spec->name, "smt")      ? "the reserve is whole cores, every SMT sibling of each"
-                : streq(spec->name, "reserved") ? "it says how a policy treats the reserve"
-                : streq(spec->name, "exclusive")
-                        ? "no selector ever hands out reserved CPUs but with reserved: allow or only"
-                        : "the reserve is the same for every process";
+static int misplaced_in_reserve(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        static const struct {
+                const char *key, *why;
+        } why[] = {
+                {"cpus", "the reserve is whole cores: count them with cores: N"},
+                {"smt", "the reserve is whole cores, every SMT sibling of each"},
+                {"reserved", "it says how a policy's selector treats the reserve"},
+                {"exclusive", "every selector leaves the reserve out already, unless it says reserved:"},
+                {"within", "the reserve is the same for every process"},
+        };
+        const char *w = "";
 
-        return node_error(l, key, "reserve: %s: is not a key of the reserve (%s)", spec->name, why);
+        for (size_t i = 0; i < ELEMENTSOF(why); i++)
+                if (streq(spec->name, why[i].key))
+                        w = why[i].why;
+        return node_error(l, key, "reserve: %s: is not a key of the reserve (%s)", spec->name, w);
 }
 
 /* The keys of reserve: as a mapping: a selector's that pick where, cores:, per:. */
@@ -564,5 +571,6 @@ int parse_reserve_selector(Loader *l, const Node *value, ReserveSelector *s) {
 
         s->cpus.location = node_location(l, value);
         s->cpus.kind = CPU_SELECTOR_MAPPING;
-        return parse_mapping(l, value, "reserve", reserve_selector_keys, ELEMENTSOF(reserve_selector_keys), s);
+        return parse_mapping(
+                l, value, "reserve", reserve_selector_keys, ELEMENTSOF(reserve_selector_keys), s);
 }

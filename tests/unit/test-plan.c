@@ -2311,8 +2311,8 @@ START_TEST(test_reserve_selector_per_package) {
                         _cleanup_(plan_freep) Plan *p = NULL;
                         _cleanup_cpuset_ CpuSet expect = CPUSET_NULL, in = CPUSET_NULL;
                         _cleanup_free_ char *sel = NULL, *last = NULL, *l = NULL;
-                        const CpuSet *domains = per == RESERVE_PER_PACKAGE ? topology_packages(t)
-                                                                           : topology_nodes(t);
+                        const CpuSet *domains =
+                                per == RESERVE_PER_PACKAGE ? topology_packages(t) : topology_nodes(t);
 
                         CPUSET_FOREACH (d, domains) {
                                 CpuSet one = CPUSET_NULL;
@@ -2346,9 +2346,11 @@ START_TEST(test_reserve_selector_per_package) {
                         ck_assert_int_eq(reserve_selector_format(&c->reserve_selector, &sel), 0);
                         l = cpuset_to_string(&expect);
                         ck_assert_int_ge(
-                                asprintf(&last, "reserve %s: whole cores, every SMT sibling: %s", sel, l), 0);
+                                asprintf(&last, "reserve %s: whole cores, every SMT sibling: %s", sel, l),
+                                0);
                         ck_assert_ptr_nonnull(p->reserve_explanation);
-                        ck_assert_str_eq(p->reserve_explanation[strv_length(p->reserve_explanation) - 1], last);
+                        ck_assert_str_eq(
+                                p->reserve_explanation[strv_length(p->reserve_explanation) - 1], last);
                         ck_assert_str_eq(
                                 plan_reserve_given(p) == &p->reserve ? "resolved" : "literal", "resolved");
                 }
@@ -2381,7 +2383,8 @@ START_TEST(test_reserve_selector_near) {
                 _cleanup_(topology_freep) Topology *t = load_corpus(files[f]);
                 _cleanup_(config_freep) Config *c = config_new();
                 _cleanup_(plan_freep) Plan *p = NULL;
-                _cleanup_cpuset_ CpuSet near_cpus = CPUSET_NULL, near_nodes = CPUSET_NULL, expect = CPUSET_NULL;
+                _cleanup_cpuset_ CpuSet near_cpus = CPUSET_NULL, near_nodes = CPUSET_NULL,
+                                        expect = CPUSET_NULL;
 
                 ck_assert_int_ge(topology_device_locality(t, "eth0", &near_cpus, &near_nodes, NULL), 0);
                 ck_assert_uint_eq(cpuset_count(&near_nodes), 1);
@@ -2415,7 +2418,8 @@ START_TEST(test_reserve_selector_near) {
                 ck_assert_uint_eq(strv_length(p->warnings), 1);
                 ck_assert_str_eq(
                         p->warnings[0],
-                        "reserve { near: eth9, cores: 2 }: near: eth9: no such network device or PCI address "
+                        "reserve { near: eth9, cores: 2 }: near: eth9: no such network device or PCI "
+                        "address "
                         "here; nothing reserved (every CPU is open to policies)");
                 assert_set(&plan_find_policy(p, "all")->cpus, cpuset_to_string(topology_online_cpus(t)));
 
@@ -2435,10 +2439,12 @@ START_TEST(test_reserve_selector_near) {
                 ck_assert(cpuset_is_empty(&q->reserve));
                 ck_assert_uint_eq(strv_length(q->warnings), 2);
                 ck_assert_int_ge(
-                        asprintf(&w,
-                                 "reserve { cores: %u, per: package }: package 1: wanted %u cores on package 1, "
-                                 "%u free; nothing reserved there",
-                                 n_cores + 1, n_cores + 1, n_cores),
+                        asprintf(
+                                &w,
+                                "reserve { cores: %u, per: package }: package 1: wanted %u cores on package "
+                                "1, "
+                                "%u free; nothing reserved there",
+                                n_cores + 1, n_cores + 1, n_cores),
                         0);
                 ck_assert_str_eq(q->warnings[1], w);
         }
@@ -2454,7 +2460,8 @@ START_TEST(test_partial_core_last) {
         _cleanup_(topology_freep) Topology *t = load_corpus("24em64t-2n6c2t-pci.xml");
         _cleanup_(config_freep) Config *c = config_new(), *d = config_new();
         _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
-        _cleanup_cpuset_ CpuSet sib = CPUSET_NULL, node0 = CPUSET_NULL, zero = CPUSET_NULL, lows = CPUSET_NULL;
+        _cleanup_cpuset_ CpuSet sib = CPUSET_NULL, node0 = CPUSET_NULL, zero = CPUSET_NULL,
+                                lows = CPUSET_NULL;
         _cleanup_free_ char *line = NULL;
         unsigned n_cores = topology_n_cores(t), n_cpus = cpuset_count(topology_online_cpus(t)), s0;
         const PolicyPlan *pp;
@@ -2476,10 +2483,11 @@ START_TEST(test_partial_core_last) {
         ck_assert(!cpuset_contains(&pp->cpus, s0));
         ck_assert_uint_eq(cpuset_count(&pp->cpus), n_cores - 1);
         ck_assert_int_ge(
-                asprintf(&line,
-                         "smt: one-per-core: left out, their cores are shared (a sibling reserved, held or "
-                         "disallowed): %u",
-                         s0),
+                asprintf(
+                        &line,
+                        "smt: one-per-core: left out, their cores are shared (a sibling reserved, held or "
+                        "disallowed): %u",
+                        s0),
                 0);
         assert_explains(p, "one", line);
         ck_assert(!cpuset_contains(&plan_find_policy(p, "cores-worth")->cpus, s0));
@@ -2491,16 +2499,18 @@ START_TEST(test_partial_core_last) {
         line = mfree(line);
         ck_assert(cpuset_contains(&plan_find_policy(p, "every")->cpus, s0));
         ck_assert_int_ge(
-                asprintf(&line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
-                         n_cpus - 1, s0),
+                asprintf(
+                        &line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
+                        n_cpus - 1, s0),
                 0);
         assert_explains(p, "every", line);
         assert_warnings(plan_find_policy(p, "every"), line, NULL);
         line = mfree(line);
         ck_assert(cpuset_contains(&plan_find_policy(p, "one-each")->cpus, s0));
         ck_assert_int_ge(
-                asprintf(&line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
-                         n_cores, s0),
+                asprintf(
+                        &line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
+                        n_cores, s0),
                 0);
         assert_explains(p, "one-each", line);
 
@@ -2511,7 +2521,9 @@ START_TEST(test_partial_core_last) {
                 int core = topology_core_of_cpu(t, cpu);
 
                 ck_assert_int_ge(core, 0);
-                ck_assert_int_eq(cpuset_add(&lows, (unsigned)cpuset_next(topology_core_cpus(t, (unsigned)core), -1)), 0);
+                ck_assert_int_eq(
+                        cpuset_add(&lows, (unsigned)cpuset_next(topology_core_cpus(t, (unsigned)core), -1)),
+                        0);
         }
         d->has_reserve = true;
         ck_assert_int_eq(cpuset_copy(&d->reserve, &lows), 0);
@@ -2529,8 +2541,9 @@ START_TEST(test_partial_core_last) {
                 bool found = false;
 
                 STRV_FOREACH (l, pp->explanation)
-                        found = found || (strncmp(*l, line, strlen(line)) == 0 &&
-                                          strstr(*l, "; nothing else was left"));
+                        found = found ||
+                                (strncmp(*l, line, strlen(line)) == 0 &&
+                                 strstr(*l, "; nothing else was left"));
                 ck_assert_msg(found, "no \"%s…nothing else was left\" line", line);
         }
 }

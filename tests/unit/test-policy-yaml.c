@@ -305,20 +305,25 @@ START_TEST(test_settings_reserve_selector) {
         check_one_settings_error(
                 "reserve: { cores: 1, per: socket }\n", 1, 27, "per: invalid value \"socket\"");
         check_one_settings_error(
-                "reserve: { cores: 1, pr: package }\n", 1, 22, "unknown key \"pr\" in reserve (did you mean \"per\"?)");
+                "reserve: { cores: 1, pr: package }\n", 1, 22,
+                "unknown key \"pr\" in reserve (did you mean \"per\"?)");
         check_one_settings_error(
                 "reserve: { cores: 1, cpus: 2 }\n", 1, 22,
-                "reserve: cpus: is not a key of the reserve (the reserve is whole cores: count them with cores: N)");
+                "reserve: cpus: is not a key of the reserve (the reserve is whole cores: count them with "
+                "cores: N)");
         check_one_settings_error(
-                "reserve: { cores: 1, smt: one-per-core }\n", 1, 22, "reserve: smt: is not a key of the reserve");
+                "reserve: { cores: 1, smt: one-per-core }\n", 1, 22,
+                "reserve: smt: is not a key of the reserve");
         check_one_settings_error(
-                "reserve: { cores: 1, exclusive: true }\n", 1, 22, "reserve: exclusive: is not a key of the reserve");
+                "reserve: { cores: 1, exclusive: true }\n", 1, 22,
+                "reserve: exclusive: is not a key of the reserve");
         check_one_settings_error(
-                "reserve: { cores: 1, reserved: only }\n", 1, 22, "reserve: reserved: is not a key of the reserve");
+                "reserve: { cores: 1, reserved: only }\n", 1, 22,
+                "reserve: reserved: is not a key of the reserve");
         check_one_settings_error(
-                "reserve: { cores: 1, within: cpuset }\n", 1, 22, "reserve: within: is not a key of the reserve");
-        check_one_settings_error(
-                "reserve: { cores: 0 }\n", 1, 19, "cores: must be at least 1");
+                "reserve: { cores: 1, within: cpuset }\n", 1, 22,
+                "reserve: within: is not a key of the reserve");
+        check_one_settings_error("reserve: { cores: 0 }\n", 1, 19, "cores: must be at least 1");
 }
 END_TEST
 
