@@ -2355,6 +2355,27 @@ START_TEST(test_reserve_selector_per_package) {
                                 plan_reserve_given(p) == &p->reserve ? "resolved" : "literal", "resolved");
                 }
 
+        /*
+         * The lowest-numbered cores, not packed: on the 96em64t consecutive CPUs are on different
+         * packages (L3s), so a policy's cores: 2 on a node takes two of one L3, the reserve the
+         * node's two lowest-numbered cores.
+         */
+        {
+                _cleanup_(topology_freep) Topology *t = load_corpus("96em64t-4n4d3ca2co-pci.xml");
+                _cleanup_(config_freep) Config *c = config_new();
+                _cleanup_(plan_freep) Plan *p = NULL;
+                _cleanup_cpuset_ CpuSet expect = CPUSET_NULL, in = CPUSET_NULL, zero = CPUSET_NULL;
+
+                ck_assert_int_eq(cpuset_add(&zero, 0), 0);
+                ck_assert_int_eq(topology_cpus_of_nodes(t, &zero, &in), 0);
+                add_lowest_whole_cores(t, &in, 2, &expect);
+                config_set_reserve_selector(c, SEL(.nodes = "0", .cores = 2), RESERVE_PER_NONE);
+                config_add(c, "packed", SEL(.nodes = "0", .cores = 2, .reserved = RESERVED_ALLOW));
+                ck_assert_int_eq(plan_new(c, t, &p), 0);
+                ck_assert(cpuset_equal(&p->reserve, &expect));
+                ck_assert(!cpuset_equal(&plan_find_policy(p, "packed")->cpus, &expect));
+        }
+
         /* Named where the first core is not CPU 0, and how the plan says so. */
         {
                 _cleanup_(topology_freep) Topology *t = load_corpus("coral-lassen.xml");
