@@ -85,8 +85,9 @@ static int property_get_topology(
         return sd_bus_message_append(reply, "s", strempty(text));
 }
 
-/* OnlineCPUs (of the topology in force), ReservedCPUs (affinityd.yaml reserve:) and
- * KubeletExclusiveCPUs (the kubelet's CPU manager checkpoint as last read). */
+/* OnlineCPUs (of the topology in force), ReservedCPUs (affinityd.yaml reserve:; a selector as
+ * the plan in force resolved it) and KubeletExclusiveCPUs (the kubelet's CPU manager checkpoint
+ * as last read). */
 static int property_get_cpus(
         sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
         void *userdata, sd_bus_error *error) {
@@ -99,8 +100,8 @@ static int property_get_cpus(
                 set = m->topology ? topology_online_cpus(m->topology) : NULL;
         else if (streq(property, "KubeletExclusiveCPUs"))
                 set = kubelet_cpu_state_exclusive(m->kubelet);
-        else if (m->config && m->config->has_reserve)
-                set = &m->config->reserve;
+        else
+                set = plan_reserve_given(m->plan);
         if (set) {
                 r = cpuset_format_list(set, &text);
                 if (r < 0)

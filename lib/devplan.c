@@ -332,7 +332,7 @@ static int avoid_cores(
 
         uncounted.n_cores = uncounted.n_cpus = 0;
         uncounted.smt = SMT_ALL;
-        r = plan_resolve_selector(&uncounted, t, c->has_reserve ? &c->reserve : NULL, &left, NULL);
+        r = plan_resolve_selector(&uncounted, t, plan_reserve_given(p), &left, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -445,12 +445,12 @@ static int warn_sharing(
 
 /*
  * Resolves s for a device rule into *ret (initialised, replaced): plan_resolve_selector() with
- * c's reserve, and without the cores avoid: names before the count (avoid_cores(),
- * plan_resolve_selector_avoiding()), then (a mapping) without the exclusive holdings of p and
- * the kubelet's CPUs. With warn, a mapping whose set shares cores with a policy it did not name
- * in avoid: gets a warning (warn_sharing()). Explanation and warning lines are prefixed with
- * prefix. Returns 0; 1 with a reason (prefixed) when the selector can't be resolved here;
- * -ENOMEM.
+ * p's reserve (plan_reserve_given()), and without the cores avoid: names before the count
+ * (avoid_cores(), plan_resolve_selector_avoiding()), then (a mapping) without the exclusive
+ * holdings of p and the kubelet's CPUs. With warn, a mapping whose set shares cores with a
+ * policy it did not name in avoid: gets a warning (warn_sharing()). Explanation and warning
+ * lines are prefixed with prefix. Returns 0; 1 with a reason (prefixed) when the selector
+ * can't be resolved here; -ENOMEM.
  */
 static int resolve_device_selector(
         const CpuSelector *s, const Config *c, const Plan *p, const Topology *t, const char *prefix,
@@ -467,8 +467,7 @@ static int resolve_device_selector(
                         return r;
         }
         r = plan_resolve_selector_avoiding(
-                s, t, c->has_reserve ? &c->reserve : NULL, cpuset_is_empty(&avoid) ? NULL : &avoid, &cpus,
-                &kept, &reason);
+                s, t, plan_reserve_given(p), cpuset_is_empty(&avoid) ? NULL : &avoid, &cpus, &kept, &reason);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

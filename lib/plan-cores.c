@@ -573,7 +573,11 @@ static int take_cores(
         if (n < s->n_cores)
                 return count_reason(ctx, s, what, 'c', s->n_cores, domain, reserved, cpus, ret_reason);
 
-        r = pack_cores(t, cores, n, s->n_cores, &order);
+        if (ctx->lowest_cores) { /* cores_in() gives them by lowest CPU */
+                order = TAKE_PTR(cores);
+                r = 0;
+        } else
+                r = pack_cores(t, cores, n, s->n_cores, &order);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < s->n_cores; i++) {
@@ -589,10 +593,12 @@ static int take_cores(
                         return r;
         }
 
-        r = explain_packing(t, order, s->n_cores, res);
+        r = ctx->lowest_cores ? 0 : explain_packing(t, order, s->n_cores, res);
         if (r < 0)
                 return r;
-        if (asprintf(&prefix, "cores: %u: whole cores", s->n_cores) < 0)
+        if (asprintf(
+                    &prefix, "cores: %u: %swhole cores", s->n_cores,
+                    ctx->lowest_cores ? "the lowest-numbered " : "") < 0)
                 return -ENOMEM;
         r = resolution_explain_set(res, prefix, &all);
         if (r < 0)
@@ -614,47 +620,45 @@ static int take_cores(
         return 0;
 }
 
-/* cpus: N on the candidate set *cpus (replaced by the choice). */
-static int take_cpus(
-        const PlanContext *ctx, const CpuSelector *s, const char *what, const CpuSet *domain,
-        const CpuSet *reserved, CpuSet *cpus, Resolution *res, char **ret_reason) {
-        const Topology *t = ctx->topology;
-        _cleanup_free_ unsigned *cores = NULL, *order = NULL;
-        _cleanup_cpuset_ CpuSet chosen = CPUSET_NULL, x = CPUSET_NULL;
-        _cleanup_free_ char *prefix = NULL;
-        size_t n = 0, n_order, siblings = 0;
+/*
+ * The cores with a PU in cpus that are not whole in it (a sibling reserved, held, disallowed):
+ * they share a core with what runs on the others. In the order of their lowest CPU. Returns 0
+ * with a newly allocated array (NULL when there is none), or -ENOMEM.
+ */
+static int partial_cores_in(const Topology *t, const CpuSet *cpus, unsigned **ret, size_t *ret_n) {
+        _cleanup_free_ unsigned *all = NULL;
+        size_t n_all = 0, n = 0;
         int r;
 
-        /*
-         * Cores entirely free first: a core whose sibling is reserved, held or disallowed shares
-         * its caches and pipeline with what runs there. When there are not enough, any core.
-         */
-        r = cores_in(t, cpus, true, &cores, &n);
+        r = cores_in(t, cpus, false, &all, &n_all);
         if (r < 0)
                 return r;
-        if (n < s->n_cpus) {
-                cores = mfree(cores);
-                r = cores_in(t, cpus, false, &cores, &n);
-                if (r < 0)
-                        return r;
-        }
-        if (s->smt == SMT_ONE_PER_CORE && n < s->n_cpus)
-                return count_reason(ctx, s, what, 's', s->n_cpus, domain, reserved, cpus, ret_reason);
-        if (cpuset_count(cpus) < s->n_cpus)
-                return count_reason(ctx, s, what, 'p', s->n_cpus, domain, reserved, cpus, ret_reason);
+        for (size_t i = 0; i < n_all; i++)
+                if (!cpuset_is_subset(topology_core_cpus(t, all[i]), cpus))
+                        all[n++] = all[i];
+        *ret = n > 0 ? TAKE_PTR(all) : NULL;
+        *ret_n = n;
+        return 0;
+}
 
-        /* One PU of each of N cores while there are cores; else every core, then siblings. */
-        n_order = MIN(n, (size_t)s->n_cpus);
-        r = pack_cores(t, cores, n, n_order, &order);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n_order; i++) {
-                r = cpuset_add(&chosen, core_first_in(t, order[i], cpus));
-                if (r < 0)
-                        return r;
-        }
-        for (unsigned round = 1; cpuset_count(&chosen) < s->n_cpus; round++)
-                for (size_t i = 0; i < n_order && cpuset_count(&chosen) < s->n_cpus; i++) {
+/*
+ * Adds PUs of cpus from the n cores of order (packed order) to *chosen until want are added:
+ * one PU of each core (its lowest in cpus), then the second SMT siblings, and so on; with
+ * one_per_core only the first round. Each PU added is also written to out[] (NULL: not), in
+ * the order taken; those past the first of a core are counted in *siblings. Returns the number
+ * added or -ENOMEM.
+ */
+static int take_round_robin(
+        const Topology *t, const unsigned *order, size_t n, const CpuSet *cpus, size_t want,
+        bool one_per_core, CpuSet *chosen, unsigned *out, size_t *siblings) {
+        _cleanup_cpuset_ CpuSet x = CPUSET_NULL;
+        size_t added = 0;
+        bool progress = true;
+        int r;
+
+        for (unsigned round = 0; added < want && progress && (round == 0 || !one_per_core); round++) {
+                progress = false;
+                for (size_t i = 0; i < n && added < want; i++) {
                         unsigned k = 0;
 
                         r = set_and(&x, topology_core_cpus(t, order[i]), cpus);
@@ -662,13 +666,146 @@ static int take_cpus(
                                 return r;
                         CPUSET_FOREACH (cpu, &x)
                                 if (k++ == round) {
-                                        r = cpuset_add(&chosen, cpu);
+                                        r = cpuset_add(chosen, cpu);
                                         if (r < 0)
                                                 return r;
-                                        siblings++;
+                                        if (out)
+                                                out[added] = (unsigned)cpu;
+                                        added++;
+                                        *siblings += round > 0;
+                                        progress = true;
                                         break;
                                 }
                 }
+        }
+        return (int)added;
+}
+
+/*
+ * Why PU cpu of a core not whole in cpus is shared: "CPU 64: its core's sibling 0 is reserved"
+ * (or held by exclusive policy "db", by the kubelet's CPU manager, or not in the set: disallowed
+ * or left out by the selector). NULL on OOM.
+ */
+static char *partial_core_describe(const PlanContext *ctx, unsigned cpu, const CpuSet *cpus) {
+        _cleanup_cpuset_ CpuSet others = CPUSET_NULL;
+        _cleanup_free_ char *l = NULL, *why = NULL;
+        int core = topology_core_of_cpu(ctx->topology, cpu), h;
+        unsigned first;
+        char *d = NULL;
+
+        if (core < 0 || set_andnot(&others, topology_core_cpus(ctx->topology, (unsigned)core), cpus) < 0)
+                return NULL;
+        if (cpuset_is_empty(&others))
+                return NULL;
+        first = (unsigned)cpuset_next(&others, -1);
+        l = set_str(&others);
+        if (!l)
+                return NULL;
+        if (cpuset_is_subset(&others, ctx->reserve))
+                why = strdup("reserved");
+        else if ((h = holder_of(ctx, first)) >= 0)
+                (void)!asprintf(&why, "held by exclusive policy \"%s\"", ctx->earlier[h].policy->name);
+        else if (cpuset_contains(kubelet_cpu_state_exclusive(ctx->kubelet), first))
+                why = strdup("held by the kubelet's CPU manager");
+        else
+                why = strdup("not in the set");
+        if (!why)
+                return NULL;
+        if (asprintf(
+                    &d, "CPU %u: its core's sibling%s %s %s %s", cpu, cpuset_count(&others) == 1 ? "" : "s",
+                    l, cpuset_count(&others) == 1 ? "is" : "are", why) < 0)
+                return NULL;
+        return d;
+}
+
+/*
+ * Says in the explanation (and a note, to become a warning) that the PUs of used, taken from
+ * cores not whole in cpus, share their cores: "cpus: 3: CPU 64: its core's sibling 0 is
+ * reserved; nothing else was left". Returns 0 or -ENOMEM.
+ */
+static int explain_partial(
+        const PlanContext *ctx, const char *prefix, const CpuSet *used, const CpuSet *cpus,
+        Resolution *res) {
+        _cleanup_free_ char *line = NULL;
+        int r;
+
+        if (cpuset_is_empty(used))
+                return 0;
+        CPUSET_FOREACH (cpu, used) {
+                _cleanup_free_ char *d = partial_core_describe(ctx, cpu, cpus), *joined = NULL;
+
+                if (!d)
+                        return -ENOMEM;
+                if (asprintf(&joined, "%s%s%s", line ?: "", line ? "; " : "", d) < 0)
+                        return -ENOMEM;
+                free(line);
+                line = TAKE_PTR(joined);
+        }
+        r = strv_extendf(&res->explanation, "%s: %s; nothing else was left", prefix, line);
+        if (r < 0)
+                return r;
+        return strv_extendf(&res->notes, "%s: %s; nothing else was left", prefix, line);
+}
+
+/*
+ * cpus: N on the candidate set *cpus (replaced by the choice). Whole cores first: a core whose
+ * sibling is reserved, held or disallowed shares its caches and pipeline with what runs there,
+ * so its PUs are taken only when the whole cores' are not enough (with smt: one-per-core, when
+ * there are fewer whole cores than N), and the explanation says so.
+ */
+static int take_cpus(
+        const PlanContext *ctx, const CpuSelector *s, const char *what, const CpuSet *domain,
+        const CpuSet *reserved, CpuSet *cpus, Resolution *res, char **ret_reason) {
+        const Topology *t = ctx->topology;
+        bool one = s->smt == SMT_ONE_PER_CORE;
+        _cleanup_free_ unsigned *cores = NULL, *order = NULL, *partial = NULL, *partial_order = NULL;
+        _cleanup_cpuset_ CpuSet chosen = CPUSET_NULL, whole_cpus = CPUSET_NULL, shared = CPUSET_NULL,
+                                added = CPUSET_NULL;
+        _cleanup_free_ char *prefix = NULL;
+        size_t n = 0, n_partial = 0, n_order, n_partial_order = 0, want_whole, siblings = 0;
+        int r;
+
+        r = cores_in(t, cpus, true, &cores, &n);
+        if (r >= 0)
+                r = partial_cores_in(t, cpus, &partial, &n_partial);
+        if (r < 0)
+                return r;
+        if (one && n + n_partial < s->n_cpus)
+                return count_reason(ctx, s, what, 's', s->n_cpus, domain, reserved, cpus, ret_reason);
+        if (cpuset_count(cpus) < s->n_cpus)
+                return count_reason(ctx, s, what, 'p', s->n_cpus, domain, reserved, cpus, ret_reason);
+
+        /* The whole cores: N of them, or all when there are fewer. */
+        for (size_t i = 0; i < n; i++) {
+                r = cpuset_or(&whole_cpus, topology_core_cpus(t, cores[i]));
+                if (r < 0)
+                        return r;
+        }
+        n_order = MIN(n, (size_t)s->n_cpus);
+        want_whole = one ? n_order : MIN(cpuset_count(&whole_cpus), (size_t)s->n_cpus);
+        r = pack_cores(t, cores, n, n_order, &order);
+        if (r >= 0)
+                r = take_round_robin(t, order, n_order, cpus, want_whole, one, &chosen, NULL, &siblings);
+        if (r < 0)
+                return r;
+
+        /* Then, only when those are not enough, the cores shared with something else. */
+        if (want_whole < s->n_cpus) {
+                n_partial_order = one ? s->n_cpus - want_whole : n_partial;
+                r = pack_cores(t, partial, n_partial, n_partial_order, &partial_order);
+                if (r >= 0)
+                        r = cpuset_copy(&shared, &chosen); /* what the whole cores gave */
+                if (r >= 0)
+                        r = take_round_robin(
+                                t, partial_order, n_partial_order, cpus, s->n_cpus - want_whole, one,
+                                &chosen, NULL, &siblings);
+                if (r < 0)
+                        return r;
+                r = set_andnot(&added, &chosen, &shared); /* what the shared cores gave */
+                if (r < 0)
+                        return r;
+                set_move(&shared, &added);
+        }
 
         r = explain_packing(t, order, n_order, res);
         if (r < 0)
@@ -676,33 +813,55 @@ static int take_cpus(
         if (siblings > 0)
                 r = asprintf(
                         &prefix, "cpus: %u: 1 PU of each of %zu core%s, then %zu SMT sibling%s", s->n_cpus,
-                        n_order, n_order == 1 ? "" : "s", siblings, siblings == 1 ? "" : "s");
+                        n_order + n_partial_order, n_order + n_partial_order == 1 ? "" : "s", siblings,
+                        siblings == 1 ? "" : "s");
         else
                 r = asprintf(
-                        &prefix, "cpus: %u: 1 PU of each of %zu core%s", s->n_cpus, n_order,
-                        n_order == 1 ? "" : "s");
+                        &prefix, "cpus: %u: 1 PU of each of %zu core%s", s->n_cpus,
+                        n_order + n_partial_order, n_order + n_partial_order == 1 ? "" : "s");
         if (r < 0)
                 return -ENOMEM;
         r = resolution_explain_set(res, prefix, &chosen);
+        if (r < 0)
+                return r;
+        prefix = mfree(prefix);
+        if (asprintf(&prefix, "cpus: %u", s->n_cpus) < 0)
+                return -ENOMEM;
+        r = explain_partial(ctx, prefix, &shared, cpus, res);
         if (r < 0)
                 return r;
 
         return cpuset_copy(cpus, &chosen);
 }
 
-/* smt: one-per-core without a count: the lowest PU of every core of *cpus. */
-static int keep_one_per_core(const Topology *t, CpuSet *cpus, Resolution *res) {
+/*
+ * smt: one-per-core without a count: the lowest PU of every core of *cpus — of the whole ones
+ * only, while there is one (a core whose sibling is reserved, held or disallowed is left out;
+ * when no core is whole, one PU of each and the explanation says so).
+ */
+static int keep_one_per_core(const PlanContext *ctx, CpuSet *cpus, Resolution *res) {
+        const Topology *t = ctx->topology;
         _cleanup_free_ unsigned *cores = NULL;
         _cleanup_cpuset_ CpuSet chosen = CPUSET_NULL;
         _cleanup_free_ char *prefix = NULL;
         size_t n = 0;
+        bool whole = true;
         int r;
 
-        r = cores_in(t, cpus, false, &cores, &n);
+        r = cores_in(t, cpus, true, &cores, &n);
+        if (r >= 0 && n == 0) {
+                whole = false;
+                r = cores_in(t, cpus, false, &cores, &n);
+        }
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
                 r = cpuset_add(&chosen, core_first_in(t, cores[i], cpus));
+                if (r < 0)
+                        return r;
+        }
+        if (!whole) {
+                r = explain_partial(ctx, "smt: one-per-core", &chosen, cpus, res);
                 if (r < 0)
                         return r;
         }
@@ -713,6 +872,32 @@ static int keep_one_per_core(const Topology *t, CpuSet *cpus, Resolution *res) {
         r = resolution_explain_set(res, prefix, &chosen);
         if (r < 0)
                 return r;
+        if (whole) {
+                /* The PUs of shared cores this left out, when it left any out. */
+                _cleanup_free_ unsigned *partial = NULL;
+                _cleanup_cpuset_ CpuSet shared = CPUSET_NULL;
+                size_t n_partial = 0;
+
+                r = partial_cores_in(t, cpus, &partial, &n_partial);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < n_partial; i++) {
+                        r = cpuset_or(&shared, topology_core_cpus(t, partial[i]));
+                        if (r < 0)
+                                return r;
+                }
+                cpuset_and(&shared, cpus);
+                if (!cpuset_is_empty(&shared)) {
+                        r = resolution_explain_set(
+                                res,
+                                "smt: one-per-core: left out, their cores are shared (a sibling reserved, "
+                                "held or "
+                                "disallowed)",
+                                &shared);
+                        if (r < 0)
+                                return r;
+                }
+        }
         return cpuset_copy(cpus, &chosen);
 }
 
@@ -725,7 +910,7 @@ int plan_take_count(
         if (s->n_cpus > 0)
                 return take_cpus(ctx, s, what, domain, reserved, cpus, res, ret_reason);
         if (s->smt == SMT_ONE_PER_CORE)
-                return keep_one_per_core(ctx->topology, cpus, res);
+                return keep_one_per_core(ctx, cpus, res);
         return 0;
 }
 
@@ -734,9 +919,8 @@ int plan_take_count(
 /* See plan.h. */
 int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ unsigned *cores = NULL, *order = NULL, *out = NULL;
-        _cleanup_cpuset_ CpuSet added = CPUSET_NULL, x = CPUSET_NULL;
-        size_t n_cores = 0, n = 0, total = cpuset_count(set);
-        bool progress = true;
+        _cleanup_cpuset_ CpuSet added = CPUSET_NULL;
+        size_t n_cores = 0, n = 0, total = cpuset_count(set), siblings = 0;
         int r;
 
         r = cores_in(t, set, false, &cores, &n_cores);
@@ -749,25 +933,10 @@ int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size
         if (!out)
                 return -ENOMEM;
 
-        for (unsigned round = 0; progress; round++) {
-                progress = false;
-                for (size_t i = 0; i < n_cores; i++) {
-                        unsigned k = 0;
-
-                        r = set_and(&x, topology_core_cpus(t, order[i]), set);
-                        if (r < 0)
-                                return r;
-                        CPUSET_FOREACH (cpu, &x)
-                                if (k++ == round) {
-                                        out[n++] = (unsigned)cpu;
-                                        r = cpuset_add(&added, cpu);
-                                        if (r < 0)
-                                                return r;
-                                        progress = true;
-                                        break;
-                                }
-                }
-        }
+        r = take_round_robin(t, order, n_cores, set, total, false, &added, out, &siblings);
+        if (r < 0)
+                return r;
+        n = (size_t)r;
         /* CPUs without a core (none online): last, in order. */
         CPUSET_FOREACH (cpu, set)
                 if (!cpuset_contains(&added, cpu) && n < total)

@@ -26,6 +26,7 @@ typedef struct PlanContext {
         /* A device rule's avoid: CPUs to leave out before the count when that leaves enough
          * (plan_resolve_selector_avoiding()); NULL: none. */
         const CpuSet *avoid;
+        bool lowest_cores; /* cores: N takes the N lowest-numbered whole cores, unpacked (the reserve) */
 } PlanContext;
 
 /* What resolving one selector gives, besides a pending reason. */

@@ -561,6 +561,125 @@ pending:
         return 0;
 }
 
+/*
+ * Resolves the reserve selector s with its cores: count narrowed to the package or NUMA node
+ * domain (per: package or node; RESERVE_PER_NONE: domain ignored) against t with no reserve
+ * and no holdings: whole cores. Adds the chosen cores to p->reserve and the steps to
+ * p->reserve_explanation, each prefixed with prefix; a count that can't be met here adds a
+ * warning instead. Returns 0 or -ENOMEM.
+ */
+static int reserve_resolve_one(
+        const ReserveSelector *rs, const Topology *t, unsigned domain, const char *prefix, Plan *p) {
+        _cleanup_(resolution_done) Resolution res = {};
+        _cleanup_cpuset_ CpuSet only = CPUSET_NULL, empty = CPUSET_NULL;
+        _cleanup_free_ char *reason = NULL, *sel = NULL;
+        PlanContext ctx = {.topology = t, .reserve = &empty, .held = &empty, .lowest_cores = true};
+        CpuSelector one = rs->cpus; /* shallow: borrows what rs->cpus owns */
+        int r, r2;
+
+        if (rs->per != RESERVE_PER_NONE) {
+                r = cpuset_add(&only, domain);
+                if (r < 0)
+                        return r;
+                if (rs->per == RESERVE_PER_PACKAGE) {
+                        one.has_packages = true;
+                        one.packages = only;
+                } else {
+                        one.has_nodes = true;
+                        one.nodes = only;
+                }
+        }
+
+        r = plan_context_resolve(&ctx, &one, &res, &reason);
+        if (r == -ENOMEM)
+                return r;
+        r2 = reserve_selector_format(rs, &sel);
+        if (r2 < 0)
+                return r2;
+        if (r < 0)
+                return strv_extendf(
+                        &p->warnings, "reserve %s: %s%s; nothing reserved%s%s", sel, prefix,
+                        reason ?: "can't be resolved here", *prefix ? " there" : "",
+                        *prefix ? "" : " (every CPU is open to policies)");
+        STRV_FOREACH (note, res.notes) {
+                r = strv_extendf(&p->warnings, "reserve %s: %s%s", sel, prefix, *note);
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH (line, res.explanation) {
+                r = strv_extendf(&p->reserve_explanation, "%s%s", prefix, *line);
+                if (r < 0)
+                        return r;
+        }
+        return cpuset_or(&p->reserve, &res.cpus);
+}
+
+/*
+ * The reserve as a selector (Config.reserve_selector): whole cores, cores: N in all or, with
+ * per:, in each package or NUMA node that has a CPU of what the selector covers on t (its
+ * nodes:, packages:, near:, kind: without the count). What can't be resolved here reserves
+ * nothing (there) and is a warning. Returns 0 or -ENOMEM.
+ */
+static int plan_resolve_reserve_selector(const Config *c, const Topology *t, Plan *p) {
+        const ReserveSelector *rs = &c->reserve_selector;
+        _cleanup_(resolution_done) Resolution where = {};
+        _cleanup_cpuset_ CpuSet empty = CPUSET_NULL, in = CPUSET_NULL;
+        _cleanup_free_ char *reason = NULL, *sel = NULL, *l = NULL;
+        PlanContext ctx = {.topology = t, .reserve = &empty, .held = &empty};
+        CpuSelector uncounted = rs->cpus; /* shallow: borrows what rs->cpus owns */
+        int r;
+
+        r = reserve_selector_format(rs, &sel);
+        if (r < 0)
+                return r;
+
+        if (rs->per == RESERVE_PER_NONE)
+                r = reserve_resolve_one(rs, t, 0, "", p);
+        else {
+                /* Where the selector reaches on this machine: the domains to take cores in. */
+                uncounted.n_cores = 0;
+                r = plan_context_resolve(&ctx, &uncounted, &where, &reason);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return strv_extendf(
+                                &p->warnings,
+                                "reserve %s: %s; nothing reserved (every CPU is open to policies)", sel,
+                                reason ?: "can't be resolved here");
+
+                CPUSET_FOREACH (
+                        domain, rs->per == RESERVE_PER_PACKAGE ? topology_packages(t) : topology_nodes(t)) {
+                        _cleanup_free_ char *prefix = NULL;
+                        CpuSet one = CPUSET_NULL;
+
+                        r = cpuset_add(&one, domain);
+                        if (r >= 0)
+                                r = rs->per == RESERVE_PER_PACKAGE ? topology_cpus_of_packages(t, &one, &in)
+                                                                   : topology_cpus_of_nodes(t, &one, &in);
+                        cpuset_done(&one);
+                        if (r < 0)
+                                return r;
+                        if (!cpuset_intersects(&in, &where.cpus))
+                                continue;
+                        if (asprintf(
+                                    &prefix, "%s %u: ",
+                                    rs->per == RESERVE_PER_PACKAGE ? "package" : "NUMA node", domain) < 0)
+                                return -ENOMEM;
+                        r = reserve_resolve_one(rs, t, domain, prefix, p);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (r < 0)
+                return r;
+
+        l = set_str(&p->reserve);
+        if (!l)
+                return -ENOMEM;
+        return strv_extendf(
+                &p->reserve_explanation, "reserve %s: whole cores, every SMT sibling: %s", sel, l);
+}
+
 /* The reserve: its online CPUs, with warnings for offline ones and split cores. */
 static int plan_resolve_reserve(const Config *c, const Topology *t, Plan *p) {
         const CpuSet *online = topology_online_cpus(t), *all = topology_all_cpus(t);
@@ -571,6 +690,8 @@ static int plan_resolve_reserve(const Config *c, const Topology *t, Plan *p) {
 
         if (!c->has_reserve)
                 return 0;
+        if (c->reserve_selector.cpus.kind == CPU_SELECTOR_MAPPING)
+                return plan_resolve_reserve_selector(c, t, p);
 
         r = set_and(&p->reserve, &c->reserve, online);
         if (r < 0)
@@ -669,7 +790,7 @@ int plan_new_with(const Config *c, const Topology *t, const PlanInputs *in, Plan
         ctx = (PlanContext){
                 .topology = t,
                 .reserve = &p->reserve,
-                .reserve_given = c->has_reserve ? &c->reserve : NULL,
+                .reserve_given = plan_reserve_given(p),
                 .earlier = p->policies,
                 .held = &held,
                 .kubelet = p->kubelet,
@@ -704,6 +825,7 @@ Plan *plan_free(Plan *p) {
         cpuset_done(&p->reserve);
         kubelet_cpu_state_free(p->kubelet);
         strv_free(p->warnings);
+        strv_free(p->reserve_explanation);
         free(p);
         return NULL;
 }
@@ -713,6 +835,14 @@ const PolicyPlan *plan_find_policy(const Plan *p, const char *name) {
 
         /* p->policies is parallel to p->config->policies. */
         return policy ? &p->policies[policy - p->config->policies] : NULL;
+}
+
+const CpuSet *plan_reserve_given(const Plan *p) {
+        if (!p || !p->config || !p->config->has_reserve)
+                return NULL;
+        if (p->config->reserve_selector.cpus.kind == CPU_SELECTOR_MAPPING)
+                return &p->reserve;
+        return &p->config->reserve;
 }
 
 size_t plan_n_pending(const Plan *plan) {

@@ -109,12 +109,22 @@ typedef struct Plan {
          */
         MatchIndex *match_index;
         CpuSet reserve; /* the reserve as resolved (online CPUs only) */
+        /*
+         * NULL-terminated (NULL when none, and for a cpu-list reserve): how a reserve selector
+         * was resolved here, the steps of each package or node prefixed with "package 0: " or
+         * "NUMA node 1: ", then "reserve { cores: 1, per: package }: whole cores, every SMT
+         * sibling: 0-1,64-65".
+         */
+        char **reserve_explanation;
         /* A copy of PlanInputs.kubelet: the kubelet's exclusive CPUs, which no selector mapping
          * hands out but those of within: cpuset (and device rules' never); NULL when none. */
         KubeletCpuState *kubelet;
         /*
          * NULL-terminated (NULL when none): a reserve naming CPUs that don't exist here or are
-         * not online, or splitting cores. They are about config->reserve_location.
+         * not online, or splitting cores; a reserve selector that can't be resolved here, or in
+         * a package or node (that part reserves nothing: "reserve { cores: 40, per: package }:
+         * package 1: wanted 40 cores on package 1, 32 free; nothing reserved there"). They are
+         * about config->reserve_location.
          */
         char **warnings;
 } Plan;
@@ -127,7 +137,11 @@ typedef struct PlanInputs {
 
 /*
  * Resolves every policy of c against t, in order. c and t must outlive the plan (it borrows
- * the policies). The reserve becomes its online CPUs. For each policy:
+ * the policies). The reserve becomes its online CPUs; a reserve selector (Config.reserve_selector)
+ * is resolved as plan_resolve_selector() does with no reserve, cores: N whole cores (all their
+ * online PUs), in all or per: package / node, in each package or NUMA node that has a CPU of
+ * what it covers (nodes:, packages:, near:, kind:); what can't be met is a warning (see
+ * Plan.warnings) and reserves nothing there. For each policy:
  *  - a literal cpu-list is taken as written: the set is its online CPUs, with warnings for
  *    CPUs that don't exist, are offline or disallowed, are reserved or held by an earlier
  *    exclusive policy (literal lists are not narrowed by exclusive holdings); pending if none
@@ -161,6 +175,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 /* The plan of the policy named name, or NULL. Borrowed from p. */
 const PolicyPlan *plan_find_policy(const Plan *p, const char *name);
 
+/*
+ * The reserve as policies' messages name it: the cpu-list of a literal reserve: as written,
+ * the resolved Plan.reserve of a reserve selector, NULL when p (or its config) is NULL or has
+ * no reserve. Borrowed from p.
+ */
+const CpuSet *plan_reserve_given(const Plan *p);
+
 /* How many policies of plan (NULL: none) are pending (PolicyPlan.pending_reason set). */
 size_t plan_n_pending(const Plan *plan);
 
@@ -184,11 +205,15 @@ size_t plan_n_pending(const Plan *plan);
  *     cpus: N takes N PUs, one per core (its lowest-numbered PU) while there are cores, then
  *     second SMT siblings and so on (with smt: one-per-core, only one per core); when N whole
  *     cores are left it takes only whole ones, so as not to share a core with a reserved,
- *     held or disallowed sibling. The cores are packed: into the fewest cache domains
+ *     held or disallowed sibling, and the PUs of such shared cores come after every PU of the
+ *     whole ones (with smt: one-per-core, after the whole cores), with an explanation line and
+ *     a note ("cpus: 23: CPU 12: its core's sibling 0 is reserved; nothing else was left").
+ *     The cores are packed: into the fewest cache domains
  *     (topology_cache_domain_of_core(): L3 caches), then the fewest NUMA nodes, preferring the
  *     domain with the most candidate cores, ties to the one with the lowest-numbered CPU;
  *     deterministic. Without a count, smt: one-per-core keeps the lowest-numbered PU of each
- *     core.
+ *     whole core, leaving shared cores out (an explanation line lists them) unless no core is
+ *     whole (then one PU of each, with a line and a note saying so).
  * Returns 0, or with a newly allocated human reason in *ret_reason (if non-NULL):
  * -ENOENT when a node, package or CPU kind does not exist here ("NUMA node 7 does not exist
  * here (nodes: 0)", "kind: efficiency: this machine has one CPU kind"), -ENODEV when the

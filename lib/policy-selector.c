@@ -508,3 +508,69 @@ static const KeySpec device_selector_keys[] = {
 int parse_device_selector(Loader *l, const char *what, const Node *value, CpuSelector *s) {
         return parse_selector(l, what, value, device_selector_keys, ELEMENTSOF(device_selector_keys), s);
 }
+
+/* ---- reserve: as a selector ---- */
+
+static_assert(sizeof(ReservePer) == sizeof(int), "ReservePer is an int");
+static_assert(offsetof(ReserveSelector, cpus) == 0, "the selector keys' parsers take a CpuSelector");
+
+static const char *const reserve_per_names[] = {
+        [RESERVE_PER_PACKAGE] = "package",
+        [RESERVE_PER_NODE] = "node",
+};
+
+static const ValueHint reserve_per_hints[] = {
+        {"socket", "package"}, {"packages", "package"}, {"numa", "node"},
+        {"nodes", "node"},     {"numa-node", "node"},
+};
+
+static const EnumSpec reserve_per_enum = {
+        reserve_per_names + 1, ELEMENTSOF(reserve_per_names) - 1,
+        "package, node",       "package (cores: N in each package) or node (in each NUMA node)",
+        reserve_per_hints,     ELEMENTSOF(reserve_per_hints),
+        RESERVE_PER_PACKAGE,
+};
+
+/* A key a policy's selector has but the reserve's does not: say why. */
+static int misplaced_in_reserve(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        static const struct {
+                const char *key, *why;
+        } why[] = {
+                {"cpus", "the reserve is whole cores: count them with cores: N"},
+                {"smt", "the reserve is whole cores, every SMT sibling of each"},
+                {"reserved", "it says how a policy's selector treats the reserve"},
+                {"exclusive", "every selector leaves the reserve out already, unless it says reserved:"},
+                {"within", "the reserve is the same for every process"},
+        };
+        const char *w = "";
+
+        for (size_t i = 0; i < ELEMENTSOF(why); i++)
+                if (streq(spec->name, why[i].key))
+                        w = why[i].why;
+        return node_error(l, key, "reserve: %s: is not a key of the reserve (%s)", spec->name, w);
+}
+
+/* The keys of reserve: as a mapping: a selector's that pick where, cores:, per:. */
+static const KeySpec reserve_selector_keys[] = {
+        {"nodes", parse_selector_nodes},
+        {"packages", parse_selector_packages},
+        {"near", parse_selector_near},
+        {"kind", parse_enum_key, offsetof(CpuSelector, cpu_kind), .values = &cpu_kind_enum},
+        {"cores", parse_selector_cores, .required = true},
+        {"per", parse_enum_key, offsetof(ReserveSelector, per), .values = &reserve_per_enum},
+        {"cpus", misplaced_in_reserve},
+        {"smt", misplaced_in_reserve},
+        {"reserved", misplaced_in_reserve},
+        {"exclusive", misplaced_in_reserve},
+        {"within", misplaced_in_reserve},
+};
+
+int parse_reserve_selector(Loader *l, const Node *value, ReserveSelector *s) {
+        assert(value->kind == NODE_MAPPING);
+
+        s->cpus.location = node_location(l, value);
+        s->cpus.kind = CPU_SELECTOR_MAPPING;
+        return parse_mapping(
+                l, value, "reserve", reserve_selector_keys, ELEMENTSOF(reserve_selector_keys), s);
+}

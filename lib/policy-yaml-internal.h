@@ -312,6 +312,13 @@ int parse_thread_cpus(Loader *l, const KeySpec *spec, const Node *key, const Nod
  */
 int parse_device_selector(Loader *l, const char *what, const Node *value, CpuSelector *s);
 
+/*
+ * reserve: as a selector mapping (value is one) into *s: nodes:, packages:, near:, kind:,
+ * cores: (required) and per: package|node; cpus:, smt:, reserved:, exclusive: and within: are
+ * reported as not keys of the reserve, other keys as unknown. Returns 0 or -ENOMEM.
+ */
+int parse_reserve_selector(Loader *l, const Node *value, ReserveSelector *s);
+
 /* ---- irqs: and net: (policy-devices.c) ----------------------------------------------------- */
 
 /* irqs: and net: at the top level of a policy.d file (KeyParser; obj is the Config). */

@@ -750,9 +750,22 @@ static int parse_reserve(Loader *l, const KeySpec *spec, const Node *key, const 
                 return node_error(
                         l, key, "reserve: already set at %s:%u:%u", c->reserve_location.file,
                         c->reserve_location.line, c->reserve_location.column);
-        r = parse_cpu_list_node(l, value, "reserve", "CPU", &c->reserve);
-        if (r <= 0)
-                return r;
+        if (value->kind == NODE_MAPPING) {
+                unsigned n_errors = l->diag->n_errors;
+
+                r = parse_reserve_selector(l, value, &c->reserve_selector);
+                if (r < 0)
+                        return r;
+                if (l->diag->n_errors > n_errors) {
+                        cpu_selector_done(&c->reserve_selector.cpus);
+                        c->reserve_selector.per = RESERVE_PER_NONE;
+                        return 0;
+                }
+        } else {
+                r = parse_cpu_list_node(l, value, "reserve", "CPU", &c->reserve);
+                if (r <= 0)
+                        return r;
+        }
         c->has_reserve = true;
         c->reserve_location = node_location(l, value);
         return 0;

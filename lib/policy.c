@@ -105,6 +105,7 @@ Config *config_free(Config *c) {
                 net_rule_done(&c->net_rules[i]);
         free(c->net_rules);
         cpuset_done(&c->reserve);
+        cpu_selector_done(&c->reserve_selector.cpus);
         free(c->kubelet_cpu_manager_state);
         strv_free(c->files);
         free(c);
@@ -300,6 +301,37 @@ int cpu_selector_format(const CpuSelector *s, char **ret) {
         if (!buf)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int reserve_selector_format(const ReserveSelector *s, char **ret) {
+        static const char *const per_names[] = {
+                [RESERVE_PER_PACKAGE] = "package",
+                [RESERVE_PER_NODE] = "node",
+        };
+        _cleanup_free_ char *sel = NULL;
+        size_t n;
+        char *joined = NULL;
+        int r;
+
+        if (s->cpus.kind != CPU_SELECTOR_MAPPING || (unsigned)s->per > RESERVE_PER_NODE)
+                return -EINVAL;
+        r = cpu_selector_format(&s->cpus, &sel);
+        if (r < 0)
+                return r;
+        if (s->per == RESERVE_PER_NONE) {
+                *ret = TAKE_PTR(sel);
+                return 0;
+        }
+        /* "{ cores: 1 }" → "{ cores: 1, per: package }"; "{}" → "{ per: package }" */
+        n = strlen(sel);
+        if (n >= 2 && streq(sel + n - 2, " }"))
+                sel[n - 2] = '\0';
+        else
+                sel[n - 1] = '\0';
+        if (asprintf(&joined, "%s%sper: %s }", sel, streq(sel, "{") ? " " : ", ", per_names[s->per]) < 0)
+                return -ENOMEM;
+        *ret = joined;
         return 0;
 }
 

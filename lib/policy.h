@@ -143,6 +143,23 @@ typedef struct CpuSelector {
         Location avoid_location; /* of the avoid: value */
 } CpuSelector;
 
+/* per: of a reserve selector: where its cores: count applies. */
+typedef enum ReservePer {
+        RESERVE_PER_NONE,    /* default: cores: N in all, over what the selector covers */
+        RESERVE_PER_PACKAGE, /* cores: N in each package (socket) it covers */
+        RESERVE_PER_NODE,    /* cores: N in each NUMA node it covers */
+} ReservePer;
+
+/*
+ * reserve: as a selector mapping ({ cores: 1, per: package }, { cores: 2, near: eth0 }): the
+ * housekeeping CPUs are whole cores (every SMT sibling of a chosen core), chosen on each
+ * machine by the plan (plan.h). Keys: nodes:, packages:, near:, kind:, cores: (required), per:.
+ */
+typedef struct ReserveSelector {
+        CpuSelector cpus; /* first: the selector keys' parsers take the struct as a CpuSelector */
+        ReservePer per;
+} ReserveSelector;
+
 /*
  * The words of scheduler: (policy: and io: class:) and the kernel values they stand for; the
  * appliers (apply-sched.h) set and read back these values.
@@ -310,8 +327,11 @@ typedef struct NetRule {
 typedef struct Config {
         char **files; /* every file read, in the order read (affinityd.yaml first if present) */
         bool has_reserve;
-        CpuSet reserve; /* housekeeping CPUs */
+        CpuSet reserve; /* housekeeping CPUs as a literal cpu-list (empty for a selector) */
         Location reserve_location;
+        /* reserve: as a selector mapping (cpus.kind CPU_SELECTOR_MAPPING), resolved by the plan
+         * (Plan.reserve); cpus.kind CPU_SELECTOR_NONE when reserve: is a cpu-list or not given */
+        ReserveSelector reserve_selector;
         bool allow_realtime; /* allow-realtime: fifo/rr may be used by policies */
         Location allow_realtime_location;
         /* restore-on-exit: give every managed thread its originals back at SIGTERM/SIGINT
@@ -397,6 +417,14 @@ const Policy *config_find_policy(const Config *c, const char *name);
  * Returns 0, -EINVAL for an unknown kind or enum value, or -ENOMEM.
  */
 int cpu_selector_format(const CpuSelector *s, char **ret);
+
+/*
+ * The reserve: selector mapping of s as one line of flow-style YAML, as cpu_selector_format()
+ * writes a mapping, with per: last when given: "{ cores: 1, per: package }". Newly allocated
+ * string in *ret. Returns 0, -EINVAL when s is not a mapping or has an unknown enum value, or
+ * -ENOMEM.
+ */
+int reserve_selector_format(const ReserveSelector *s, char **ret);
 
 /*
  * Stores a copy of path in c->files and returns the stored pointer (for Location.file), or

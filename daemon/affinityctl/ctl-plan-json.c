@@ -331,6 +331,28 @@ static int json_topology(JsonWriter *w, const Topology *t) {
         return r;
 }
 
+/*
+ * "reserve_selector": reserve: as a selector ("{ cores: 1, per: package }") or null for a
+ * cpu-list or none; "reserve_explanation": how the plan resolved it, or null. Returns 0 or
+ * -ENOMEM.
+ */
+static int json_reserve_selector(JsonWriter *w, const Config *c, const Plan *plan) {
+        _cleanup_free_ char *sel = NULL;
+        int r;
+
+        if (!c || !plan || !c->has_reserve || c->reserve_selector.cpus.kind != CPU_SELECTOR_MAPPING) {
+                json_field_null(w, "reserve_selector");
+                json_field_null(w, "reserve_explanation");
+                return 0;
+        }
+        r = reserve_selector_format(&c->reserve_selector, &sel);
+        if (r < 0)
+                return r;
+        json_field_string(w, "reserve_selector", sel);
+        json_field_strv(w, "reserve_explanation", plan->reserve_explanation);
+        return 0;
+}
+
 int plan_report_print_json(FILE *f, const PlanReport *rep) {
         const Config *c = rep->config;
         const Plan *plan = rep->plan;
@@ -343,6 +365,8 @@ int plan_report_print_json(FILE *f, const PlanReport *rep) {
         if (r >= 0)
                 r = json_field_cpuset(
                         &w, "reserve", plan && c && c->has_reserve, plan ? &plan->reserve : NULL);
+        if (r >= 0)
+                r = json_reserve_selector(&w, c, plan);
         if (r < 0)
                 return r;
         if (c && c->rfs_entries > 0)

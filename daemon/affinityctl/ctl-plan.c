@@ -409,7 +409,21 @@ static int print_plan(FILE *f, const PlanReport *rep) {
         plan_field(f, "Topology", "%s", arg_topology ?: "this machine");
         plan_field(f, NULL, "%s", summary);
         plan_field(f, "Online", "%s", online);
-        if (c->has_reserve) {
+        if (c->has_reserve && c->reserve_selector.cpus.kind == CPU_SELECTOR_MAPPING) {
+                _cleanup_free_ char *sel = NULL;
+
+                reserve = cpuset_to_string(&plan->reserve);
+                if (!reserve)
+                        return -ENOMEM;
+                r = reserve_selector_format(&c->reserve_selector, &sel);
+                if (r < 0)
+                        return r;
+                plan_field(
+                        f, "Reserve", "%s (%s at %s:%u)", cpuset_is_empty(&plan->reserve) ? "none" : reserve,
+                        sel, strna(c->reserve_location.file), c->reserve_location.line);
+                STRV_FOREACH (line, plan->reserve_explanation)
+                        plan_field(f, line == plan->reserve_explanation ? "Why" : NULL, "%s", *line);
+        } else if (c->has_reserve) {
                 reserve = cpuset_to_string(&plan->reserve);
                 if (!reserve)
                         return -ENOMEM;

@@ -83,6 +83,7 @@ section_of() {
         policy_keys) echo "POLICIES" ;;
         match_keys) echo "match:" ;;
         selector_keys | device_selector_keys) echo "cpus:" ;;
+        reserve_selector_keys) echo "reserve: selector" ;;
         thread_keys) echo "threads:" ;;
         memory_keys) echo "memory:" ;;
         scheduler_keys | io_keys) echo "scheduler:" ;;

@@ -1337,6 +1337,30 @@ START_TEST(test_api_properties) {
 }
 END_TEST
 
+/*
+ * ReservedCPUs of a reserve: selector: what the plan resolved on this machine, the lowest
+ * online core whole (every SMT sibling of the first online CPU, as sysfs lists them).
+ */
+START_TEST(test_api_reserve_selector) {
+        Harness *h = harness_new();
+        _cleanup_free_ char *online = read_line("/sys/devices/system/cpu/online"), *path = NULL,
+                            *siblings = NULL;
+        Props p0 = {};
+        sd_bus *b;
+
+        path = xasprintf(
+                "/sys/devices/system/cpu/cpu%lu/topology/thread_siblings_list", strtoul(online, NULL, 10));
+        siblings = read_line(path);
+        write_settings(h, "reserve: { cores: 1 }\n");
+        harness_start_daemon(h);
+        b = connect_bus(h);
+        manager_props(b, &p0);
+        ck_assert_str_eq(props_str(&p0, "ReservedCPUs"), siblings);
+        props_done(&p0);
+        sd_bus_flush_close_unref(b);
+}
+END_TEST
+
 /* One numeric IRQ line of /proc/interrupts. */
 static size_t proc_irq_numbers(unsigned **ret) {
         _cleanup_fclose_ FILE *f = fopen("/proc/interrupts", "re");
@@ -2391,6 +2415,7 @@ int main(void) {
         snprintf(cgroup_name, sizeof cgroup_name, "affinityd-integ-api-%d", (int)getpid());
         harness_add_test(s, test_api_introspection);
         harness_add_test(s, test_api_properties);
+        harness_add_test(s, test_api_reserve_selector);
         harness_add_test(s, test_api_lists);
         harness_add_test(s, test_api_explain);
         harness_add_test(s, test_api_explain_many_threads);

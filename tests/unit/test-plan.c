@@ -2265,6 +2265,311 @@ START_TEST(test_match_index) {
 }
 END_TEST
 
+/* ---- reserve: as a selector ---- */
+
+static void config_set_reserve_selector(Config *c, CpuSelector sel, ReservePer per) {
+        c->has_reserve = true;
+        cpu_selector_done(&c->reserve_selector.cpus);
+        c->reserve_selector = (ReserveSelector){.cpus = sel, .per = per};
+}
+
+/* Adds to *ret the PUs of the n lowest-numbered cores with every PU in cpus (and online). */
+static void add_lowest_whole_cores(const Topology *t, const CpuSet *cpus, unsigned n, CpuSet *ret) {
+        _cleanup_cpuset_ CpuSet seen = CPUSET_NULL;
+
+        CPUSET_FOREACH (cpu, cpus) {
+                int core = topology_core_of_cpu(t, cpu);
+
+                if (n == 0)
+                        break;
+                if (core < 0 || cpuset_contains(&seen, (unsigned)core))
+                        continue;
+                ck_assert_int_eq(cpuset_add(&seen, (unsigned)core), 0);
+                if (!cpuset_is_subset(topology_core_cpus(t, (unsigned)core), cpus))
+                        continue;
+                ck_assert_int_eq(cpuset_or(ret, topology_core_cpus(t, (unsigned)core)), 0);
+                n--;
+        }
+        ck_assert_uint_eq(n, 0);
+}
+
+/*
+ * reserve: { cores: 1, per: package } on real machines: in each package its lowest-numbered
+ * whole core, every SMT sibling of it (coral-lassen has no CPU 0: its first core is 8-11).
+ * per: node likewise per NUMA node. Policies then leave those cores out entirely.
+ */
+START_TEST(test_reserve_selector_per_package) {
+        static const char *const files[] = {
+                "24em64t-2n6c2t-pci.xml", "32em64t-2n8c2t-pci-wholeio.xml", "AMD-17h-Zen-2xEpyc-7451.xml",
+                "coral-lassen.xml",       "96em64t-4n4d3ca2co-pci.xml",
+        };
+
+        for (size_t f = 0; f < ELEMENTSOF(files); f++)
+                for (ReservePer per = RESERVE_PER_PACKAGE; per <= RESERVE_PER_NODE; per++) {
+                        _cleanup_(topology_freep) Topology *t = load_corpus(files[f]);
+                        _cleanup_(config_freep) Config *c = config_new();
+                        _cleanup_(plan_freep) Plan *p = NULL;
+                        _cleanup_cpuset_ CpuSet expect = CPUSET_NULL, in = CPUSET_NULL;
+                        _cleanup_free_ char *sel = NULL, *last = NULL, *l = NULL;
+                        const CpuSet *domains =
+                                per == RESERVE_PER_PACKAGE ? topology_packages(t) : topology_nodes(t);
+
+                        CPUSET_FOREACH (d, domains) {
+                                CpuSet one = CPUSET_NULL;
+
+                                ck_assert_int_eq(cpuset_add(&one, d), 0);
+                                ck_assert_int_eq(
+                                        per == RESERVE_PER_PACKAGE ? topology_cpus_of_packages(t, &one, &in)
+                                                                   : topology_cpus_of_nodes(t, &one, &in),
+                                        0);
+                                cpuset_done(&one);
+                                cpuset_and(&in, topology_allowed_cpus(t));
+                                if (!cpuset_is_empty(&in)) /* a node without CPUs reserves nothing */
+                                        add_lowest_whole_cores(t, &in, 1, &expect);
+                        }
+
+                        config_set_reserve_selector(c, SEL(.cores = 1), per);
+                        config_add(c, "rest", SEL(.smt = SMT_ONE_PER_CORE));
+                        ck_assert_int_eq(plan_new(c, t, &p), 0);
+                        ck_assert_msg(
+                                cpuset_equal(&p->reserve, &expect), "%s per %s: reserve %s, expected %s",
+                                files[f], per == RESERVE_PER_PACKAGE ? "package" : "node",
+                                cpuset_to_string(&p->reserve), cpuset_to_string(&expect));
+                        ck_assert_msg(!p->warnings, "%s: warning %s", files[f], p->warnings[0]);
+                        /* Whole cores: the policies' one-per-core set shares no core with it. */
+                        CPUSET_FOREACH (cpu, &plan_find_policy(p, "rest")->cpus) {
+                                _cleanup_cpuset_ CpuSet sib = CPUSET_NULL;
+
+                                ck_assert_int_eq(topology_core_siblings(t, cpu, &sib), 0);
+                                ck_assert(!cpuset_intersects(&sib, &p->reserve));
+                        }
+                        ck_assert_int_eq(reserve_selector_format(&c->reserve_selector, &sel), 0);
+                        l = cpuset_to_string(&expect);
+                        ck_assert_int_ge(
+                                asprintf(&last, "reserve %s: whole cores, every SMT sibling: %s", sel, l),
+                                0);
+                        ck_assert_ptr_nonnull(p->reserve_explanation);
+                        ck_assert_str_eq(
+                                p->reserve_explanation[strv_length(p->reserve_explanation) - 1], last);
+                        ck_assert_str_eq(
+                                plan_reserve_given(p) == &p->reserve ? "resolved" : "literal", "resolved");
+                }
+
+        /*
+         * The lowest-numbered cores, not packed: on the 96em64t consecutive CPUs are on different
+         * packages (L3s), so a policy's cores: 2 on a node takes two of one L3, the reserve the
+         * node's two lowest-numbered cores.
+         */
+        {
+                _cleanup_(topology_freep) Topology *t = load_corpus("96em64t-4n4d3ca2co-pci.xml");
+                _cleanup_(config_freep) Config *c = config_new();
+                _cleanup_(plan_freep) Plan *p = NULL;
+                _cleanup_cpuset_ CpuSet expect = CPUSET_NULL, in = CPUSET_NULL, zero = CPUSET_NULL;
+
+                ck_assert_int_eq(cpuset_add(&zero, 0), 0);
+                ck_assert_int_eq(topology_cpus_of_nodes(t, &zero, &in), 0);
+                add_lowest_whole_cores(t, &in, 2, &expect);
+                config_set_reserve_selector(c, SEL(.nodes = "0", .cores = 2), RESERVE_PER_NONE);
+                config_add(c, "packed", SEL(.nodes = "0", .cores = 2, .reserved = RESERVED_ALLOW));
+                ck_assert_int_eq(plan_new(c, t, &p), 0);
+                ck_assert(cpuset_equal(&p->reserve, &expect));
+                ck_assert(!cpuset_equal(&plan_find_policy(p, "packed")->cpus, &expect));
+        }
+
+        /* Named where the first core is not CPU 0, and how the plan says so. */
+        {
+                _cleanup_(topology_freep) Topology *t = load_corpus("coral-lassen.xml");
+                _cleanup_(config_freep) Config *c = config_new();
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                ck_assert(!cpuset_contains(topology_online_cpus(t), 0));
+                config_set_reserve_selector(c, SEL(.cores = 1), RESERVE_PER_PACKAGE);
+                ck_assert_int_eq(plan_new(c, t, &p), 0);
+                ck_assert(!cpuset_contains(&p->reserve, 0));
+                ck_assert_uint_eq(cpuset_count(&p->reserve), 8); /* SMT4, two packages */
+                ck_assert_str_eq(p->reserve_explanation[0], "package 0: online CPUs of package 0: 8-87");
+        }
+}
+END_TEST
+
+/*
+ * reserve: { cores: 2, near: eth0 }: the two lowest-numbered whole cores of the NIC's node (eth0
+ * is on node 1 of the 32em64t, on node 0 of the 24em64t); a device that is absent, or a count
+ * a package can't give, reserves nothing there and says so in a warning.
+ */
+START_TEST(test_reserve_selector_near) {
+        static const char *const files[] = {"32em64t-2n8c2t-pci-wholeio.xml", "24em64t-2n6c2t-pci.xml"};
+
+        for (size_t f = 0; f < ELEMENTSOF(files); f++) {
+                _cleanup_(topology_freep) Topology *t = load_corpus(files[f]);
+                _cleanup_(config_freep) Config *c = config_new();
+                _cleanup_(plan_freep) Plan *p = NULL;
+                _cleanup_cpuset_ CpuSet near_cpus = CPUSET_NULL, near_nodes = CPUSET_NULL,
+                                        expect = CPUSET_NULL;
+
+                ck_assert_int_ge(topology_device_locality(t, "eth0", &near_cpus, &near_nodes, NULL), 0);
+                ck_assert_uint_eq(cpuset_count(&near_nodes), 1);
+                cpuset_and(&near_cpus, topology_allowed_cpus(t));
+                add_lowest_whole_cores(t, &near_cpus, 2, &expect);
+
+                config_set_reserve_selector(c, SEL(.near = "eth0", .cores = 2), RESERVE_PER_NONE);
+                config_add(c, "near", SEL(.near = "eth0", .cores = 2));
+                ck_assert_int_eq(plan_new(c, t, &p), 0);
+                ck_assert_msg(
+                        cpuset_equal(&p->reserve, &expect), "%s: reserve %s, expected %s", files[f],
+                        cpuset_to_string(&p->reserve), cpuset_to_string(&expect));
+                ck_assert_ptr_null(p->warnings);
+                /* The policy near the same NIC gets two other cores of its node. */
+                ck_assert(!cpuset_intersects(&plan_find_policy(p, "near")->cpus, &p->reserve));
+                ck_assert(cpuset_is_subset(&plan_find_policy(p, "near")->cpus, &near_cpus));
+        }
+
+        {
+                _cleanup_(topology_freep) Topology *t = load_corpus("32em64t-2n8c2t-pci-wholeio.xml");
+                _cleanup_(config_freep) Config *c = config_new(), *d = config_new();
+                _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+                _cleanup_cpuset_ CpuSet pkg1 = CPUSET_NULL, one = CPUSET_NULL, expect = CPUSET_NULL;
+                _cleanup_free_ char *w = NULL, *l = NULL;
+                unsigned n_cores;
+
+                config_set_reserve_selector(c, SEL(.near = "eth9", .cores = 2), RESERVE_PER_NONE);
+                config_add(c, "all", SEL());
+                ck_assert_int_eq(plan_new(c, t, &p), 0);
+                ck_assert(cpuset_is_empty(&p->reserve));
+                ck_assert_uint_eq(strv_length(p->warnings), 1);
+                ck_assert_str_eq(
+                        p->warnings[0],
+                        "reserve { near: eth9, cores: 2 }: near: eth9: no such network device or PCI "
+                        "address "
+                        "here; nothing reserved (every CPU is open to policies)");
+                assert_set(&plan_find_policy(p, "all")->cpus, cpuset_to_string(topology_online_cpus(t)));
+
+                /* Package 1 gives what it has; package 0 too few whole cores for this count. */
+                ck_assert_int_eq(cpuset_add(&one, 1), 0);
+                ck_assert_int_eq(topology_cpus_of_packages(t, &one, &pkg1), 0);
+                n_cores = cpuset_count(&pkg1) / 2; /* SMT2 */
+                config_set_reserve_selector(d, SEL(.packages = "1", .cores = n_cores), RESERVE_PER_PACKAGE);
+                ck_assert_int_eq(plan_new(d, t, &q), 0);
+                add_lowest_whole_cores(t, &pkg1, n_cores, &expect);
+                ck_assert(cpuset_equal(&q->reserve, &expect));
+                ck_assert_ptr_null(q->warnings);
+
+                config_set_reserve_selector(d, SEL(.cores = n_cores + 1), RESERVE_PER_PACKAGE);
+                q = plan_free(q);
+                ck_assert_int_eq(plan_new(d, t, &q), 0);
+                ck_assert(cpuset_is_empty(&q->reserve));
+                ck_assert_uint_eq(strv_length(q->warnings), 2);
+                ck_assert_int_ge(
+                        asprintf(
+                                &w,
+                                "reserve { cores: %u, per: package }: package 1: wanted %u cores on package "
+                                "1, "
+                                "%u free; nothing reserved there",
+                                n_cores + 1, n_cores + 1, n_cores),
+                        0);
+                ck_assert_str_eq(q->warnings[1], w);
+        }
+}
+END_TEST
+
+/*
+ * reserve "0" on an SMT machine: CPU 0's sibling is never picked by smt: one-per-core or cpus: N
+ * while another core (or, for cpus: N, a PU of another core) is left; when nothing else is, it
+ * is, and the explanation says so.
+ */
+START_TEST(test_partial_core_last) {
+        _cleanup_(topology_freep) Topology *t = load_corpus("24em64t-2n6c2t-pci.xml");
+        _cleanup_(config_freep) Config *c = config_new(), *d = config_new();
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        _cleanup_cpuset_ CpuSet sib = CPUSET_NULL, node0 = CPUSET_NULL, zero = CPUSET_NULL,
+                                lows = CPUSET_NULL;
+        _cleanup_free_ char *line = NULL;
+        unsigned n_cores = topology_n_cores(t), n_cpus = cpuset_count(topology_online_cpus(t)), s0;
+        const PolicyPlan *pp;
+
+        ck_assert_int_eq(topology_core_siblings(t, 0, &sib), 0);
+        ck_assert_uint_eq(cpuset_count(&sib), 2);
+        s0 = (unsigned)cpuset_next(&sib, 0); /* CPU 0's sibling */
+
+        config_set_reserve(c, "0");
+        config_add(c, "one", SEL(.smt = SMT_ONE_PER_CORE));
+        config_add(c, "cores-worth", SEL(.cpus = n_cores));
+        config_add(c, "all-but-one", SEL(.cpus = n_cpus - 2));
+        config_add(c, "one-short", SEL(.cpus = n_cores - 1, .smt = SMT_ONE_PER_CORE));
+        config_add(c, "every", SEL(.cpus = n_cpus - 1));
+        config_add(c, "one-each", SEL(.cpus = n_cores, .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(c, t, &p), 0);
+
+        pp = plan_find_policy(p, "one");
+        ck_assert(!cpuset_contains(&pp->cpus, s0));
+        ck_assert_uint_eq(cpuset_count(&pp->cpus), n_cores - 1);
+        ck_assert_int_ge(
+                asprintf(
+                        &line,
+                        "smt: one-per-core: left out, their cores are shared (a sibling reserved, held or "
+                        "disallowed): %u",
+                        s0),
+                0);
+        assert_explains(p, "one", line);
+        ck_assert(!cpuset_contains(&plan_find_policy(p, "cores-worth")->cpus, s0));
+        ck_assert(!cpuset_contains(&plan_find_policy(p, "all-but-one")->cpus, s0));
+        ck_assert(!cpuset_contains(&plan_find_policy(p, "one-short")->cpus, s0));
+        ck_assert_ptr_null(plan_find_policy(p, "cores-worth")->warnings);
+
+        /* Nothing else left: CPU 0's sibling is used, and the plan says why. */
+        line = mfree(line);
+        ck_assert(cpuset_contains(&plan_find_policy(p, "every")->cpus, s0));
+        ck_assert_int_ge(
+                asprintf(
+                        &line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
+                        n_cpus - 1, s0),
+                0);
+        assert_explains(p, "every", line);
+        assert_warnings(plan_find_policy(p, "every"), line, NULL);
+        line = mfree(line);
+        ck_assert(cpuset_contains(&plan_find_policy(p, "one-each")->cpus, s0));
+        ck_assert_int_ge(
+                asprintf(
+                        &line, "cpus: %u: CPU %u: its core's sibling 0 is reserved; nothing else was left",
+                        n_cores, s0),
+                0);
+        assert_explains(p, "one-each", line);
+
+        /* smt: one-per-core alone where every core of node 0 has a reserved PU: the free siblings. */
+        ck_assert_int_eq(cpuset_add(&zero, 0), 0);
+        ck_assert_int_eq(topology_cpus_of_nodes(t, &zero, &node0), 0);
+        CPUSET_FOREACH (cpu, &node0) {
+                int core = topology_core_of_cpu(t, cpu);
+
+                ck_assert_int_ge(core, 0);
+                ck_assert_int_eq(
+                        cpuset_add(&lows, (unsigned)cpuset_next(topology_core_cpus(t, (unsigned)core), -1)),
+                        0);
+        }
+        d->has_reserve = true;
+        ck_assert_int_eq(cpuset_copy(&d->reserve, &lows), 0);
+        config_add(d, "node0", SEL(.nodes = "0", .smt = SMT_ONE_PER_CORE));
+        ck_assert_int_eq(plan_new(d, t, &q), 0);
+        pp = plan_find_policy(q, "node0");
+        ck_assert(cpuset_contains(&pp->cpus, s0));
+        ck_assert_uint_eq(cpuset_count(&pp->cpus), cpuset_count(&lows));
+        ck_assert(!cpuset_intersects(&pp->cpus, &lows));
+        line = mfree(line);
+        ck_assert_int_ge(
+                asprintf(&line, "smt: one-per-core: CPU %u: its core's sibling 0 is reserved; ", s0), 0);
+        ck_assert_ptr_nonnull(pp->explanation);
+        {
+                bool found = false;
+
+                STRV_FOREACH (l, pp->explanation)
+                        found = found ||
+                                (strncmp(*l, line, strlen(line)) == 0 &&
+                                 strstr(*l, "; nothing else was left"));
+                ck_assert_msg(found, "no \"%s…nothing else was left\" line", line);
+        }
+}
+END_TEST
+
 static Suite *plan_suite(void) {
         Suite *s = suite_create("plan");
         TCase *tc = tcase_create("plan");
@@ -2279,6 +2584,9 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_memory_only_node);
         tcase_add_test(tc, test_reserve);
         tcase_add_test(tc, test_reserve_not_online);
+        tcase_add_test(tc, test_reserve_selector_per_package);
+        tcase_add_test(tc, test_reserve_selector_near);
+        tcase_add_test(tc, test_partial_core_last);
         tcase_add_test(tc, test_locations);
         tcase_add_test(tc, test_threads);
         tcase_add_test(tc, test_processes_spread);

@@ -267,6 +267,66 @@ START_TEST(test_settings) {
 }
 END_TEST
 
+/* reserve: as a selector mapping: whole cores, resolved per machine by the plan. */
+START_TEST(test_settings_reserve_selector) {
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(parse_as("reserve: { cores: 1, per: package }\n", true), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert(config->has_reserve);
+        ck_assert(cpuset_is_empty(&config->reserve));
+        ck_assert_int_eq(config->reserve_selector.cpus.kind, CPU_SELECTOR_MAPPING);
+        ck_assert_uint_eq(config->reserve_selector.cpus.n_cores, 1);
+        ck_assert_int_eq(config->reserve_selector.per, RESERVE_PER_PACKAGE);
+        ck_assert_uint_eq(config->reserve_location.line, 1);
+        ck_assert_uint_eq(config->reserve_location.column, 10);
+        ck_assert_int_eq(reserve_selector_format(&config->reserve_selector, &text), 0);
+        ck_assert_str_eq(text, "{ cores: 1, per: package }");
+        teardown();
+        text = mfree(text);
+
+        ck_assert_int_eq(parse_as("reserve:\n  near: eth0\n  cores: 2\n", true), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert_str_eq(config->reserve_selector.cpus.near, "eth0");
+        ck_assert_uint_eq(config->reserve_selector.cpus.n_cores, 2);
+        ck_assert_int_eq(config->reserve_selector.per, RESERVE_PER_NONE);
+        ck_assert_int_eq(reserve_selector_format(&config->reserve_selector, &text), 0);
+        ck_assert_str_eq(text, "{ near: eth0, cores: 2 }");
+        teardown();
+
+        ck_assert_int_eq(parse_as("reserve: { nodes: \"0-1\", cores: 1, per: node }\n", true), 0);
+        ck_assert_uint_eq(diag.n_items, 0);
+        ck_assert(set_is(&config->reserve_selector.cpus.nodes, "0-1"));
+        ck_assert_int_eq(config->reserve_selector.per, RESERVE_PER_NODE);
+        teardown();
+
+        check_one_settings_error(
+                "reserve: { per: package }\n", 1, 10, "reserve is missing the required key \"cores\"");
+        check_one_settings_error(
+                "reserve: { cores: 1, per: socket }\n", 1, 27, "per: invalid value \"socket\"");
+        check_one_settings_error(
+                "reserve: { cores: 1, pr: package }\n", 1, 22,
+                "unknown key \"pr\" in reserve (did you mean \"per\"?)");
+        check_one_settings_error(
+                "reserve: { cores: 1, cpus: 2 }\n", 1, 22,
+                "reserve: cpus: is not a key of the reserve (the reserve is whole cores: count them with "
+                "cores: N)");
+        check_one_settings_error(
+                "reserve: { cores: 1, smt: one-per-core }\n", 1, 22,
+                "reserve: smt: is not a key of the reserve");
+        check_one_settings_error(
+                "reserve: { cores: 1, exclusive: true }\n", 1, 22,
+                "reserve: exclusive: is not a key of the reserve");
+        check_one_settings_error(
+                "reserve: { cores: 1, reserved: only }\n", 1, 22,
+                "reserve: reserved: is not a key of the reserve");
+        check_one_settings_error(
+                "reserve: { cores: 1, within: cpuset }\n", 1, 22,
+                "reserve: within: is not a key of the reserve");
+        check_one_settings_error("reserve: { cores: 0 }\n", 1, 19, "cores: must be at least 1");
+}
+END_TEST
+
 START_TEST(test_settings_poll_interval) {
         static const struct {
                 const char *text;
@@ -2803,6 +2863,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_test(tc, test_full_model);
         tcase_add_test(tc, test_settings);
+        tcase_add_test(tc, test_settings_reserve_selector);
         tcase_add_test(tc, test_settings_poll_interval);
         tcase_add_test(tc, test_settings_drift_interval);
         tcase_add_test(tc, test_policy_on_drift);
