@@ -2484,9 +2484,12 @@ START_TEST(test_reserve_selector_near) {
                 ck_assert_str_eq(
                         p->warnings[0],
                         "reserve { near: eth9, cores: 2 }: near: eth9: no such network device or PCI "
-                        "address "
-                        "here; nothing reserved (every CPU is open to policies)");
-                assert_set(&plan_find_policy(p, "all")->cpus, cpuset_to_string(topology_online_cpus(t)));
+                        "address here; nothing reserved (every CPU is open to policies)");
+                {
+                        _cleanup_free_ char *online = cpuset_to_string(topology_online_cpus(t));
+
+                        assert_set(&plan_find_policy(p, "all")->cpus, online);
+                }
 
                 /* Package 1 gives what it has; package 0 too few whole cores for this count. */
                 ck_assert_int_eq(cpuset_add(&one, 1), 0);
