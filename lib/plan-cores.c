@@ -918,41 +918,25 @@ int plan_take_count(
 
 /* See plan.h. */
 int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n) {
-        _cleanup_free_ unsigned *out = NULL;
+        _cleanup_free_ unsigned *cores = NULL, *order = NULL, *out = NULL;
         _cleanup_cpuset_ CpuSet added = CPUSET_NULL;
-        size_t n = 0, total = cpuset_count(set), siblings = 0;
+        size_t n_cores = 0, n = 0, total = cpuset_count(set), siblings = 0;
         int r;
 
+        r = cores_in(t, set, false, &cores, &n_cores);
+        if (r < 0)
+                return r;
+        r = pack_cores(t, cores, n_cores, n_cores, &order);
+        if (r < 0)
+                return r;
         out = calloc(MAX(total, 1U), sizeof(unsigned));
         if (!out)
                 return -ENOMEM;
 
-        /* The whole cores first (every online PU of them in set), then the cores set shares with
-         * CPUs outside it (the reserve, an exclusive holding, a disallowed sibling): a thread or
-         * a process on such a core's free PU shares the core's execution units with them. */
-        for (int pass = 0; pass < 2; pass++) {
-                _cleanup_free_ unsigned *cores = NULL, *order = NULL;
-                size_t n_cores = 0, k = 0;
-
-                r = cores_in(t, set, pass == 0, &cores, &n_cores);
-                if (r < 0)
-                        return r;
-                /* The second pass: the cores the first did not take. */
-                for (size_t i = 0; pass == 1 && i < n_cores; i++)
-                        if (!cpuset_is_subset(topology_core_cpus(t, cores[i]), set))
-                                cores[k++] = cores[i];
-                if (pass == 1)
-                        n_cores = k;
-                if (n_cores == 0)
-                        continue;
-                r = pack_cores(t, cores, n_cores, n_cores, &order);
-                if (r < 0)
-                        return r;
-                r = take_round_robin(t, order, n_cores, set, total - n, false, &added, out + n, &siblings);
-                if (r < 0)
-                        return r;
-                n += (size_t)r;
-        }
+        r = take_round_robin(t, order, n_cores, set, total, false, &added, out, &siblings);
+        if (r < 0)
+                return r;
+        n = (size_t)r;
         /* CPUs without a core (none online): last, in order. */
         CPUSET_FOREACH (cpu, set)
                 if (!cpuset_contains(&added, cpu) && n < total)
@@ -1056,7 +1040,7 @@ int plan_spread_explain(const Topology *t, const unsigned *order, size_t n, char
         _cleanup_free_ unsigned *rounds = NULL, *seen = NULL;
         _cleanup_free_ int *cores = NULL;
         _cleanup_free_ SpreadGroup *groups = NULL;
-        _cleanup_cpuset_ CpuSet all = CPUSET_NULL, loose = CPUSET_NULL, shared = CPUSET_NULL, x = CPUSET_NULL;
+        _cleanup_cpuset_ CpuSet all = CPUSET_NULL, loose = CPUSET_NULL, x = CPUSET_NULL;
         _cleanup_strv_free_ char **lines = NULL;
         unsigned n_cores = topology_n_cores(t), max_round = 0;
         size_t n_first = 0, n_groups = 0;
@@ -1069,21 +1053,13 @@ int plan_spread_explain(const Topology *t, const unsigned *order, size_t n, char
         if (!rounds || !seen || !cores || !groups)
                 return -ENOMEM;
 
-        for (size_t i = 0; i < n && r >= 0; i++)
-                r = cpuset_add(&all, order[i]);
-        /* Each CPU's core (-1: none known; -2: a core shared with CPUs outside the order, whose
-         * PUs plan_spread_order() puts last) and round: how many CPUs of its core came before
-         * it. */
+        /* Each CPU's core (-1: none known) and round: how many CPUs of its core came before it. */
         for (size_t i = 0; i < n && r >= 0; i++) {
                 int core = topology_core_of_cpu(t, order[i]);
 
                 cores[i] = core >= 0 && (unsigned)core < n_cores ? core : -1;
-                if (cores[i] >= 0 && !cpuset_is_subset(topology_core_cpus(t, (unsigned)core), &all)) {
-                        cores[i] = -2;
-                        r = cpuset_add(&shared, order[i]);
-                        continue;
-                }
-                if (cores[i] < 0)
+                r = cpuset_add(&all, order[i]);
+                if (r >= 0 && cores[i] < 0)
                         r = cpuset_add(&loose, order[i]);
                 if (r < 0 || cores[i] < 0)
                         continue;
@@ -1165,17 +1141,6 @@ int plan_spread_explain(const Topology *t, const unsigned *order, size_t n, char
                         r = strv_extendf(&lines, "then the %s of %zu of them: %s", which, m, l);
         }
 
-        if (r >= 0 && !cpuset_is_empty(&shared)) {
-                _cleanup_free_ char *l = set_str(&shared);
-
-                r = l ? strv_extendf(
-                                &lines,
-                                "%sthe free PUs of cores shared with CPUs outside the set (a reserved, "
-                                "held or disallowed sibling), so that no thread shares a core with them "
-                                "while a whole one is left: %s",
-                                n_first > 0 ? "last, " : "", l)
-                      : -ENOMEM;
-        }
         if (r >= 0 && !cpuset_is_empty(&loose)) {
                 _cleanup_free_ char *l = set_str(&loose);
 

@@ -22,8 +22,7 @@ typedef struct ThreadPlan {
         /*
          * cpus: spread — each matching thread gets its own CPU from the policy's set, taken in
          * this order: one PU of every core first (cores in the packed order of the set), then
-         * the second SMT siblings, and so on, the cores the set shares with other CPUs last
-         * (plan_spread_order()); past the end, round robin. has_cpus is false.
+         * the second SMT siblings, and so on; past the end, round robin. has_cpus is false.
          */
         bool spread;
         unsigned *spread_order; /* OS CPU numbers, every CPU of the policy's set once */
@@ -264,11 +263,9 @@ void policy_plan_clear(PolicyPlan *pp);
 /*
  * The spread order of set on t (see ThreadPlan.spread_order): every CPU of set once, as a newly
  * allocated array of OS CPU numbers in *ret (to be freed; *ret_n is 0 when set is empty) and its length in
- * *ret_n — one PU of every whole core of set (every online PU of it in set) first, cores in the
- * packed order of the set (fewest cache domains, then NUMA nodes), then the second SMT siblings,
- * and so on; then, the same way, the PUs of the cores set shares with CPUs outside it (a reserved,
- * held or disallowed sibling), so that none is handed out while a whole core is left. CPUs t
- * doesn't know come last, in ascending order. Returns 0 or -ENOMEM.
+ * *ret_n — one PU of every core first, cores in the packed order of the set (fewest cache domains, then NUMA
+ * nodes), then the second SMT siblings, and so on. CPUs t doesn't know come last, in ascending order.
+ * Returns 0 or -ENOMEM.
  */
 int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size_t *ret_n);
 
@@ -289,8 +286,6 @@ int plan_spread_order(const Topology *t, const CpuSet *set, unsigned **ret, size
  *    "cores: all 8 cores in L3 #1 (8-15,24-31) on NUMA node 1";
  *  - each round of SMT siblings: "then their second SMT siblings: 8-15", "then the second SMT
  *    siblings of 6 of them: …" when only some cores have one;
- *  - "last, the free PUs of cores shared with CPUs outside the set (…): 12" for the PUs of
- *    cores only part of which is in the order (they come after the whole cores' rounds);
  *  - "then CPUs of no known core: …" for CPUs t has no core of.
  * Returns 0 or -ENOMEM.
  */

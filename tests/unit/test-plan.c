@@ -702,49 +702,6 @@ START_TEST(test_processes_spread) {
 }
 END_TEST
 
-/*
- * A core the reserve splits comes last in a spread order: with reserve "0" on a real SMT
- * machine, CPU 0's SMT sibling is in node 0's set, but every other CPU of the node comes
- * before it in the slots of processes: spread and of a spread thread rule, and the
- * explanation says why.
- */
-START_TEST(test_spread_partial_core_last) {
-        _cleanup_(topology_freep) Topology *t = load_corpus("24em64t-2n6c2t-pci.xml");
-        _cleanup_(config_freep) Config *c = config_new();
-        _cleanup_(plan_freep) Plan *p = NULL;
-        _cleanup_cpuset_ CpuSet siblings = CPUSET_NULL;
-        _cleanup_strv_free_ char **why = NULL;
-        const PolicyPlan *pp;
-        unsigned sibling;
-        Policy *pol;
-
-        ck_assert_int_eq(topology_core_siblings(t, 0, &siblings), 0);
-        ck_assert_uint_eq(cpuset_count(&siblings), 2);
-        cpuset_remove(&siblings, 0);
-        sibling = (unsigned)cpuset_next(&siblings, -1);
-
-        config_set_reserve(c, "0");
-        pol = config_add(c, "web", SEL(.nodes = "0"));
-        pol->spread_processes = true;
-        policy_add_thread(pol, "w*", sel_spread());
-        ck_assert_int_eq(plan_new(c, t, &p), 0);
-        pp = plan_find_policy(p, "web");
-        ck_assert(!pp->pending_reason);
-        ck_assert(cpuset_contains(&pp->cpus, sibling));
-        ck_assert_uint_eq(pp->n_process_order, cpuset_count(&pp->cpus));
-        ck_assert_uint_eq(pp->process_order[pp->n_process_order - 1], sibling);
-        ck_assert_uint_eq(pp->threads[0].spread_order[pp->threads[0].n_spread_order - 1], sibling);
-        for (size_t i = 0; i + 1 < pp->n_process_order; i++)
-                ck_assert_uint_ne(pp->process_order[i], sibling);
-
-        ck_assert_int_eq(plan_spread_explain(t, pp->process_order, pp->n_process_order, &why), 0);
-        ck_assert_ptr_nonnull(why);
-        ck_assert_msg(
-                strstr(why[strv_length(why) - 1], "the free PUs of cores shared with CPUs outside the set"),
-                "last line: %s", why[strv_length(why) - 1]);
-}
-END_TEST
-
 START_TEST(test_threads) {
         _cleanup_(topology_freep) Topology *t = load_synthetic("pack:2 numa:1 core:4 pu:2");
         _cleanup_(config_freep) Config *c = config_new();
@@ -864,10 +821,9 @@ START_TEST(test_kubelet_exclusive) {
                 p, "threads",
                 "thread rule \"worker\": held by the kubelet's CPU manager: 2-3 (pod " POD_P
                 " container db)");
-        /* One PU of every whole core first, node 0 (three) before node 1 (three whole: the lowest
-         * CPUs first), then their siblings; last CPU 8, whose core's sibling 9 the kubelet
-         * holds; the kubelet's CPUs never. */
-        assert_spread(p, "threads", 2, "0,4,6,10,12,14,1,5,7,11,13,15,8");
+        /* One PU of every core first, node 1 (four cores with a free CPU) before node 0 (three);
+         * the kubelet's CPUs never. */
+        assert_spread(p, "threads", 2, "8,10,12,14,0,4,6,11,13,15,1,5,7");
 
         /* Without the kubelet's checkpoint, the same configuration has every CPU. */
         ck_assert_int_eq(plan_new(c, t, &q), 0);
@@ -2637,7 +2593,6 @@ static Suite *plan_suite(void) {
         tcase_add_test(tc, test_locations);
         tcase_add_test(tc, test_threads);
         tcase_add_test(tc, test_processes_spread);
-        tcase_add_test(tc, test_spread_partial_core_last);
         tcase_add_test(tc, test_users);
         tcase_add_test(tc, test_match_index);
         tcase_add_test(tc, test_deterministic);
