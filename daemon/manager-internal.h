@@ -134,6 +134,14 @@ int process_spread_settle(Manager *m, TrackedProcess *p);
  * may be gone from the table afterwards if it exited meanwhile: callers don't use it after).
  */
 int process_spread_note_child(Manager *m, TrackedProcess *parent, const TrackedProcess *child);
+/*
+ * processes: spread: p, found running (the startup scan, a rescan, an exec), takes the lowest
+ * free slot that stands for the one CPU it is on already, if it is on one of the policy's order
+ * (sched_getaffinity(2) of its main thread): a restarted daemon gives each worker back the slot
+ * it had, whatever order they are found in. Nothing otherwise (it takes the lowest free slot
+ * when placed). Returns 0 or -ENOMEM.
+ */
+int process_spread_prefer_current(Manager *m, TrackedProcess *p);
 void manager_queue_settle(Manager *m, TrackedProcess *p);
 void restore_process(Manager *m, TrackedProcess *p, const char *policy_name);
 

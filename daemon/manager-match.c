@@ -109,6 +109,9 @@ int manager_track_new(
                 if (r < 0)
                         return r;
         }
+        r = process_spread_prefer_current(m, p);
+        if (r < 0)
+                return r;
         return place_process(m, p, false, timestamp_ns, n_threads);
 }
 

@@ -89,6 +89,8 @@ static int manager_adopt_child(Manager *m, pid_t pid, const ProcfsStat *st) {
                 "%s[%d] is a child of %s[%d] that has not exec'd: tracked under policy %s", p->comm,
                 (int)p->pid, parent->comm, (int)parent->pid, manager_process_policy_name(m, p));
         r = process_spread_note_child(m, parent, p); /* a pre-fork master gives its slot up */
+        if (r >= 0)
+                r = process_spread_prefer_current(m, p); /* and a worker keeps its CPU */
         if (r < 0)
                 return r;
         r = place_process(m, p, false, 0, st->n_threads);

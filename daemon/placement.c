@@ -1163,6 +1163,31 @@ now:
         (void)settle_process(m, p, false);
 }
 
+int process_spread_prefer_current(Manager *m, TrackedProcess *p) {
+        _cleanup_cpuset_ CpuSet mask = CPUSET_NULL;
+        const PolicyPlan *pp = manager_process_plan(m, p);
+        PolicySpread *ps = manager_policy_spread(m, p);
+        int r, cpu;
+
+        if (!pp || pp->pending_reason || pp->n_process_order == 0 || !ps || p->spread_master)
+                return 0;
+        r = apply_get_thread_affinity(p->pid, &mask);
+        if (r < 0 || cpuset_count(&mask) != 1)
+                return 0; /* gone, or not on one CPU: the lowest free slot, when it is placed */
+        cpu = cpuset_next(&mask, -1);
+        /* The lowest free slot standing for that CPU: order[i % n], up to one round past the
+         * slots held. */
+        for (size_t i = 0; i < ps->processes.n_owners + pp->n_process_order; i++) {
+                if (pp->process_order[i % pp->n_process_order] != (unsigned)cpu)
+                        continue;
+                r = spread_slots_acquire_at(&ps->processes, p->pid, i);
+                if (r == -EBUSY)
+                        continue;
+                return r == -ENOMEM ? r : 0;
+        }
+        return 0;
+}
+
 int process_spread_note_child(Manager *m, TrackedProcess *parent, const TrackedProcess *child) {
         const PolicyPlan *pp = manager_process_plan(m, parent);
         PolicySpread *ps = manager_policy_spread(m, parent);

@@ -58,6 +58,33 @@ int spread_slots_acquire(SpreadSlots *s, pid_t tid) {
         return (int)slot;
 }
 
+int spread_slots_acquire_at(SpreadSlots *s, pid_t tid, size_t slot) {
+        int r;
+
+        if (tid <= 0 || slot >= (size_t)INT_MAX)
+                return -EINVAL;
+        r = spread_slots_find(s, tid);
+        if (r >= 0)
+                return r;
+        if (slot < s->n_owners && s->owners[slot] != 0)
+                return -EBUSY;
+        if (slot >= s->allocated) {
+                size_t n = MAX(MAX(s->allocated * 2, (size_t)8), slot + 1);
+                pid_t *o = reallocarray(s->owners, n, sizeof(pid_t));
+
+                if (!o)
+                        return -ENOMEM;
+                for (size_t i = s->allocated; i < n; i++)
+                        o[i] = 0;
+                s->owners = o;
+                s->allocated = n;
+        }
+        s->owners[slot] = tid;
+        s->n_owners = MAX(s->n_owners, slot + 1);
+        s->n_held++;
+        return (int)slot;
+}
+
 int spread_slots_release(SpreadSlots *s, pid_t tid) {
         int slot = spread_slots_find(s, tid);
 

@@ -43,6 +43,14 @@ int spread_slots_find(const SpreadSlots *s, pid_t tid);
  */
 int spread_slots_acquire(SpreadSlots *s, pid_t tid);
 
+/*
+ * Gives tid (> 0) slot slot, when it is free: for a process found already on the CPU a slot
+ * stands for (a restarted daemon keeps it there). Returns the slot tid holds already if it holds
+ * one, else slot (>= 0); -EBUSY when another holds it, -EINVAL (tid <= 0, slot past INT_MAX),
+ * -ENOMEM (nothing changed).
+ */
+int spread_slots_acquire_at(SpreadSlots *s, pid_t tid, size_t slot);
+
 /* Releases tid's slot, for the next thread to reuse. Returns the slot released, or -ENOENT. */
 int spread_slots_release(SpreadSlots *s, pid_t tid);
 

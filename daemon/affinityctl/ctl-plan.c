@@ -171,8 +171,10 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
         if (p->n_threads > 0 && !pp->pending_reason) {
                 bool spread = false;
 
+                /* Only a process's own spread slots are taken out of its other threads' set. */
                 for (size_t k = 0; k < p->n_threads; k++)
-                        spread = spread || p->threads[k].cpus.kind == CPU_SELECTOR_SPREAD;
+                        spread = spread ||
+                                (p->threads[k].cpus.kind == CPU_SELECTOR_SPREAD && !p->threads[k].spread_over_policy);
                 plan_field(
                         f, NULL, "(other threads): %s",
                         pp->n_process_order > 0 ? "their process's slot"

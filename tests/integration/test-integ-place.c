@@ -380,8 +380,8 @@ static void wait_on_cpu(Harness *h, pid_t pid, unsigned cpu) {
  * 4c: processes: spread. A pre-fork server with two workers per CPU: the server (the master)
  * holds no slot and keeps every CPU of the policy; the k-th worker gets the k-th CPU of the
  * plan's order (one per core first), round robin past its end, so every CPU has two workers.
- * A killed worker's replacement takes the CPU it freed; all killed and forked again ("after a
- * crash"), one per CPU again. Without processes: spread a spread rule on the workers' name puts
+ * A killed worker's replacement takes the CPU it freed, and a restarted daemon moves no worker;
+ * all killed and forked again ("after a crash"), one per CPU again. Without processes: spread a spread rule on the workers' name puts
  * every worker on the order's first CPU: per process, each process's first thread has slot 0.
  */
 START_TEST(test_prefork_spread) {
@@ -449,6 +449,16 @@ START_TEST(test_prefork_spread) {
         for (size_t i = 0; i < n; i++)
                 if (i != 1)
                         harness_assert_process_cpus_now(w[i].pid, cpu_str(order[i % n_order], l), 1);
+
+        /* A restarted daemon finds them in PID order, the replacement last: each keeps its CPU
+         * (the slot that stands for it), not the next slot of the order. */
+        harness_stop_daemon(h);
+        harness_start_daemon(h);
+        harness_barrier(h);
+        for (size_t i = 0; i < n; i++)
+                if (i != 1)
+                        harness_assert_process_cpus_now(w[i].pid, cpu_str(order[i % n_order], l), 1);
+        harness_assert_process_cpus_now(again[0].pid, cpu_str(order[1 % n_order], l), 1);
 
         /* Every worker killed ("a crash") and forked again: one per CPU again. */
         for (size_t i = 0; i < n; i++)

@@ -88,6 +88,26 @@ START_TEST(test_acquire_release_reuse) {
 }
 END_TEST
 
+/* A given slot: taken when free (holes below it stay free, the lowest of them next), refused
+ * when held, the holder's own slot when it has one. */
+START_TEST(test_acquire_at) {
+        _cleanup_(spread_slots_done) SpreadSlots s = SPREAD_SLOTS_NULL;
+
+        ck_assert_int_eq(spread_slots_acquire_at(&s, 100, 3), 3);
+        ck_assert_uint_eq(spread_slots_n_held(&s), 1);
+        ck_assert_int_eq(spread_slots_acquire_at(&s, 100, 5), 3);
+        ck_assert_int_eq(spread_slots_acquire_at(&s, 101, 3), -EBUSY);
+        ck_assert_int_eq(spread_slots_acquire(&s, 101), 0);
+        ck_assert_int_eq(spread_slots_acquire_at(&s, 102, 20), 20);
+        ck_assert_int_eq(spread_slots_acquire(&s, 103), 1);
+        ck_assert_int_eq(spread_slots_release(&s, 102), 20);
+        ck_assert_int_eq(spread_slots_acquire(&s, 104), 2);
+        ck_assert_int_eq(spread_slots_acquire(&s, 105), 4);
+        ck_assert_int_eq(spread_slots_acquire_at(&s, 0, 1), -EINVAL);
+        ck_assert_uint_eq(spread_slots_n_held(&s), 5);
+}
+END_TEST
+
 START_TEST(test_many_threads) {
         SpreadSlots s = SPREAD_SLOTS_NULL;
         const int n = 5000;
@@ -393,6 +413,7 @@ static Suite *spread_suite(void) {
         TCase *tc = tcase_create("slots");
 
         tcase_add_test(tc, test_acquire_release_reuse);
+        tcase_add_test(tc, test_acquire_at);
         tcase_add_test(tc, test_many_threads);
         tcase_add_test(tc, test_random_walk);
         tcase_add_test(tc, test_cpu_of_slot);
