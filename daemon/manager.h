@@ -192,8 +192,8 @@ typedef struct TrackedProcess {
         bool settle_queued;         /* in Manager.settle_queue */
         bool state_dirty;           /* originals recorded since its record was last written */
         bool state_saved;           /* the originals journal has a record of it (daemon/manager-state.h) */
-        bool spread_master; /* processes: spread: it forked processes of its policy (a pre-fork
-                             * master), so it holds no slot; until it execs */
+        bool spread_master;         /* processes: spread: it forked processes of its policy (a pre-fork
+                                     * master), so it holds no slot; until it execs */
         CpuSet original;            /* first original seen: the default for threads created later */
         ThreadSched sched_original; /* first original scheduling state seen: the default for
                                      * threads created later (they inherit what was set) */

@@ -1193,8 +1193,8 @@ int process_spread_note_child(Manager *m, TrackedProcess *parent, const TrackedP
         PolicySpread *ps = manager_policy_spread(m, parent);
         int r;
 
-        if (parent->spread_master || parent->policy != child->policy || !ps || !pp ||
-            pp->pending_reason || pp->n_process_order == 0)
+        if (parent->spread_master || parent->policy != child->policy || !ps || !pp || pp->pending_reason ||
+            pp->n_process_order == 0)
                 return 0;
         parent->spread_master = true;
         r = spread_slots_release(&ps->processes, parent->pid);

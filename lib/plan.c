@@ -464,15 +464,19 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
                                 if (r == -ENOMEM)
                                         return r;
                                 if (r < 0) {
-                                        if (processes ? asprintf(&reason, "processes: spread: %s", bare_reason) < 0
-                                                      : asprintf(&reason, "thread rule \"%s\": cpus: spread: %s",
-                                                                 rule->name, bare_reason) < 0)
+                                        if (processes ? asprintf(
+                                                                &reason, "processes: spread: %s",
+                                                                bare_reason) < 0
+                                                      : asprintf(
+                                                                &reason,
+                                                                "thread rule \"%s\": cpus: spread: %s",
+                                                                rule->name, bare_reason) < 0)
                                                 return -ENOMEM;
                                         where = processes ? &p->processes_location
                                                           : selector_location(
-                                                                    &rule->cpus, rule->location.line > 0
-                                                                            ? &rule->location
-                                                                            : &p->location);
+                                                                    &rule->cpus,
+                                                                    rule->location.line > 0 ? &rule->location
+                                                                                            : &p->location);
                                         goto pending;
                                 }
                                 have_bare = true;
@@ -497,16 +501,17 @@ static int policy_plan_resolve(const PlanContext *ctx, const Policy *p, PolicyPl
 
                         if (!l)
                                 return -ENOMEM;
-                        r = processes ? strv_extendf(
-                                                &pp->explanation,
-                                                "processes: spread over the online CPUs neither reserved nor "
-                                                "held (the policy has no cpus:): %s",
-                                                l)
-                                      : strv_extendf(
-                                                &pp->explanation,
-                                                "thread rule \"%s\": spread over the online CPUs neither "
-                                                "reserved nor held (the policy has no cpus:): %s",
-                                                rule->name, l);
+                        r = processes
+                                ? strv_extendf(
+                                          &pp->explanation,
+                                          "processes: spread over the online CPUs neither reserved nor "
+                                          "held (the policy has no cpus:): %s",
+                                          l)
+                                : strv_extendf(
+                                          &pp->explanation,
+                                          "thread rule \"%s\": spread over the online CPUs neither "
+                                          "reserved nor held (the policy has no cpus:): %s",
+                                          rule->name, l);
                         if (r < 0)
                                 return r;
                 }

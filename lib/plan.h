@@ -74,7 +74,7 @@ typedef struct PolicyPlan {
          */
         unsigned *process_order;
         size_t n_process_order;
-        uid_t *uids;         /* policy->match.user resolved, duplicates dropped, in order */
+        uid_t *uids; /* policy->match.user resolved, duplicates dropped, in order */
         size_t n_uids;
         /*
          * Where the cause of pending_reason is written, the most precise place known: the

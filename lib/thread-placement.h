@@ -21,11 +21,11 @@
 
 /* Where a thread's CPUs come from. */
 typedef enum ThreadCpusKind {
-        THREAD_CPUS_NONE,   /* the thread's affinity is not touched */
-        THREAD_CPUS_SPREAD, /* a spread slot of rule (one CPU of rule->spread_order): the process's
-                             * own slots, or the policy's with rule->spread_over_policy */
-        THREAD_CPUS_RULE,   /* rule->cpus */
-        THREAD_CPUS_POLICY, /* the policy's set, without the CPUs handed to spread slots */
+        THREAD_CPUS_NONE,    /* the thread's affinity is not touched */
+        THREAD_CPUS_SPREAD,  /* a spread slot of rule (one CPU of rule->spread_order): the process's
+                              * own slots, or the policy's with rule->spread_over_policy */
+        THREAD_CPUS_RULE,    /* rule->cpus */
+        THREAD_CPUS_POLICY,  /* the policy's set, without the CPUs handed to spread slots */
         THREAD_CPUS_PROCESS, /* processes: spread: the CPU of its process's slot (one CPU of
                               * PolicyPlan.process_order); the policy's set for a process that
                               * holds none (a pre-fork master: process_spread_cpus()) */

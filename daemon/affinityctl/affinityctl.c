@@ -323,7 +323,8 @@ static const struct Verb {
          "0 valid (with --topology: every policy resolved there),\n"
          "1 invalid, a policy that can't be resolved on --topology, or a\n"
          "topology that can't be loaded, 2 usage error."},
-        {"plan", VERB_PATHS, verb_plan, OPT_JSON | OPT_CONFIG_DIR | OPT_TOPOLOGY | OPT_INTERRUPTS | OPT_SYSFS,
+        {"plan", VERB_PATHS, verb_plan,
+         OPT_JSON | OPT_CONFIG_DIR | OPT_TOPOLOGY | OPT_INTERRUPTS | OPT_SYSFS,
          "Show offline, for each policy, the CPUs and NUMA\n"
          "nodes it resolves to and why, its thread rules, or\n"
          "why it is pending; for each irqs: rule the IRQs it\n"

@@ -143,7 +143,7 @@ static int json_policy_plan(JsonWriter *w, const Topology *t, const PolicyPlan *
                 json_field_string(
                         w, "spread_over",
                         p->threads[k].cpus.kind != CPU_SELECTOR_SPREAD ? NULL
-                        : p->threads[k].spread_over_policy             ? "policy"
+                                : p->threads[k].spread_over_policy     ? "policy"
                                                                        : "process");
                 r = json_field_spread_explanation(
                         w, "spread_explanation", t, tp && tp->spread, tp ? tp->spread_order : NULL,
@@ -154,8 +154,9 @@ static int json_policy_plan(JsonWriter *w, const Topology *t, const PolicyPlan *
         }
         json_end_array(w);
         /* processes: spread: the slots' order; null when the policy doesn't spread processes. */
-        json_field_cpu_order(w, "processes_spread", active && pp->n_process_order > 0, pp->process_order,
-                             pp->n_process_order);
+        json_field_cpu_order(
+                w, "processes_spread", active && pp->n_process_order > 0, pp->process_order,
+                pp->n_process_order);
         r = json_field_spread_explanation(
                 w, "processes_spread_explanation", t, active && pp->n_process_order > 0, pp->process_order,
                 pp->n_process_order);

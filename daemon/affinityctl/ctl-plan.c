@@ -137,8 +137,9 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
         if (pp->n_process_order > 0) {
                 fprintf(f, "%*s: spread, one CPU each, slot k the k-th of: ", PLAN_LABEL_WIDTH, "Processes");
                 print_cpu_order(f, pp->process_order, pp->n_process_order);
-                fprintf(f, "\n%*s  (the lowest free slot to each new process; round robin past the end; a "
-                           "pre-fork master gets them all)\n",
+                fprintf(f,
+                        "\n%*s  (the lowest free slot to each new process; round robin past the end; a "
+                        "pre-fork master gets them all)\n",
                         PLAN_LABEL_WIDTH, "");
                 r = plan_field_spread_explanation(f, t, pp->process_order, pp->n_process_order);
                 if (r < 0)
@@ -174,11 +175,12 @@ static int print_policy_plan(FILE *f, const Topology *t, const PolicyPlan *pp) {
                 /* Only a process's own spread slots are taken out of its other threads' set. */
                 for (size_t k = 0; k < p->n_threads; k++)
                         spread = spread ||
-                                (p->threads[k].cpus.kind == CPU_SELECTOR_SPREAD && !p->threads[k].spread_over_policy);
+                                (p->threads[k].cpus.kind == CPU_SELECTOR_SPREAD &&
+                                 !p->threads[k].spread_over_policy);
                 plan_field(
                         f, NULL, "(other threads): %s",
                         pp->n_process_order > 0 ? "their process's slot"
-                        : spread                ? "the policy's CPUs not taken by spread threads"
+                                : spread        ? "the policy's CPUs not taken by spread threads"
                                                 : "the policy's CPUs");
         }
 

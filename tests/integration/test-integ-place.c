@@ -334,8 +334,8 @@ END_TEST
 /*
  * The spread order of policy name as affinityctl plan --json gives it for the harness's
  * configuration on this machine ("processes_spread", or a thread rule's "spread" with
- * thread >= 0), as CPU numbers, and its CPUs into ret_cpus; the count. Derived from this machine's topology, as the daemon
- * plans it.
+ * thread >= 0), as CPU numbers, and its CPUs into ret_cpus; the count. Derived from this machine's topology,
+ * as the daemon plans it.
  */
 static size_t plan_order(
         Harness *h, const char *name, int thread, unsigned order[static 256], char ret_cpus[static 64]) {
@@ -351,8 +351,9 @@ static size_t plan_order(
         policies = jarray(doc, "policies");
         for (size_t i = 0; i < policies->n_items; i++)
                 if (streq(jstr(policies->items[i], "name"), name)) {
-                        a = thread < 0 ? jarray(policies->items[i], "processes_spread")
-                                       : jarray(jarray(policies->items[i], "threads")->items[thread], "spread");
+                        a = thread < 0
+                                ? jarray(policies->items[i], "processes_spread")
+                                : jarray(jarray(policies->items[i], "threads")->items[thread], "spread");
                         snprintf(ret_cpus, 64, "%s", jstr(policies->items[i], "cpus"));
                 }
         ck_assert_msg(a, "no policy %s in the plan", name);
@@ -381,8 +382,9 @@ static void wait_on_cpu(Harness *h, pid_t pid, unsigned cpu) {
  * holds no slot and keeps every CPU of the policy; the k-th worker gets the k-th CPU of the
  * plan's order (one per core first), round robin past its end, so every CPU has two workers.
  * A killed worker's replacement takes the CPU it freed, and a restarted daemon moves no worker;
- * all killed and forked again ("after a crash"), one per CPU again. Without processes: spread a spread rule on the workers' name puts
- * every worker on the order's first CPU: per process, each process's first thread has slot 0.
+ * all killed and forked again ("after a crash"), one per CPU again. Without processes: spread a spread rule
+ * on the workers' name puts every worker on the order's first CPU: per process, each process's first thread
+ * has slot 0.
  */
 START_TEST(test_prefork_spread) {
         Harness *h = harness_new();
@@ -409,10 +411,7 @@ START_TEST(test_prefork_spread) {
         c = harness_spawn(
                 h,
                 &(SpawnOptions){
-                        .helper = "integ-prefork",
-                        .name = name,
-                        .args = ARGS("-m", "0"),
-                        .pipes = true});
+                        .helper = "integ-prefork", .name = name, .args = ARGS("-m", "0"), .pipes = true});
         read_workers(c, "ready", &w, &n);
         harness_wait_listed(h, c->pid, "prefork");
         child_send(c, "fork-main %zu", 2 * n_order);
@@ -432,10 +431,11 @@ START_TEST(test_prefork_spread) {
 
                 pid = harness_asprintf("%d", i == 0 ? (int)c->pid : (int)w[n - 1].pid);
                 ck_assert_int_eq(harness_run_ctl(h, &out, &err, "explain", pid, NULL), 0);
-                want = i == 0 ? harness_asprintf("processes: spread: a pre-fork master")
-                              : harness_asprintf(
-                                        "processes: spread: slot %zu (%zu of the policy's processes hold one)",
-                                        n - 1, n);
+                want = i == 0
+                        ? harness_asprintf("processes: spread: a pre-fork master")
+                        : harness_asprintf(
+                                  "processes: spread: slot %zu (%zu of the policy's processes hold one)",
+                                  n - 1, n);
                 ck_assert_msg(strstr(out, want), "explain %s: no \"%s\" in:\n%s", pid, want, out);
         }
 
@@ -511,7 +511,8 @@ START_TEST(test_spread_over_policy) {
                 child_send(c[i], "rename %s", worker);
                 line = child_expect_line(c[i]);
                 ck_assert_msg(sscanf(line, "renamed %d", &tid[i]) == 1, "bad answer \"%s\"", line);
-                harness_wait_process_cpus_by_name(h, c[i]->pid, worker, cpu_str(order[i % n_order], l), cpus, 2);
+                harness_wait_process_cpus_by_name(
+                        h, c[i]->pid, worker, cpu_str(order[i % n_order], l), cpus, 2);
         }
         if (n_order > 1)
                 ck_assert_uint_ne(order[0], order[1]);
