@@ -24,6 +24,26 @@ int spread_slots_find(const SpreadSlots *s, pid_t tid) {
         return -ENOENT;
 }
 
+/* Gives tid slot (free, below INT_MAX), growing the array to it. Returns the slot or -ENOMEM
+ * (nothing changed). */
+static int slots_take(SpreadSlots *s, pid_t tid, size_t slot) {
+        if (slot >= s->allocated) {
+                size_t n = MAX(MAX(s->allocated * 2, (size_t)8), slot + 1);
+                pid_t *o = reallocarray(s->owners, n, sizeof(pid_t));
+
+                if (!o)
+                        return -ENOMEM;
+                for (size_t i = s->allocated; i < n; i++)
+                        o[i] = 0;
+                s->owners = o;
+                s->allocated = n;
+        }
+        s->owners[slot] = tid;
+        s->n_owners = MAX(s->n_owners, slot + 1);
+        s->n_held++;
+        return (int)slot;
+}
+
 int spread_slots_acquire(SpreadSlots *s, pid_t tid) {
         size_t slot;
         int r;
@@ -40,22 +60,7 @@ int spread_slots_acquire(SpreadSlots *s, pid_t tid) {
                         break;
         if (slot >= (size_t)INT_MAX)
                 return -ENOMEM;
-        if (slot == s->allocated) {
-                size_t n = MAX(s->allocated * 2, (size_t)8);
-                pid_t *o = reallocarray(s->owners, n, sizeof(pid_t));
-
-                if (!o)
-                        return -ENOMEM;
-                for (size_t i = s->allocated; i < n; i++)
-                        o[i] = 0;
-                s->owners = o;
-                s->allocated = n;
-        }
-        s->owners[slot] = tid;
-        if (slot == s->n_owners)
-                s->n_owners++;
-        s->n_held++;
-        return (int)slot;
+        return slots_take(s, tid, slot);
 }
 
 int spread_slots_acquire_at(SpreadSlots *s, pid_t tid, size_t slot) {
@@ -68,21 +73,7 @@ int spread_slots_acquire_at(SpreadSlots *s, pid_t tid, size_t slot) {
                 return r;
         if (slot < s->n_owners && s->owners[slot] != 0)
                 return -EBUSY;
-        if (slot >= s->allocated) {
-                size_t n = MAX(MAX(s->allocated * 2, (size_t)8), slot + 1);
-                pid_t *o = reallocarray(s->owners, n, sizeof(pid_t));
-
-                if (!o)
-                        return -ENOMEM;
-                for (size_t i = s->allocated; i < n; i++)
-                        o[i] = 0;
-                s->owners = o;
-                s->allocated = n;
-        }
-        s->owners[slot] = tid;
-        s->n_owners = MAX(s->n_owners, slot + 1);
-        s->n_held++;
-        return (int)slot;
+        return slots_take(s, tid, slot);
 }
 
 int spread_slots_release(SpreadSlots *s, pid_t tid) {
