@@ -846,6 +846,19 @@ static int parse_drift_interval(
                 "10ms to 1440min", &c->drift_interval_usec);
 }
 
+static int parse_effect_interval(
+        Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
+        Config *c = obj;
+
+        if (value->kind == NODE_SCALAR && value->value && streq(value->value, "off")) {
+                c->effect_interval_usec = EFFECT_INTERVAL_OFF;
+                return 0;
+        }
+        return parse_timespan_setting(
+                l, value, "effect-interval", "a time span such as \"10s\", or off", "\"10s\", \"1min\", off",
+                EFFECT_INTERVAL_MIN_USEC, EFFECT_INTERVAL_MAX_USEC, "1s to 60min", &c->effect_interval_usec);
+}
+
 static int parse_allow_realtime(
         Loader *l, const KeySpec *spec, const Node *key, const Node *value, void *obj) {
         Config *c = obj;
@@ -928,6 +941,7 @@ static const KeySpec settings_keys[] = {
         {"reserve", parse_reserve},
         {"poll-interval", parse_poll_interval},
         {"drift-interval", parse_drift_interval},
+        {"effect-interval", parse_effect_interval},
         {"allow-realtime", parse_allow_realtime},
         {"restore-on-exit", parse_bool_key, offsetof(Config, restore_on_exit)},
         {"rfs", parse_rfs},
@@ -945,6 +959,7 @@ static const KeySpec rules_keys[] = {
         {"reserve", misplaced_setting},
         {"poll-interval", misplaced_setting},
         {"drift-interval", misplaced_setting},
+        {"effect-interval", misplaced_setting},
         {"allow-realtime", misplaced_setting},
         {"restore-on-exit", misplaced_setting},
         {"rfs", misplaced_setting},

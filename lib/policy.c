@@ -118,6 +118,12 @@ const char *config_kubelet_cpu_manager_state(const Config *c) {
         return *c->kubelet_cpu_manager_state ? c->kubelet_cpu_manager_state : NULL;
 }
 
+uint64_t config_effect_interval_usec(const Config *c) {
+        if (!c || c->effect_interval_usec == 0)
+                return EFFECT_INTERVAL_DEFAULT_USEC;
+        return c->effect_interval_usec == EFFECT_INTERVAL_OFF ? 0 : c->effect_interval_usec;
+}
+
 const Policy *config_find_policy(const Config *c, const char *name) {
         if (!c || !name)
                 return NULL;

@@ -24,6 +24,15 @@
 #define DRIFT_INTERVAL_MIN_USEC (10U * 1000U)
 #define DRIFT_INTERVAL_MAX_USEC (24ULL * 3600U * 1000U * 1000U)
 
+/* Bounds and default of the effect-interval setting, µs (docs/policy-format.md, effect-interval). The
+ * default keeps effect sampling at <= 1 % of a CPU for 10,000 threads (bench-effect,
+ * docs/performance.md). */
+#define EFFECT_INTERVAL_MIN_USEC     (1000U * 1000U)
+#define EFFECT_INTERVAL_MAX_USEC     (3600ULL * 1000U * 1000U)
+#define EFFECT_INTERVAL_DEFAULT_USEC (15ULL * 1000U * 1000U)
+/* effect-interval: off — no effect sampling, no isolation audit, no skew detection. */
+#define EFFECT_INTERVAL_OFF UINT64_MAX
+
 /* on-drift: what the daemon does when a managed thread's affinity or scheduling state was
  * changed by someone else (found by the drift-interval timer). */
 typedef enum DriftMode {
@@ -342,6 +351,10 @@ typedef struct Config {
         /* drift-interval: period of the drift re-check of managed threads, µs; 0 = not set (no
          * re-check, no timer) */
         uint64_t drift_interval_usec;
+        /* effect-interval: period of the effect sampling of managed threads, the isolation audit
+         * and the IRQ skew check, µs; 0 = not set (EFFECT_INTERVAL_DEFAULT_USEC),
+         * EFFECT_INTERVAL_OFF = off. Read it with config_effect_interval_usec(). */
+        uint64_t effect_interval_usec;
         /* rfs: global RFS flow table size (net.core.rps_sock_flow_entries), 0 = not set; on
          * each rx queue an rps: rule covers, rps_flow_cnt = rfs / number of rx queues */
         uint32_t rfs_entries;
@@ -366,6 +379,12 @@ typedef struct Config {
  * "kubelet-cpu-manager-state: none". Borrowed from c (or static).
  */
 const char *config_kubelet_cpu_manager_state(const Config *c);
+
+/*
+ * The effect-interval c says, µs: as given, EFFECT_INTERVAL_DEFAULT_USEC when not given (or c is
+ * NULL), 0 for "effect-interval: off" (no effect sampling, audit or skew check).
+ */
+uint64_t config_effect_interval_usec(const Config *c);
 
 /* A new, empty Config (no files, no reserve, no policies), or NULL on OOM. */
 Config *config_new(void);

@@ -255,6 +255,34 @@ int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret) {
         return procfs_parse_stat(s, len, ret);
 }
 
+int procfs_stat_field(const char *buf, unsigned field, uint64_t *ret) {
+        const char *p = strrchr(buf, ')');
+        char *end;
+        unsigned long long v;
+
+        if (!p || field < 3)
+                return -EBADMSG;
+        p++;
+        for (unsigned f = 3; f < field; f++) {
+                while (*p == ' ')
+                        p++;
+                if (!*p || *p == '\n')
+                        return -EBADMSG;
+                while (*p && *p != ' ' && *p != '\n')
+                        p++;
+        }
+        while (*p == ' ')
+                p++;
+        if (*p < '0' || *p > '9')
+                return -EBADMSG;
+        errno = 0;
+        v = strtoull(p, &end, 10);
+        if (errno != 0)
+                return -EBADMSG;
+        *ret = v;
+        return 0;
+}
+
 int procfs_read_starttime(const char *root, pid_t pid, uint64_t *ret) {
         ProcfsStat st;
         int r;

@@ -52,6 +52,14 @@ int procfs_parse_stat(const char *buf, size_t len, ProcfsStat *ret);
  */
 int procfs_read_stat(const char *root, pid_t pid, pid_t tid, ProcfsStat *ret);
 
+/*
+ * Field field (proc(5) numbering, 3 or more: after the comm) of the NUL-terminated text of a
+ * /proc/PID[/task/TID]/stat file, as an unsigned decimal: counted from the last ')' so any comm
+ * is safe, e.g. 14 utime, 15 stime, 39 processor (the CPU it last ran on). Returns 0 and *ret,
+ * or -EBADMSG (no ')', field < 3, the line ends before it, not a number or out of range).
+ */
+int procfs_stat_field(const char *buf, unsigned field, uint64_t *ret);
+
 /* Field 22 of /proc/PID/stat (starttime, clock ticks since boot) — with the PID, the identity
  * of a process across PID reuse. Parsed after the last ')' so any comm is safe.
  * Returns 0, -ESRCH, -EBADMSG (unparsable), -errno. */

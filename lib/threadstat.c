@@ -5,14 +5,17 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fileio.h"
 #include "macro.h"
+#include "procfs.h"
 #include "threadstat.h"
 
 /* Largest file read: /proc/PID/task/TID/sched is ~2 KiB, status ~1.5 KiB. */
@@ -50,24 +53,28 @@ static int parse_u64(const char **p, uint64_t *ret) {
         return 0;
 }
 
-/* Field 39 (processor) of a stat line: counted from the last ')' (comm may hold anything). */
+/* The three numbers of a schedstat line: CPU time (ns), run-queue delay (ns), timeslices. NULL
+ * outputs are skipped. Returns 0 or -EBADMSG. */
+static int parse_schedstat(const char *s, uint64_t *cpu_ns, uint64_t *run_delay_ns, uint64_t *timeslices) {
+        uint64_t v[3];
+
+        for (size_t i = 0; i < 3; i++)
+                if (parse_u64(&s, &v[i]) < 0)
+                        return -EBADMSG;
+        if (cpu_ns)
+                *cpu_ns = v[0];
+        if (run_delay_ns)
+                *run_delay_ns = v[1];
+        if (timeslices)
+                *timeslices = v[2];
+        return 0;
+}
+
+/* Field 39 (processor) of a stat line (procfs_stat_field()). */
 static int parse_stat(const char *s, unsigned *ret) {
-        const char *p = strrchr(s, ')');
         uint64_t v;
 
-        if (!p)
-                return -EBADMSG;
-        p++;
-        /* Fields 3..38 are 36 fields before field 39. */
-        for (unsigned field = 3; field < 39; field++) {
-                while (*p == ' ')
-                        p++;
-                if (!*p || *p == '\n')
-                        return -EBADMSG;
-                while (*p && *p != ' ' && *p != '\n')
-                        p++;
-        }
-        if (parse_u64(&p, &v) < 0 || v > UINT_MAX)
+        if (procfs_stat_field(s, 39, &v) < 0 || v > UINT_MAX)
                 return -EBADMSG;
         *ret = (unsigned)v;
         return 0;
@@ -138,11 +145,7 @@ int threadstat_read(const char *root, pid_t pid, pid_t tid, ThreadStat *ret) {
 
         r = thread_file(root, pid, tid, "schedstat", &schedstat);
         if (r >= 0) {
-                const char *p = schedstat;
-                uint64_t runtime;
-
-                if (parse_u64(&p, &runtime) < 0 || parse_u64(&p, &ts.run_delay_ns) < 0 ||
-                    parse_u64(&p, &ts.timeslices) < 0)
+                if (parse_schedstat(schedstat, NULL, &ts.run_delay_ns, &ts.timeslices) < 0)
                         return -EBADMSG;
         } else if (r != -ENOENT)
                 return r;
@@ -188,11 +191,7 @@ int threadstat_read_counters(const char *root, pid_t pid, pid_t tid, ThreadStat 
 
         r = thread_file(root, pid, tid, "schedstat", &schedstat);
         if (r >= 0) {
-                const char *p = schedstat;
-                uint64_t runtime;
-
-                if (parse_u64(&p, &runtime) < 0 || parse_u64(&p, &ts.run_delay_ns) < 0 ||
-                    parse_u64(&p, &ts.timeslices) < 0)
+                if (parse_schedstat(schedstat, NULL, &ts.run_delay_ns, &ts.timeslices) < 0)
                         return -EBADMSG;
         } else if (r == -ENOENT && !sched && !status)
                 return -ESRCH;
@@ -200,6 +199,129 @@ int threadstat_read_counters(const char *root, pid_t pid, pid_t tid, ThreadStat 
                 return r;
 
         *ret = ts;
+        return 0;
+}
+
+int threadstat_read_schedstat(
+        const char *root, pid_t pid, pid_t tid, uint64_t *ret_cpu_ns, uint64_t *ret_run_delay_ns,
+        uint64_t *ret_timeslices) {
+        /* Three numbers of at most 20 digits: one read(2) into the stack, no allocation (this is
+         * the per-thread cost of effect sampling). */
+        char schedstat[128], path[PATH_MAX];
+        const char *prefix = (!root || streq(root, "/")) ? "" : root;
+        uint64_t cpu_ns, run_delay_ns, timeslices;
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+        int r;
+
+        if (pid <= 0 || tid < 0)
+                return -EINVAL;
+
+        if (tid > 0)
+                r = snprintf(path, sizeof(path), "%s/proc/%d/task/%d/schedstat", prefix, (int)pid, (int)tid);
+        else
+                r = snprintf(path, sizeof(path), "%s/proc/%d/schedstat", prefix, (int)pid);
+        if (r < 0 || (size_t)r >= sizeof(path))
+                return -ENAMETOOLONG;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                r = errno == ESRCH ? -ESRCH : -errno;
+        else {
+                do
+                        n = read(fd, schedstat, sizeof(schedstat) - 1);
+                while (n < 0 && errno == EINTR);
+                if (n < 0)
+                        r = errno == ESRCH ? -ESRCH : -errno;
+                else {
+                        schedstat[n] = '\0';
+                        r = 0;
+                }
+        }
+        if (r == -ENOENT) {
+                _cleanup_free_ char *stat = NULL;
+
+                /* Gone, or a kernel without CONFIG_SCHED_INFO: stat tells. */
+                r = thread_file(root, pid, tid, "stat", &stat);
+                return r == -ENOENT ? -ESRCH : r < 0 ? r : -EOPNOTSUPP;
+        }
+        if (r == -ESRCH)
+                return r;
+        if (r < 0)
+                return r;
+        if (parse_schedstat(schedstat, &cpu_ns, &run_delay_ns, &timeslices) < 0)
+                return -EBADMSG;
+        if (ret_cpu_ns)
+                *ret_cpu_ns = cpu_ns;
+        if (ret_run_delay_ns)
+                *ret_run_delay_ns = run_delay_ns;
+        if (ret_timeslices)
+                *ret_timeslices = timeslices;
+        return 0;
+}
+
+int threadstat_read_stat(
+        const char *root, pid_t pid, pid_t tid, uint64_t *ret_starttime, unsigned *ret_last_cpu) {
+        _cleanup_free_ char *stat = NULL;
+        ProcfsStat ps;
+        unsigned last_cpu;
+        int r;
+
+        if (pid <= 0 || tid < 0)
+                return -EINVAL;
+
+        r = thread_file(root, pid, tid, "stat", &stat);
+        if (r == -ENOENT)
+                return -ESRCH;
+        if (r < 0)
+                return r;
+        r = procfs_parse_stat(stat, strlen(stat), &ps);
+        if (r < 0)
+                return r;
+        r = parse_stat(stat, &last_cpu);
+        if (r < 0)
+                return r;
+        if (ret_starttime)
+                *ret_starttime = ps.starttime;
+        if (ret_last_cpu)
+                *ret_last_cpu = last_cpu;
+        return 0;
+}
+
+int threadstat_read_switches(
+        const char *root, pid_t pid, pid_t tid, uint64_t *ret_migrations, uint64_t *ret_involuntary) {
+        _cleanup_free_ char *sched = NULL;
+        uint64_t migrations = THREADSTAT_UNKNOWN, involuntary = THREADSTAT_UNKNOWN;
+        int r;
+
+        if (pid <= 0 || tid < 0)
+                return -EINVAL;
+
+        r = thread_file(root, pid, tid, "sched", &sched);
+        if (r >= 0) {
+                r = parse_keyed(sched, "se.nr_migrations", &migrations);
+                if (r == -EBADMSG)
+                        return r;
+                r = parse_keyed(sched, "nr_involuntary_switches", &involuntary);
+                if (r == -EBADMSG)
+                        return r;
+        } else if (r != -ENOENT)
+                return r;
+
+        if (involuntary == THREADSTAT_UNKNOWN) {
+                _cleanup_free_ char *status = NULL;
+
+                r = thread_file(root, pid, tid, "status", &status);
+                if (r == -ENOENT)
+                        return -ESRCH;
+                if (r < 0)
+                        return r;
+                if (parse_keyed(status, "nonvoluntary_ctxt_switches", &involuntary) < 0)
+                        return -EBADMSG;
+        }
+        if (ret_migrations)
+                *ret_migrations = migrations;
+        if (ret_involuntary)
+                *ret_involuntary = involuntary;
         return 0;
 }
 

@@ -49,3 +49,29 @@ int threadstat_read_counters(const char *root, pid_t pid, pid_t tid, ThreadStat 
  * base is larger than now (the counter started again: a reused TID), i.e. the total.
  */
 uint64_t threadstat_delta(uint64_t now, uint64_t base);
+
+/*
+ * The three fields of ROOT/proc/PID/task/TID/schedstat (tid 0: /proc/PID/schedstat), ns, ns and a
+ * count: CPU time run (sum_exec_runtime), time waited on a run queue, timeslices run. One small
+ * read: the cheapest per-thread sample there is. Returns 0; -ESRCH when the thread is gone;
+ * -EOPNOTSUPP when the thread exists but the kernel has no schedstat; -EBADMSG; -EINVAL; -errno.
+ */
+int threadstat_read_schedstat(
+        const char *root, pid_t pid, pid_t tid, uint64_t *ret_cpu_ns, uint64_t *ret_run_delay_ns,
+        uint64_t *ret_timeslices);
+
+/*
+ * Fields 22 (starttime, clock ticks since boot) and 39 (the CPU last run on, OS number) of
+ * ROOT/proc/PID/task/TID/stat, from one read (procfs_parse_stat() for the start time). Returns 0,
+ * -ESRCH, -EBADMSG, -EINVAL, -errno.
+ */
+int threadstat_read_stat(
+        const char *root, pid_t pid, pid_t tid, uint64_t *ret_starttime, unsigned *ret_last_cpu);
+
+/*
+ * se.nr_migrations and nr_involuntary_switches of ROOT/proc/PID/task/TID/sched; without sched,
+ * migrations are THREADSTAT_UNKNOWN and involuntary switches come from status
+ * (nonvoluntary_ctxt_switches). Returns 0, -ESRCH, -EBADMSG, -EINVAL, -errno.
+ */
+int threadstat_read_switches(
+        const char *root, pid_t pid, pid_t tid, uint64_t *ret_migrations, uint64_t *ret_involuntary);

@@ -399,6 +399,42 @@ START_TEST(test_settings_drift_interval) {
 }
 END_TEST
 
+START_TEST(test_settings_effect_interval) {
+        static const struct {
+                const char *text;
+                uint64_t usec; /* config_effect_interval_usec(): 0 = off */
+        } ok[] = {
+                {"effect-interval: 1s\n", 1000000},
+                {"effect-interval: \"30s\"\n", 30000000},
+                {"effect-interval: 60min\n", 3600000000},
+                {"effect-interval: off\n", 0},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                ck_assert_int_eq(parse_as(ok[i].text, true), 0);
+                ck_assert_uint_eq(diag.n_items, 0);
+                ck_assert_uint_eq(config_effect_interval_usec(config), ok[i].usec);
+                ck_assert_uint_eq(config->drift_interval_usec, 0); /* a setting of its own */
+                teardown();
+        }
+        ck_assert_int_eq(parse_as("drift-interval: 1s\n", true), 0);
+        ck_assert_uint_eq(config_effect_interval_usec(config), EFFECT_INTERVAL_DEFAULT_USEC);
+        teardown();
+        ck_assert_uint_eq(config_effect_interval_usec(NULL), EFFECT_INTERVAL_DEFAULT_USEC);
+        /* the documented default (docs/policy-format.md), set by bench-effect's 1 % budget */
+        ck_assert_uint_eq(EFFECT_INTERVAL_DEFAULT_USEC, 15ULL * 1000 * 1000);
+
+        check_one_settings_error(
+                "effect-interval: 500ms\n", 1, 18, "effect-interval: 500ms is out of range (1s to 60min)");
+        check_one_settings_error("effect-interval: 61min\n", 1, 18, "out of range");
+        check_one_settings_error(
+                "effect-interval: sometimes\n", 1, 18, "effect-interval: invalid time span \"sometimes\"");
+        check_one_settings_error("effect-interval: \"Off\"\n", 1, 18, "invalid time span");
+        check_one_settings_error("effect-interval: [1s]\n", 1, 18, "effect-interval: expected a time span");
+        check_one_error("effect-interval: 10s\n", 1, 1, "effect-interval: belongs in affinityd.yaml");
+}
+END_TEST
+
 START_TEST(test_policy_via) {
         /* Not given: process. */
         ck_assert_int_eq(parse("policies:\n  - name: a\n    match: {comm: a}\n    cpus: \"0\"\n"), 0);
@@ -2866,6 +2902,7 @@ static Suite *policy_yaml_suite(void) {
         tcase_add_test(tc, test_settings_reserve_selector);
         tcase_add_test(tc, test_settings_poll_interval);
         tcase_add_test(tc, test_settings_drift_interval);
+        tcase_add_test(tc, test_settings_effect_interval);
         tcase_add_test(tc, test_policy_on_drift);
         tcase_add_test(tc, test_policy_processes_spread);
         tcase_add_test(tc, test_policy_via);
