@@ -262,8 +262,7 @@ int device_inventory_load(const char *root, const Config *c, DeviceInventory **r
         return 0;
 }
 
-/* Whether name is device's own ("eth0") or begins with it and a separator ("eth0-TxRx-3"). */
-static bool name_of_device(const char *name, const char *device) {
+bool device_irq_name_of_device(const char *name, const char *device) {
         size_t n = strlen(device);
 
         return strncmp(name, device, n) == 0 && (name[n] == '\0' || strchr("-_.:@", name[n]));
@@ -278,7 +277,7 @@ static bool irq_of_device_by_name(const DeviceIrq *irq, const char *device, cons
         STRV_FOREACH (name, irq->names) {
                 const char *at = strrchr(*name, '@');
 
-                if (name_of_device(*name, device))
+                if (device_irq_name_of_device(*name, device))
                         return true;
                 if (pci && at && (streq(at + 1, pci) || (startswith(at + 1, "pci:") && streq(at + 5, pci))))
                         return true;

@@ -137,3 +137,7 @@ int device_inventory_irq_identity(const InterruptLine *l, char **ret);
 const DeviceIrqLookup *device_inventory_find_lookup(const DeviceInventory *inv, const char *device);
 /* The IRQ irq, or NULL. */
 const DeviceIrq *device_inventory_find_irq(const DeviceInventory *inv, unsigned irq);
+
+/* Whether an IRQ action name is device's own ("eth0") or begins with it and a separator ('-',
+ * '_', '.', ':', '@': "eth0-TxRx-3"): how IRQs are found by name when sysfs has no msi_irqs. */
+bool device_irq_name_of_device(const char *name, const char *device);

@@ -696,15 +696,15 @@ static const DeviceIrq **irqs_sorted(const DeviceInventory *inv) {
 }
 
 /*
- * The queue number of irq: its first action name, up to any '@', ends in a decimal number and
+ * The queue number in an IRQ's action name (lib/devplan.h): up to any '@', it ends in a decimal number and
  * has a separator (a character neither letter nor digit: '-', '.', '_') before that number
  * ("eth0-TxRx-7" 7, "virtio2-input.0" 0, "mlx5_comp12@pci:0000:3b:00.0" 12, "em4-rx-3" 3).
  * Returns true and *ret (saturated at UINT64_MAX), or false for any other vector: a blank name,
  * "virtio2-config", "mlx5_async@pci:...", and a bare interface name such as ixgbe's misc vector
  * "eth0" (or "p7p1": its digits are the interface's, not a queue's).
  */
-static bool irq_queue_number(const DeviceIrq *irq, uint64_t *ret) {
-        const char *name = irq->names ? irq->names[0] : NULL, *end, *digits;
+bool device_irq_name_queue_number(const char *name, uint64_t *ret) {
+        const char *end, *digits;
         bool separator = false;
         uint64_t v = 0;
 
@@ -727,6 +727,11 @@ static bool irq_queue_number(const DeviceIrq *irq, uint64_t *ret) {
         }
         *ret = v;
         return true;
+}
+
+/* The queue number of irq's first action name (device_irq_name_queue_number()). */
+static bool irq_queue_number(const DeviceIrq *irq, uint64_t *ret) {
+        return device_irq_name_queue_number(irq->names ? irq->names[0] : NULL, ret);
 }
 
 /* A queue vector of a spread rule, for ordering. */

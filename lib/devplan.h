@@ -154,3 +154,12 @@ const IrqAssignment *device_plan_find_irq(const DevicePlan *dp, unsigned irq);
 /* The assignment of a queue, or NULL. */
 const NetQueueAssignment *device_plan_find_queue(
         const DevicePlan *dp, const char *device, NetQueueKind kind, unsigned queue);
+
+/*
+ * The queue number an IRQ's action name (the first of a shared IRQ's names) gives it, as spread:
+ * reads it: up to any '@', the name ends in a decimal number with a separator (not a letter or
+ * digit) somewhere before it ("eth0-TxRx-7" 7, "virtio2-input.0" 0, "mlx5_comp12@pci:0000:3b:00.0"
+ * 12). Returns true and *ret (saturated at UINT64_MAX), or false (NULL or blank name,
+ * "virtio2-config", "mlx5_async@pci:...", a bare interface name "eth0").
+ */
+bool device_irq_name_queue_number(const char *name, uint64_t *ret);
