@@ -111,7 +111,7 @@ static void help(void) {
                "FILES\n"
                "       " AFFINITYD_CONF_DIR "/affinityd.yaml\n"
                "           Daemon and machine-wide settings: reserve:, allow-realtime:,\n"
-               "           restore-on-exit:, poll-interval:, drift-interval:, rfs:.\n"
+               "           restore-on-exit:, poll-interval:, drift-interval:, effect-interval:, rfs:.\n"
                "       " AFFINITYD_VENDOR_POLICY_DIR "/*.yaml,\n"
                "       " AFFINITYD_RUNTIME_DIR "/policy.d/*.yaml,\n"
                "       " AFFINITYD_CONF_DIR "/policy.d/*.yaml\n"

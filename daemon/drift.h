@@ -49,6 +49,7 @@ typedef struct DriftProcess {
         uint64_t starttime; /* /proc/PID/stat field 22 */
         const char *comm;   /* borrowed */
         const char *policy; /* its policy's name, borrowed */
+        const CpuSet *cpus; /* its policy's resolved CPUs (borrowed); NULL: the policy sets none */
         DriftMode on_drift;
         DriftThread *threads; /* owned: freed by drift_processes_free() */
         size_t n_threads;

@@ -108,13 +108,14 @@ static void write_console(const char *message) {
 static int write_journal(
         int level, int error, const char *file, int line, const char *func, const LogFields *fields,
         const char *message) {
+        _cleanup_free_ char *device_field = NULL;
         char priority[sizeof("PRIORITY=") + 2], code_line[sizeof("CODE_LINE=") + 12],
                 errno_field[sizeof("ERRNO=") + 12], pid_field[sizeof("PID=") + 12];
         _cleanup_free_ char *message_field = NULL, *file_field = NULL, *func_field = NULL,
-                            *policy_field = NULL, *comm_field = NULL, *cpus_field = NULL, *irq_field = NULL,
-                            *interface_field = NULL;
+                            *policy_field = NULL, *comm_field = NULL, *cpus_field = NULL, *cpu_field = NULL,
+                            *irq_field = NULL, *interface_field = NULL;
         char message_id_field[sizeof("MESSAGE_ID=") + 32];
-        struct iovec iov[17];
+        struct iovec iov[18];
         size_t n = 0;
 
 #define IOV_STR(s) (iov[n++] = (struct iovec){.iov_base = (char *)(s), .iov_len = strlen(s)})
@@ -154,10 +155,14 @@ static int write_journal(
                         IOV_STR(comm_field);
                 if (fields->cpus && asprintf(&cpus_field, "CPUS=%s", fields->cpus) >= 0)
                         IOV_STR(cpus_field);
+                if (fields->cpu && asprintf(&cpu_field, "CPU=%s", fields->cpu) >= 0)
+                        IOV_STR(cpu_field);
                 if (fields->irq && asprintf(&irq_field, "IRQ=%s", fields->irq) >= 0)
                         IOV_STR(irq_field);
                 if (fields->interface && asprintf(&interface_field, "INTERFACE=%s", fields->interface) >= 0)
                         IOV_STR(interface_field);
+                if (fields->device && asprintf(&device_field, "DEVICE=%s", fields->device) >= 0)
+                        IOV_STR(device_field);
         }
 #undef IOV_STR
 

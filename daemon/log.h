@@ -44,9 +44,11 @@ typedef enum LogTarget {
 #define AFFINITYD_MESSAGE_RELOADED         "0df1d9ba4bc04958ac5b2d1221319721"
 #define AFFINITYD_MESSAGE_RELOAD_FAILED    "6e10ac077b6746df89e7bc3ba6c425e3"
 #define AFFINITYD_MESSAGE_DRIFT            "d14e73f299254bea86d04596ad426f16"
+#define AFFINITYD_MESSAGE_IRQ_SKEW         "9f091e2acc4946fea83ace7b4bd337a8"
 #define AFFINITYD_MESSAGE_IRQ_PLACED       "e5965756ec054261b6591a6f0b2ea52d"
 #define AFFINITYD_MESSAGE_IRQ_REFUSED      "f99a9022dda84eda876b21a04325ed0d"
 #define AFFINITYD_MESSAGE_RESTORED         "07c5c4c6d3944f46a3197ab5dfe652b9"
+#define AFFINITYD_MESSAGE_CPU_INTRUSION    "59f04376404e497eb7524a3ba56baac1"
 
 /* Structured journal fields for one message; NULL strings and pid 0 are left out. */
 typedef struct LogFields {
@@ -55,8 +57,10 @@ typedef struct LogFields {
         pid_t pid;              /* PID= (the process the message is about, not the daemon's) */
         const char *comm;       /* COMM= */
         const char *cpus;       /* CPUS= (a cpu-list of OS CPU numbers) */
+        const char *cpu;        /* CPU= (one OS CPU number, decimal) */
         const char *irq;        /* IRQ= (the IRQ number, decimal) */
         const char *interface;  /* INTERFACE= (a network interface name) */
+        const char *device;     /* DEVICE= (a network interface name or PCI address) */
 } LogFields;
 
 /* Messages with a level numerically above this (less severe) are dropped. Default LOG_INFO. */

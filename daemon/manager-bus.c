@@ -2,17 +2,20 @@
 /* org.affinityd1.Manager: vtable, property getters and method marshalling. See manager-bus.h. */
 
 #include <stddef.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "device-placement.h"
-#include "bus-util.h"
 #include "bus-caller.h"
-#include "procfs.h"
+#include "bus-util.h"
+#include "config.h"
+#include "cpu-audit.h"
+#include "device-placement.h"
+#include "effect.h"
+#include "irq-skew-watch.h"
 #include "manager-bus-internal.h"
 #include "manager-explain.h"
+#include "procfs.h"
 #include "util.h"
 
 static int property_get_string(
@@ -154,6 +157,66 @@ static int property_get_latency_sum(
         void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         return sd_bus_message_append(reply, "t", (m->latency.sum_ns + 999) / 1000);
+}
+
+/* CpuIntrusions: the isolation audit's counters (daemon/cpu-audit.h), (cpu, policy, kind, µs,
+ * interrupts) ordered by CPU, policy and kind; empty until a pass found an intrusion. */
+static int property_get_cpu_intrusions(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const CpuAuditCounter *l;
+        size_t n;
+        int r;
+
+        l = cpu_audit_counters(m->cpu_audit, &n);
+        r = sd_bus_message_open_container(reply, 'a', "(usstt)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *b = NULL;
+                const char *p = bus_string(l[i].policy, &b);
+
+                if (!p)
+                        return -ENOMEM;
+                r = sd_bus_message_append(
+                        reply, "(usstt)", (uint32_t)l[i].cpu, p, l[i].kind, l[i].usec, l[i].count);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+/* PolicyEffects: a(sttttttb), one entry per policy sampled so far (daemon/effect.h). */
+static int property_get_policy_effects(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        _cleanup_free_ EffectPolicyTotals *l = NULL;
+        Manager *m = userdata;
+        size_t n = 0;
+        int r;
+
+        r = effect_list_totals(m->effect, &l, &n);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(sttttttb)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *b = NULL;
+                const char *name = bus_string(l[i].policy, &b);
+                const EffectTotals *t = &l[i].totals;
+
+                if (!name)
+                        return -ENOMEM;
+                r = sd_bus_message_append(
+                        reply, "(sttttttb)", name, t->cpu_ns / 1000, t->foreign_cpu_ns / 1000,
+                        t->run_delay_ns / 1000, t->timeslices, t->migrations, t->involuntary,
+                        (int)t->has_migrations);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
 }
 
 /* a(su): every policy in force, in plan order, with the number of processes it manages now. */
@@ -350,6 +413,37 @@ static const struct {
         {"DeviceEvents", offsetof(DevicePlacementCounters, device_events)},
 };
 
+/* IrqSkewEpisodes: a(ssubt) — every (device, kind) the skew check (daemon/irq-skew-watch.h) found skewed
+ * since the daemon started: device, kind ("irq", "net-rx"), the CPU of its latest skewed window,
+ * whether an episode is on, episodes begun. Empty until one was found, or with effect-interval:
+ * off. */
+static int property_get_irq_skew(
+        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
+        void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const IrqSkewWatchEntry *l;
+        size_t n;
+        int r;
+
+        l = irq_skew_watch_entries(m->irq_skew, &n);
+        r = sd_bus_message_open_container(reply, 'a', "(ssubt)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *b = NULL;
+                const char *d = bus_string(l[i].device, &b);
+
+                if (!d)
+                        return -ENOMEM;
+                r = sd_bus_message_append(
+                        reply, "(ssubt)", d, irq_skew_kind_to_string(l[i].kind), (uint32_t)l[i].episode.cpu,
+                        (int)l[i].episode.active, l[i].episode.n_episodes);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 /* 0 while there is no device placement (m->devices NULL). */
 static int property_get_device_counter(
         sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
@@ -458,7 +552,7 @@ static int method_list_net_queues(sd_bus_message *message, void *userdata, sd_bu
  */
 /*
  * Subscribe() and Unsubscribe(): the per-event signals (ProcessPlaced, PlacementFailed,
- * DriftDetected) are sent only while some connection is subscribed, as systemd's Manager does
+ * DriftDetected, CpuIntrusion) are sent only while some connection is subscribed, as systemd's Manager does
  * with its unit signals: a placement costs no message, and no broker time, that nobody reads. A
  * subscription ends with Unsubscribe() or when the connection goes away (sd_bus_track(3)); one
  * connection is one subscription, however often it calls Subscribe().
@@ -535,14 +629,17 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("PlacementLatencySumUSec", "t", property_get_latency_sum, 0, 0),
         SD_BUS_PROPERTY("PlacementLatencyHistogram", "a(tt)", property_get_latency_histogram, 0, 0),
         SD_BUS_PROPERTY("ManagedProcessesByPolicy", "a(su)", property_get_processes_by_policy, 0, 0),
+        SD_BUS_PROPERTY("PolicyEffects", "a(sttttttb)", property_get_policy_effects, 0, 0),
         SD_BUS_PROPERTY("IrqsPlaced", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("IrqRefusals", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("QueuesPlaced", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("QueueFailures", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("DeviceRestores", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("IrqSkewEpisodes", "a(ssubt)", property_get_irq_skew, 0, 0),
         SD_BUS_PROPERTY("DeviceDriftDetected", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("DeviceDriftCorrections", "t", property_get_device_counter, 0, 0),
         SD_BUS_PROPERTY("DeviceEvents", "t", property_get_device_counter, 0, 0),
+        SD_BUS_PROPERTY("CpuIntrusions", "a(usstt)", property_get_cpu_intrusions, 0, 0),
 
         SD_BUS_METHOD_WITH_NAMES(
                 "ListPolicies", NULL, "", "a(ssuss)", SD_BUS_PARAM(policies), method_list_policies,
@@ -578,9 +675,19 @@ const sd_bus_vtable manager_vtable[] = {
                 SD_BUS_PARAM(pid) SD_BUS_PARAM(comm) SD_BUS_PARAM(policy) SD_BUS_PARAM(error), 0),
         SD_BUS_SIGNAL_WITH_NAMES("Reloaded", "bs", SD_BUS_PARAM(success) SD_BUS_PARAM(error), 0),
         SD_BUS_SIGNAL_WITH_NAMES(
+                "IrqSkew", "ssudss",
+                SD_BUS_PARAM(device) SD_BUS_PARAM(kind) SD_BUS_PARAM(cpu) SD_BUS_PARAM(share)
+                        SD_BUS_PARAM(irqs) SD_BUS_PARAM(suggestion),
+                0),
+        SD_BUS_SIGNAL_WITH_NAMES(
                 "DriftDetected", "sssss",
                 SD_BUS_PARAM(kind) SD_BUS_PARAM(target) SD_BUS_PARAM(policy) SD_BUS_PARAM(found)
                         SD_BUS_PARAM(action),
+                0),
+        SD_BUS_SIGNAL_WITH_NAMES(
+                "CpuIntrusion", "usstts",
+                SD_BUS_PARAM(cpu) SD_BUS_PARAM(policy) SD_BUS_PARAM(kind) SD_BUS_PARAM(usec)
+                        SD_BUS_PARAM(count) SD_BUS_PARAM(who),
                 0),
 
         SD_BUS_VTABLE_END,
@@ -644,6 +751,22 @@ static int manager_bus_emit_reloaded(Manager *m, bool success, const char *error
                 m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "Reloaded", "bs", (int)success, e);
 }
 
+static int manager_bus_emit_irq_skew(Manager *m, const IrqSkewFinding *f) {
+        _cleanup_free_ char *b1 = NULL, *b2 = NULL, *b3 = NULL;
+        const char *d, *i, *s;
+
+        if (!manager_bus_events_wanted(m))
+                return 0;
+        d = bus_string(f->device, &b1);
+        i = bus_string(f->irqs_text, &b2);
+        s = bus_string(f->suggestion, &b3);
+        if (!d || !i || !s)
+                return -ENOMEM;
+        return sd_bus_emit_signal(
+                m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "IrqSkew", "ssudss", d,
+                irq_skew_kind_to_string(f->kind), (uint32_t)f->cpu, f->share, i, s);
+}
+
 static int manager_bus_emit_drift_detected(
         Manager *m, const char *kind, const char *target, const char *policy, const char *found,
         const char *action) {
@@ -662,11 +785,30 @@ static int manager_bus_emit_drift_detected(
                 strempty(kind), t, p, f, strempty(action));
 }
 
+static int manager_bus_emit_cpu_intrusion(
+        Manager *m, const char *policy, unsigned cpu, const char *kind, uint64_t usec, uint64_t count,
+        const char *who) {
+        _cleanup_free_ char *b1 = NULL, *b2 = NULL;
+        const char *p, *w;
+
+        if (!manager_bus_events_wanted(m))
+                return 0;
+        p = bus_string(policy, &b1);
+        w = bus_string(who, &b2);
+        if (!p || !w)
+                return -ENOMEM;
+        return sd_bus_emit_signal(
+                m->bus, AFFINITYD_BUS_PATH, AFFINITYD_BUS_INTERFACE, "CpuIntrusion", "usstts", (uint32_t)cpu,
+                p, strempty(kind), usec, count, w);
+}
+
 const ManagerReport manager_bus_report = {
         .events_wanted = manager_bus_events_wanted,
         .changed = manager_bus_emit_changed_strv,
         .process_placed = manager_bus_emit_process_placed,
         .placement_failed = manager_bus_emit_placement_failed,
         .reloaded = manager_bus_emit_reloaded,
+        .irq_skew = manager_bus_emit_irq_skew,
         .drift_detected = manager_bus_emit_drift_detected,
+        .cpu_intrusion = manager_bus_emit_cpu_intrusion,
 };

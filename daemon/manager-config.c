@@ -15,7 +15,10 @@
 
 #include "config-watch.h"
 #include "device-placement.h"
+#include "cpu-audit.h"
 #include "drift.h"
+#include "effect.h"
+#include "irq-skew-watch.h"
 #include "config.h"
 #include "log.h"
 #include "manager.h"
@@ -217,8 +220,12 @@ int manager_install(Manager *m, Config *config, Plan *plan) {
         m->config = config;
         m->plan = plan;
         pthread_rwlock_unlock(&m->plan_lock);
-        manager_update_proc_events(m); /* before the rescan that follows */
-        (void)drift_update(m->drift);  /* drift-interval may have changed */
+        manager_update_proc_events(m);        /* before the rescan that follows */
+        (void)drift_update(m->drift);         /* drift-interval may have changed */
+        (void)cpu_audit_update(m->cpu_audit); /* effect-interval likewise */
+        (void)effect_update(m->effect);       /* and for the effect sampler */
+        if (m->irq_skew)
+                (void)irq_skew_watch_update(m->irq_skew); /* and the skew check */
         if (m->units)
                 unit_placement_new_plan(m->units);
         manager_update_kube_watch(m);

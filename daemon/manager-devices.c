@@ -71,7 +71,7 @@ static void collect_thread_action(const void *nodep, VISIT which, void *userdata
 
 /* DriftContext.list_processes: the tracked processes whose policy plan is in force and not
  * pending. */
-static int drift_list_processes(void *userdata, DriftProcess **ret, size_t *ret_n) {
+int manager_drift_list_processes(void *userdata, DriftProcess **ret, size_t *ret_n) {
         _cleanup_free_ TrackedProcess **processes = NULL;
         Manager *m = userdata;
         DriftProcess *l;
@@ -102,6 +102,7 @@ static int drift_list_processes(void *userdata, DriftProcess **ret, size_t *ret_
                         .starttime = p->starttime,
                         .comm = p->comm,
                         .policy = pp->policy->name,
+                        .cpus = pp->has_cpus ? &pp->cpus : NULL,
                         .on_drift = pp->policy->on_drift,
                         .threads = tl.threads,
                         .n_threads = tl.n,
@@ -131,9 +132,22 @@ int manager_drift_new(Manager *m, Drift **ret) {
                         .n_detected = &m->counters.drift_detected,
                         .n_corrected = &m->counters.drift_corrections,
                         .paused = drift_paused,
-                        .list_processes = drift_list_processes,
+                        .list_processes = manager_drift_list_processes,
                         .release_process = drift_release_process,
                         .drift_detected = on_drift_detected,
+                        .userdata = m,
+                },
+                ret);
+}
+
+int manager_effect_new(Manager *m, Effect **ret) {
+        return effect_new(
+                &(const EffectContext){
+                        .event = m->event,
+                        .config = &m->config,
+                        .n_processes = &m->n_processes,
+                        .root = NULL,
+                        .list_processes = manager_drift_list_processes,
                         .userdata = m,
                 },
                 ret);

@@ -20,7 +20,10 @@
 #include "config-watch.h"
 #include "config.h"
 #include "cpuset-watch.h"
+#include "cpu-audit.h"
 #include "drift.h"
+#include "effect.h"
+#include "irq-skew-watch.h"
 #include "kube-watch.h"
 #include "log.h"
 #include "manager-bus.h"
@@ -326,6 +329,15 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = manager_drift_new(m, &m->drift);
         if (r < 0)
                 return r;
+        r = manager_cpu_audit_new(m, &m->cpu_audit);
+        if (r < 0)
+                return r;
+        r = manager_effect_new(m, &m->effect);
+        if (r < 0)
+                return r;
+        r = manager_irq_skew_new(m, &m->irq_skew);
+        if (r < 0)
+                return r;
         r = unit_placement_new(o->systemd_bus_address, m->dry_run, &m->units);
         if (r < 0)
                 return r;
@@ -391,6 +403,9 @@ Manager *manager_free(Manager *m) {
         m->kube = kube_records_free(m->kube);
         m->settle_queue = mfree(m->settle_queue);
         m->drift = drift_free(m->drift);
+        m->cpu_audit = cpu_audit_free(m->cpu_audit);
+        m->effect = effect_free(m->effect);
+        m->irq_skew = irq_skew_watch_free(m->irq_skew);
         m->units = unit_placement_free(m->units);
         m->cpuset_watch = cpuset_watch_free(m->cpuset_watch);
         m->config_watch = config_watch_free(m->config_watch);

@@ -50,6 +50,7 @@
 #include "policy.h"
 #include "proc-monitor.h"
 #include "regex-set.h"
+#include "irq-skew.h"
 #include "spread.h"
 #include "topology.h"
 #include "uevent-monitor.h"
@@ -273,9 +274,14 @@ typedef struct ManagerReport {
         int (*placement_failed)(
                 Manager *m, pid_t pid, const char *comm, const char *policy, const char *error);
         int (*reloaded)(Manager *m, bool success, const char *error);
+        /* An IRQ or NET_RX softirq skew episode began (daemon/irq-skew-watch.h). */
+        int (*irq_skew)(Manager *m, const IrqSkewFinding *f);
         int (*drift_detected)(
                 Manager *m, const char *kind, const char *target, const char *policy, const char *found,
                 const char *action);
+        int (*cpu_intrusion)(
+                Manager *m, const char *policy, unsigned cpu, const char *kind, uint64_t usec,
+                uint64_t count, const char *who);
 } ManagerReport;
 
 struct Manager {
@@ -295,9 +301,13 @@ struct Manager {
         UeventMonitor *uevent_monitor; /* NULL with --topology= or when uevents can't be had */
         UeventSubscription *cpu_subscription;
         struct Drift *drift; /* the drift re-check (daemon/drift.h), NULL until manager_new() made it */
+        struct CpuAudit *cpu_audit; /* the isolation audit (daemon/cpu-audit.h), likewise */
+        /* the effect sampler (daemon/effect.h), NULL until manager_new() made it */
+        struct Effect *effect;
         struct UnitPlacement *units;      /* via: systemd (daemon/unit-placement.h) */
         struct CpusetWatch *cpuset_watch; /* cgroups of managed processes (daemon/cpuset-watch.h) */
         struct DevicePlacement *devices;  /* irqs: and net: rules (daemon/device-placement.h) */
+        struct IrqSkewWatch *irq_skew;    /* the IRQ/softirq skew check (daemon/irq-skew-watch.h) */
         struct ConfigWatch *config_watch; /* --watch-config (daemon/config-watch.h), NULL: off */
         /* The kubelet's CPU manager checkpoint (daemon/manager-kubelet.c): what it holds as last
          * read (NULL: nothing, no such file, or kubelet-cpu-manager-state: none), the path read

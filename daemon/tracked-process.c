@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "drift.h"
+#include "effect.h"
 #include "manager.h"
 #include "plan.h"
 #include "util.h"
@@ -299,6 +300,7 @@ int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy
         m->n_processes++;
         if (m->drift)
                 (void)drift_update(m->drift); /* the drift timer runs while something is tracked */
+        (void)effect_update(m->effect);       /* and the effect sampler (NULL: no-op) */
         *ret = p;
         return 0;
 }
