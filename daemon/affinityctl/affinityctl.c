@@ -39,6 +39,9 @@ const char *arg_sysfs = NULL;
 uint64_t arg_interval_usec = 1000000;
 uint64_t arg_iterations = 0;
 const char *arg_listen = NULL;
+uint64_t arg_for_usec = UINT64_C(10) * 1000000;
+static bool arg_for_set = false;
+bool arg_latency = false;
 static bool arg_interval_set = false;
 static bool arg_help = false;
 
@@ -60,8 +63,10 @@ typedef enum Option {
         OPT_TOPOLOGY = 1U << 9,
         OPT_INTERRUPTS = 1U << 10,
         OPT_SYSFS = 1U << 11,
-        OPTS_VERB_ONLY = OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN | OPT_CONFIG_DIR | OPT_HERE |
-                OPT_TOPOLOGY | OPT_INTERRUPTS | OPT_SYSFS,
+        OPT_FOR = 1U << 12,
+        OPT_LATENCY = 1U << 13,
+        OPTS_VERB_ONLY = OPT_FOR | OPT_LATENCY | OPT_INTERVAL | OPT_ITERATIONS | OPT_LISTEN |
+                OPT_CONFIG_DIR | OPT_HERE | OPT_TOPOLOGY | OPT_INTERRUPTS | OPT_SYSFS,
         OPTS_BUS = OPT_BUS_ADDRESS | OPT_SOCKET,
 } Option;
 
@@ -84,6 +89,11 @@ static const struct {
          "     --no-legend             Leave out table headers and summary lines\n"},
         {OPT_INTERVAL,
          "--interval=", "     --interval=SEC          top: the sampling interval (default 1)\n"},
+        {OPT_FOR, "--for=", "     --for=SEC               verify: the measuring window (default 10)\n"},
+        {OPT_LATENCY, "--latency",
+         "     --latency               verify: also probe wake-up latency (a 1 ms timer\n"
+         "                             thread on each exclusive CPU and one shared CPU;\n"
+         "                             SCHED_FIFO as root)\n"},
         {OPT_ITERATIONS, "--iterations=",
          "     --iterations=N          top: stop after N reports (default: until\n"
          "                             Ctrl-C; with --json 1)\n"},
@@ -127,6 +137,8 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_LISTEN,
                 ARG_INTERRUPTS,
                 ARG_SYSFS,
+                ARG_FOR,
+                ARG_LATENCY,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -143,6 +155,8 @@ static int parse_argv(int argc, char *argv[]) {
                 {"listen", required_argument, NULL, ARG_LISTEN},
                 {"interrupts", required_argument, NULL, ARG_INTERRUPTS},
                 {"sysfs", required_argument, NULL, ARG_SYSFS},
+                {"for", required_argument, NULL, ARG_FOR},
+                {"latency", no_argument, NULL, ARG_LATENCY},
                 {},
         };
         int c;
@@ -208,6 +222,27 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_interval_set = true;
                         break;
                 }
+                case ARG_LATENCY:
+                        arg_latency = true;
+                        break;
+                case ARG_FOR: {
+                        char *end;
+                        double sec;
+
+                        errno = 0;
+                        sec = strtod(optarg, &end);
+                        /* 100 ms .. 1 day */
+                        if (errno != 0 || end == optarg || *end || !isfinite(sec) || sec < 0.1 ||
+                            sec > 86400) {
+                                fprintf(stderr,
+                                        "--for= needs a number of seconds from 0.1 to 86400, not \"%s\".\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        arg_for_usec = (uint64_t)(sec * 1e6 + 0.5);
+                        arg_for_set = true;
+                        break;
+                }
                 case ARG_ITERATIONS: {
                         char *end;
 
@@ -245,9 +280,10 @@ static int parse_argv(int argc, char *argv[]) {
 }
 
 typedef enum VerbArgs {
-        VERB_NO_ARGS, /* takes no arguments */
-        VERB_ONE_PID, /* explain PID: one argument */
-        VERB_PATHS,   /* validate, plan: PATHs, or --config-dir= */
+        VERB_NO_ARGS,      /* takes no arguments */
+        VERB_ONE_PID,      /* explain PID: one argument */
+        VERB_PATHS,        /* validate, plan: PATHs, or --config-dir= */
+        VERB_POLICY_NAMES, /* verify: POLICY names, or none for all */
 } VerbArgs;
 
 #define EXIT_STATUS_BUS "0 ok, 1 failure, 2 usage error, 3 affinityd not running."
@@ -292,6 +328,14 @@ static const struct Verb {
          "Show live, per policy and per thread, migrations/s,\n"
          "run-queue delay p50/p99 and involuntary switches/s",
          EXIT_STATUS_BUS},
+        {"verify", VERB_POLICY_NAMES, verb_verify,
+         OPTS_BUS | OPT_JSON | OPT_NO_LEGEND | OPT_FOR | OPT_LATENCY,
+         "Measure for --for=SEC whether the policies (all, or\n"
+         "those named) hold: foreign CPU time, migrations,\n"
+         "run-queue delay, intruders, IRQs on exclusive CPUs;\n"
+         "one verdict per policy",
+         "0 every policy as declared, 1 a violation, 2 an error\n"
+         "(usage, no such policy, daemon unreachable)."},
         {"monitor", VERB_NO_ARGS, verb_monitor, OPT_BUS_ADDRESS | OPT_JSON | OPT_NO_LEGEND,
          "Follow the daemon's signals (placements, failures,\n"
          "reloads, drift), one line each, until Ctrl-C; says\n"
@@ -338,7 +382,10 @@ static const struct Verb {
 
 /* "PID", "[PATH...]" or "": what follows the verb on its command line. */
 static const char *verb_arguments(const struct Verb *v) {
-        return v->args == VERB_ONE_PID ? "PID" : v->args == VERB_PATHS ? "[PATH...]" : "";
+        return v->args == VERB_ONE_PID         ? "PID"
+                : v->args == VERB_PATHS        ? "[PATH...]"
+                : v->args == VERB_POLICY_NAMES ? "[POLICY...]"
+                                               : "";
 }
 
 /* text with indent spaces after each newline. */
@@ -394,7 +441,8 @@ static void verb_help(const struct Verb *v) {
 
 /* The OPTS_VERB_ONLY options given. */
 static unsigned verb_only_options_given(void) {
-        return (arg_interval_set ? OPT_INTERVAL : 0) | (arg_iterations > 0 ? OPT_ITERATIONS : 0) |
+        return (arg_for_set ? OPT_FOR : 0) | (arg_latency ? OPT_LATENCY : 0) |
+                (arg_interval_set ? OPT_INTERVAL : 0) | (arg_iterations > 0 ? OPT_ITERATIONS : 0) |
                 (arg_listen ? OPT_LISTEN : 0) | (arg_config_dir ? OPT_CONFIG_DIR : 0) |
                 (arg_here ? OPT_HERE : 0) | (arg_topology ? OPT_TOPOLOGY : 0) |
                 (arg_interrupts ? OPT_INTERRUPTS : 0) | (arg_sysfs ? OPT_SYSFS : 0);

@@ -79,6 +79,33 @@ static int read_histogram(sd_bus_message *m, MetricsSnapshot *s) {
         return 0;
 }
 
+/* IrqSkewEpisodes -> a(ssubt): device, kind, cpu, active, episodes. */
+static int read_irq_skew(sd_bus_message *m, MetricsSnapshot *s) {
+        const char *device, *kind;
+        uint32_t cpu;
+        int active;
+        uint64_t episodes;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(ssubt)");
+        while (r > 0) {
+                MetricsIrqSkew *x;
+
+                r = sd_bus_message_read(m, "(ssubt)", &device, &kind, &cpu, &active, &episodes);
+                if (r <= 0)
+                        break;
+                x = grow(&s->irq_skew, &s->n_irq_skew, sizeof(MetricsIrqSkew));
+                if (!x || dup_to(&x->device, device) < 0 || dup_to(&x->kind, kind) < 0)
+                        return -ENOMEM;
+                x->cpu = cpu;
+                x->active = active;
+                x->episodes = episodes;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        return r < 0 ? r : 0;
+}
+
 static int read_processes_by_policy(sd_bus_message *m, MetricsSnapshot *s) {
         const char *name;
         uint32_t n;
@@ -95,6 +122,61 @@ static int read_processes_by_policy(sd_bus_message *m, MetricsSnapshot *s) {
                 if (!p || dup_to(&p->name, name) < 0)
                         return -ENOMEM;
                 p->value = n;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        return r < 0 ? r : 0;
+}
+
+/* CpuIntrusions -> a(usstt): cpu, policy, kind, µs, count. */
+static int read_intrusions(sd_bus_message *m, MetricsSnapshot *s) {
+        const char *policy, *kind;
+        uint64_t usec, count;
+        uint32_t cpu;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(usstt)");
+        while (r > 0) {
+                MetricsIntrusion *x;
+
+                r = sd_bus_message_read(m, "(usstt)", &cpu, &policy, &kind, &usec, &count);
+                if (r <= 0)
+                        break;
+                x = grow(&s->intrusions, &s->n_intrusions, sizeof(MetricsIntrusion));
+                if (!x || dup_to(&x->policy, policy) < 0 || dup_to(&x->kind, kind) < 0)
+                        return -ENOMEM;
+                x->cpu = cpu;
+                x->usec = usec;
+                x->count = count;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        return r < 0 ? r : 0;
+}
+
+/* PolicyEffects: a(sttttttb). */
+static int read_policy_effects(sd_bus_message *m, MetricsSnapshot *s) {
+        const char *name;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(sttttttb)");
+        while (r > 0) {
+                MetricsEffect e = {};
+                MetricsEffect *p;
+                int has_migrations;
+
+                r = sd_bus_message_read(
+                        m, "(sttttttb)", &name, &e.cpu_usec, &e.foreign_cpu_usec, &e.run_delay_usec,
+                        &e.timeslices, &e.migrations, &e.involuntary, &has_migrations);
+                if (r <= 0)
+                        break;
+                p = grow(&s->effects, &s->n_effects, sizeof(MetricsEffect));
+                if (!p)
+                        return -ENOMEM;
+                e.has_migrations = has_migrations;
+                *p = e;
+                if (dup_to(&p->name, name) < 0)
+                        return -ENOMEM;
         }
         if (r >= 0)
                 r = sd_bus_message_exit_container(m);
@@ -141,8 +223,14 @@ static int read_value(sd_bus_message *m, const char *name, const char *contents,
         }
         if (streq(name, "PlacementLatencyHistogram") && streq(contents, "a(tt)"))
                 return read_histogram(m, s);
+        if (streq(name, "IrqSkewEpisodes") && streq(contents, "a(ssubt)"))
+                return read_irq_skew(m, s);
         if (streq(name, "ManagedProcessesByPolicy") && streq(contents, "a(su)"))
                 return read_processes_by_policy(m, s);
+        if (streq(name, "CpuIntrusions") && streq(contents, "a(usstt)"))
+                return read_intrusions(m, s);
+        if (streq(name, "PolicyEffects") && streq(contents, "a(sttttttb)"))
+                return read_policy_effects(m, s);
         return sd_bus_message_skip(m, contents);
 }
 

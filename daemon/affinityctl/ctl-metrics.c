@@ -94,15 +94,28 @@ void metrics_snapshot_done(MetricsSnapshot *s) {
         for (size_t i = 0; i < s->n_policy_processes; i++)
                 free(s->policy_processes[i].name);
         free(s->policy_processes);
+        for (size_t i = 0; i < s->n_effects; i++)
+                free(s->effects[i].name);
+        free(s->effects);
         for (size_t i = 0; i < s->n_policy_pending; i++)
                 free(s->policy_pending[i].name);
         free(s->policy_pending);
+        for (size_t i = 0; i < s->n_irq_skew; i++) {
+                free(s->irq_skew[i].device);
+                free(s->irq_skew[i].kind);
+        }
+        free(s->irq_skew);
         for (size_t i = 0; i < s->n_irqs; i++) {
                 free(s->irqs[i].rule);
                 free(s->irqs[i].kind);
                 free(s->irqs[i].state);
         }
         free(s->irqs);
+        for (size_t i = 0; i < s->n_intrusions; i++) {
+                free(s->intrusions[i].policy);
+                free(s->intrusions[i].kind);
+        }
+        free(s->intrusions);
         for (size_t i = 0; i < s->n_queues; i++) {
                 free(s->queues[i].rule);
                 free(s->queues[i].kind);
@@ -187,6 +200,59 @@ static void write_per_policy(
         }
 }
 
+/* The PolicyEffects counters, one metric per field, a sample per policy (µs fields as seconds);
+ * migrations only for policies whose kernel counts them. Nothing when there are none. */
+static void write_effects(FILE *f, const MetricsSnapshot *s) {
+        static const struct {
+                const char *name;
+                size_t offset;
+                bool usec;
+                const char *help;
+        } metrics[] = {
+                {"affinityd_policy_cpu_seconds_total", offsetof(MetricsEffect, cpu_usec), true,
+                 "CPU time the policy's managed threads ran, summed from effect-interval samples of "
+                 "/proc/PID/task/TID/schedstat field 1."},
+                {"affinityd_policy_foreign_cpu_seconds_total", offsetof(MetricsEffect, foreign_cpu_usec),
+                 true,
+                 "Of that CPU time, time of threads last seen (stat field 39, at either end of a sample "
+                 "interval) on a CPU outside the mask they were placed on (else the policy's CPUs): 0 for "
+                 "placed threads, an estimate for moved ones."},
+                {"affinityd_policy_run_delay_seconds_total", offsetof(MetricsEffect, run_delay_usec), true,
+                 "Run-queue delay of the policy's managed threads: time runnable but waiting for a CPU, a "
+                 "per-thread sum (schedstat field 2), not a per-wakeup distribution."},
+                {"affinityd_policy_migrations_total", offsetof(MetricsEffect, migrations), false,
+                 "Moves of the policy's managed threads between CPUs (se.nr_migrations of "
+                 "/proc/PID/task/TID/sched); absent when the kernel has no sched file."},
+                {"affinityd_policy_involuntary_switches_total", offsetof(MetricsEffect, involuntary), false,
+                 "Involuntary context switches (preemptions) of the policy's managed threads "
+                 "(nr_involuntary_switches of sched, or nonvoluntary_ctxt_switches of status)."},
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(metrics); k++) {
+                bool header = false;
+
+                for (size_t i = 0; i < s->n_effects; i++) {
+                        const MetricsEffect *e = s->effects + i;
+                        uint64_t v = *(const uint64_t *)((const char *)e + metrics[k].offset);
+
+                        if (metrics[k].offset == offsetof(MetricsEffect, migrations) && !e->has_migrations)
+                                continue;
+                        if (!header) {
+                                write_header(f, metrics[k].name, "counter", metrics[k].help);
+                                header = true;
+                        }
+                        fprintf(f, "%s{policy=\"", metrics[k].name);
+                        write_label_value(f, e->name);
+                        fputs("\"} ", f);
+                        if (metrics[k].usec)
+                                write_seconds(f, v);
+                        else
+                                fprintf(f, "%" PRIu64, v);
+                        fputc('\n', f);
+                }
+        }
+}
+
 static int device_key_cmp(const MetricsDevice *a, const MetricsDevice *b) {
         int c = strcmp(a->rule ?: "", b->rule ?: "");
 
@@ -233,6 +299,78 @@ static int write_devices(FILE *f, const char *name, const char *help, const Metr
                 fprintf(f, "\"} %zu\n", run);
         }
         return 0;
+}
+
+/* The isolation audit's totals: CPU time per (cpu, policy, kind), and interrupts per (cpu,
+ * policy, kind) for the kinds that count them; nothing when the audit found nothing. */
+static void write_intrusions(FILE *f, const MetricsSnapshot *s) {
+        bool any = false;
+
+        if (s->n_intrusions == 0)
+                return;
+        write_header(
+                f, "affinityd_cpu_intrusion_seconds_total", "counter",
+                "CPU time on a CPU held exclusive (or the reserve) used by what does not belong there, "
+                "by kind: task, kthread, other, unnamed, softirq, reserve.");
+        for (size_t i = 0; i < s->n_intrusions; i++) {
+                const MetricsIntrusion *x = &s->intrusions[i];
+
+                if (streq(x->kind, "irq"))
+                        continue; /* counted, not timed */
+                fprintf(f, "affinityd_cpu_intrusion_seconds_total{cpu=\"%u\",policy=\"", x->cpu);
+                write_label_value(f, x->policy);
+                fputs("\",kind=\"", f);
+                write_label_value(f, x->kind);
+                fputs("\"} ", f);
+                write_seconds(f, x->usec);
+                fputc('\n', f);
+        }
+        for (size_t i = 0; i < s->n_intrusions; i++) {
+                const MetricsIntrusion *x = &s->intrusions[i];
+
+                if (!streq(x->kind, "irq") && !streq(x->kind, "softirq"))
+                        continue;
+                if (!any)
+                        write_header(
+                                f, "affinityd_cpu_intrusion_interrupts_total", "counter",
+                                "Interrupts on a CPU held exclusive, by kind: irq (device IRQs) or "
+                                "softirq.");
+                any = true;
+                fprintf(f, "affinityd_cpu_intrusion_interrupts_total{cpu=\"%u\",policy=\"", x->cpu);
+                write_label_value(f, x->policy);
+                fputs("\",kind=\"", f);
+                write_label_value(f, x->kind);
+                fprintf(f, "\"} %" PRIu64 "\n", x->count);
+        }
+}
+
+/* The skew check's episodes: affinityd_irq_skew{device,kind,cpu} 1 while an episode is on (0
+ * after it ended, on the CPU it was on), affinityd_irq_skew_episodes_total{device,kind}. Nothing
+ * when no skew was found. */
+static void write_irq_skew(FILE *f, const MetricsSnapshot *s) {
+        if (s->n_irq_skew == 0)
+                return;
+        write_header(
+                f, "affinityd_irq_skew", "gauge",
+                "Whether a device's interrupts (kind irq) or the NET_RX softirqs (kind net-rx) are "
+                "skewed onto the CPU now (1) or were (0).");
+        for (size_t i = 0; i < s->n_irq_skew; i++) {
+                fputs("affinityd_irq_skew{device=\"", f);
+                write_label_value(f, s->irq_skew[i].device);
+                fputs("\",kind=\"", f);
+                write_label_value(f, s->irq_skew[i].kind);
+                fprintf(f, "\",cpu=\"%u\"} %d\n", s->irq_skew[i].cpu, s->irq_skew[i].active);
+        }
+        write_header(
+                f, "affinityd_irq_skew_episodes_total", "counter",
+                "IRQ or NET_RX softirq skew episodes begun, by device and kind.");
+        for (size_t i = 0; i < s->n_irq_skew; i++) {
+                fputs("affinityd_irq_skew_episodes_total{device=\"", f);
+                write_label_value(f, s->irq_skew[i].device);
+                fputs("\",kind=\"", f);
+                write_label_value(f, s->irq_skew[i].kind);
+                fprintf(f, "\"} %" PRIu64 "\n", s->irq_skew[i].episodes);
+        }
 }
 
 /* The histogram, if s has one; -EBADMSG if it is not cumulative. */
@@ -328,6 +466,8 @@ static int write_snapshot(FILE *f, const MetricsSnapshot *s) {
                         "Whether the policy is pending (1: it can't be resolved on this machine) or active "
                         "(0).",
                         s->policy_pending, s->n_policy_pending);
+        write_effects(f, s);
+        write_irq_skew(f, s);
         r = write_devices(
                 f, "affinityd_irqs", "IRQs placed by the rule, by their state.", s->irqs, s->n_irqs);
         if (r >= 0)
@@ -335,6 +475,8 @@ static int write_snapshot(FILE *f, const MetricsSnapshot *s) {
                         f, "affinityd_net_queues",
                         "Network queue settings placed by the rule, by kind and state.", s->queues,
                         s->n_queues);
+        if (r >= 0)
+                write_intrusions(f, s);
         if (r >= 0)
                 r = write_histogram(f, s);
         return r;

@@ -43,6 +43,13 @@ typedef struct MetricsPolicy {
         uint64_t value;
 } MetricsPolicy;
 
+/* One entry of PolicyEffects: a policy's effect totals, µs and counts. */
+typedef struct MetricsEffect {
+        char *name;
+        uint64_t cpu_usec, foreign_cpu_usec, run_delay_usec, timeslices, migrations, involuntary;
+        bool has_migrations; /* false: the kernel has no sched file; migrations are not written */
+} MetricsEffect;
+
 /* One IRQ (ListIrqs; kind NULL) or network queue (ListNetQueues; kind "rps" or "xps") and what
  * its rule made of it. Those with an empty rule (no rule places them) are not counted. */
 typedef struct MetricsDevice {
@@ -51,11 +58,29 @@ typedef struct MetricsDevice {
         char *state;
 } MetricsDevice;
 
+/* One entry of the Manager's IrqSkewEpisodes (the IRQ and softirq skew check). */
+typedef struct MetricsIrqSkew {
+        char *device;
+        char *kind; /* "irq", "net-rx" */
+        unsigned cpu;
+        bool active;
+        uint64_t episodes;
+} MetricsIrqSkew;
+
 /*
  * What one scrape shows. Strings are owned (metrics_snapshot_done() frees them); NULL where the
  * daemon did not say. Numbers keep the daemon's units (µs); the formatter turns them into
  * seconds.
  */
+/* One entry of the Manager's CpuIntrusions (the isolation audit's totals). */
+typedef struct MetricsIntrusion {
+        unsigned cpu;
+        char *policy;
+        char *kind;
+        uint64_t usec;
+        uint64_t count;
+} MetricsIntrusion;
+
 typedef struct MetricsSnapshot {
         bool up; /* false: the daemon could not be read; only affinityd_up 0 is written */
         char *version;
@@ -71,10 +96,16 @@ typedef struct MetricsSnapshot {
         size_t n_policy_processes;
         MetricsPolicy *policy_pending;
         size_t n_policy_pending;
+        MetricsEffect *effects; /* PolicyEffects */
+        size_t n_effects;
         MetricsDevice *irqs;
         size_t n_irqs;
+        MetricsIrqSkew *irq_skew; /* IrqSkewEpisodes, in the daemon's order */
+        size_t n_irq_skew;
         MetricsDevice *queues;
         size_t n_queues;
+        MetricsIntrusion *intrusions; /* CpuIntrusions, ordered by cpu, policy, kind */
+        size_t n_intrusions;
 } MetricsSnapshot;
 
 /* Frees what s owns and empties it. */

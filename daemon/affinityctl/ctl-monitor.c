@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * affinityctl monitor: follows the daemon's signals (ProcessPlaced, PlacementFailed, Reloaded,
- * DriftDetected), one line each, until SIGINT or SIGTERM, across restarts of the daemon.
+ * DriftDetected, IrqSkew, CpuIntrusion), one line each, until SIGINT or SIGTERM, across restarts of the
+ * daemon.
  */
 
 #include <errno.h>
@@ -103,6 +104,57 @@ static int print_signal(sd_bus_message *m, const char *member) {
                                 {"action", NULL, CELL_STR(action)},
                         },
                         8);
+        } else if (streq(member, "IrqSkew")) {
+                const char *device, *kind, *irqs, *suggestion;
+                char share_text[32];
+                uint32_t cpu;
+                double share;
+
+                r = sd_bus_message_read(m, "ssudss", &device, &kind, &cpu, &share, &irqs, &suggestion);
+                if (r < 0)
+                        return r;
+                snprintf(share_text, sizeof(share_text), "%.3f", share);
+                /* text: "irq-skew KIND DEVICE cpu CPU share SHARE irqs IRQS fix SUGGESTION" */
+                output_event(
+                        (const Field[]){
+                                {"signal", NULL, cell_with_text(CELL_STR(member), "irq-skew")},
+                                {"kind", NULL, CELL_STR(kind)},
+                                {"device", NULL, CELL_STR(device)},
+                                {NULL, NULL, CELL_STR("cpu")},
+                                {"cpu", NULL, CELL_UINT(cpu)},
+                                {NULL, NULL, CELL_STR("share")},
+                                {"share", NULL, CELL_NUMBER(share_text)},
+                                {NULL, NULL, CELL_STR("irqs")},
+                                {"irqs", NULL, CELL_STR_DASH(irqs)},
+                                {NULL, NULL, CELL_STR("fix")},
+                                {"suggestion", NULL, CELL_STR(suggestion)},
+                        },
+                        11);
+        } else if (streq(member, "CpuIntrusion")) {
+                const char *policy, *kind, *who;
+                uint64_t usec, count;
+                uint32_t cpu;
+
+                r = sd_bus_message_read(m, "usstts", &cpu, &policy, &kind, &usec, &count, &who);
+                if (r < 0)
+                        return r;
+                /* text: "intrusion KIND cpu CPU policy POLICY usec USEC count COUNT who WHO" */
+                output_event(
+                        (const Field[]){
+                                {"signal", NULL, cell_with_text(CELL_STR(member), "intrusion")},
+                                {"kind", NULL, CELL_STR(kind)},
+                                {NULL, NULL, CELL_STR("cpu")},
+                                {"cpu", NULL, CELL_UINT(cpu)},
+                                {NULL, NULL, CELL_STR("policy")},
+                                {"policy", NULL, CELL_STR(policy)},
+                                {NULL, NULL, CELL_STR("usec")},
+                                {"usec", NULL, CELL_UINT(usec)},
+                                {NULL, NULL, CELL_STR("count")},
+                                {"count", NULL, CELL_UINT(count)},
+                                {NULL, NULL, CELL_STR("who")},
+                                {"who", NULL, CELL_STR_DASH(who)},
+                        },
+                        12);
         }
         return 0;
 }
@@ -120,11 +172,11 @@ static int on_bus_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 }
 
 /*
- * Asks the daemon for its per-event signals: it sends ProcessPlaced, PlacementFailed and
- * DriftDetected only while a connection is subscribed (Subscribe(), docs/org.affinityd1.xml),
- * and this connection stays subscribed until it closes. wait: for the reply, so that what
- * follows is seen (at start, before the "Monitoring" line); else sent without waiting, as from
- * a signal handler. A daemon without the method sends them anyway: its refusal is of no matter.
+ * Asks the daemon for its per-event signals: it sends ProcessPlaced, PlacementFailed,
+ * DriftDetected, IrqSkew and CpuIntrusion only while a connection is subscribed (Subscribe(),
+ * docs/org.affinityd1.xml), and this connection stays subscribed until it closes. wait: for the reply, so
+ * that what follows is seen (at start, before the "Monitoring" line); else sent without waiting, as from a
+ * signal handler. A daemon without the method sends them anyway: its refusal is of no matter.
  */
 static void ask_for_events(sd_bus *bus, bool wait) {
         if (wait)
@@ -173,8 +225,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 /* Subscribes to the daemon's signals and to its name's owner changes. Returns 0, or
  * EXIT_FAILURE_ after saying why. */
 static int subscribe(sd_bus *bus) {
-        static const char *const signals[] = {
-                "ProcessPlaced", "PlacementFailed", "Reloaded", "DriftDetected"};
+        static const char *const signals[] = {"ProcessPlaced", "PlacementFailed", "Reloaded",
+                                              "DriftDetected", "IrqSkew",         "CpuIntrusion"};
         int r;
 
         /* The matches name the well-known name: the bus routes the daemon's signals by its

@@ -19,6 +19,8 @@
 #include "ctl.h"
 #include "macro.h"
 #include "procfs.h"
+#include "cpuset.h"
+#include "effect.h"
 #include "threadstat.h"
 
 /* What top reads of one thread of a managed process, at one moment. */
@@ -26,11 +28,8 @@ typedef struct TaskSample {
         pid_t pid, tid;
         char comm[16];
         char *policy;
-        unsigned cpu;            /* /proc/PID/task/TID/stat field 39 */
-        bool has_migrations;     /* the kernel has se.nr_migrations (CONFIG_SCHED_DEBUG) */
-        uint64_t migrations;     /* se.nr_migrations of /proc/PID/task/TID/sched */
-        uint64_t run_delay_nsec; /* field 2 of /proc/PID/task/TID/schedstat */
-        uint64_t involuntary;    /* nonvoluntary_ctxt_switches of /proc/PID/task/TID/status */
+        CpuSet cpus;     /* the CPUs ListProcesses gives its process: foreign CPU time is outside them */
+        EffectSample es; /* lib/effect.h: what the daemon's effect sampler reads too */
 } TaskSample;
 
 typedef struct Sample {
@@ -41,8 +40,10 @@ typedef struct Sample {
 } Sample;
 
 static void sample_done(Sample *s) {
-        for (size_t i = 0; i < s->n_tasks; i++)
+        for (size_t i = 0; i < s->n_tasks; i++) {
                 free(s->tasks[i].policy);
+                cpuset_done(&s->tasks[i].cpus);
+        }
         s->tasks = mfree(s->tasks);
         s->n_tasks = s->n_processes = 0;
 }
@@ -55,25 +56,19 @@ static uint64_t now_usec(clockid_t clock) {
 }
 
 /*
- * Samples one thread: its comm and threadstat_read() (/proc/PID/task/TID/stat, sched, schedstat,
- * status: readable by anyone). Returns 0, -ESRCH (gone), -EBADMSG, -errno.
+ * Samples one thread: its comm and effect_sample_thread() (/proc/PID/task/TID/schedstat, stat,
+ * sched: readable by anyone). Returns 0, -ESRCH (gone), -EBADMSG, -errno.
  */
 static int sample_task(pid_t pid, pid_t tid, TaskSample *ret) {
         TaskSample t = {.pid = pid, .tid = tid};
-        ThreadStat st;
         int r;
 
         r = procfs_read_comm("/", pid, tid, t.comm);
         if (r < 0)
                 return r;
-        r = threadstat_read("/", pid, tid, &st);
+        r = effect_sample_thread("/", pid, tid, NULL, &t.es);
         if (r < 0)
                 return r;
-        t.cpu = st.last_cpu;
-        t.has_migrations = st.nr_migrations != THREADSTAT_UNKNOWN;
-        t.migrations = t.has_migrations ? st.nr_migrations : 0;
-        t.run_delay_nsec = st.run_delay_ns != THREADSTAT_UNKNOWN ? st.run_delay_ns : 0;
-        t.involuntary = st.nonvoluntary;
         *ret = t;
         return 0;
 }
@@ -117,9 +112,11 @@ static int sample_take(sd_bus *bus, Sample *ret) {
                         if (sample_task((pid_t)pid, tids[i], &t) < 0)
                                 continue;
                         t.policy = strdup(policy);
+                        (void)cpuset_parse_list(cpus, &t.cpus, NULL); /* "": nothing foreign */
                         a = reallocarray(s.tasks, s.n_tasks + 1, sizeof(TaskSample));
                         if (!t.policy || !a) {
                                 free(t.policy);
+                                cpuset_done(&t.cpus);
                                 if (a)
                                         s.tasks = a;
                                 r = -ENOMEM;
@@ -146,10 +143,7 @@ static int sample_take(sd_bus *bus, Sample *ret) {
 /* One thread's change over an interval. */
 typedef struct TaskDelta {
         const TaskSample *now;
-        bool has_migrations;
-        uint64_t migrations;
-        uint64_t run_delay_usec;
-        uint64_t involuntary;
+        EffectTotals t; /* effect_totals_add() of the two samples */
 } TaskDelta;
 
 static int task_delta_compare_policy(const void *a, const void *b) {
@@ -175,8 +169,8 @@ static uint64_t quantile(const uint64_t *sorted, size_t n, unsigned per_mille) {
 }
 
 /*
- * The deltas between prev and now of every thread present in both (same TID and PID, counters
- * not gone backwards: the TID was not reused), sorted by policy, then TID. Returns the count,
+ * The deltas between prev and now of every thread present in both (same TID, PID and start
+ * time: the TID was not reused), sorted by policy, then TID. Returns the count,
  * or -ENOMEM.
  */
 static ssize_t sample_diff(const Sample *prev, const Sample *now, TaskDelta **ret) {
@@ -194,18 +188,10 @@ static ssize_t sample_diff(const Sample *prev, const Sample *now, TaskDelta **re
                 p = prev->n_tasks > 0
                         ? bsearch(t, prev->tasks, prev->n_tasks, sizeof(TaskSample), task_sample_compare)
                         : NULL;
-                if (!p || p->pid != t->pid || p->run_delay_nsec > t->run_delay_nsec ||
-                    p->involuntary > t->involuntary)
+                if (!p || p->pid != t->pid || p->es.starttime != t->es.starttime)
                         continue;
-                d[n] = (TaskDelta){
-                        .now = t,
-                        .has_migrations =
-                                t->has_migrations && p->has_migrations && p->migrations <= t->migrations,
-                        .run_delay_usec = (t->run_delay_nsec - p->run_delay_nsec) / 1000,
-                        .involuntary = t->involuntary - p->involuntary,
-                };
-                if (d[n].has_migrations)
-                        d[n].migrations = t->migrations - p->migrations;
+                d[n] = (TaskDelta){.now = t};
+                effect_totals_add(&d[n].t, &p->es, &t->es, &t->cpus);
                 n++;
         }
         if (n > 0)
@@ -222,6 +208,7 @@ typedef struct PolicySummary {
         double migrations_per_sec;
         uint64_t run_delay_p50_usec, run_delay_p99_usec;
         double involuntary_per_sec;
+        uint64_t cpu_nsec, foreign_cpu_nsec;
 } PolicySummary;
 
 static int summarize(
@@ -247,11 +234,13 @@ static int summarize(
                 p->policy = d[i].now->policy;
                 p->first = i;
                 for (; i < n && streq(d[i].now->policy, p->policy); i++, k++) {
-                        delays[k] = d[i].run_delay_usec;
-                        involuntary += d[i].involuntary;
-                        if (d[i].has_migrations) {
+                        delays[k] = d[i].t.run_delay_ns / 1000;
+                        involuntary += d[i].t.involuntary;
+                        p->cpu_nsec += d[i].t.cpu_ns;
+                        p->foreign_cpu_nsec += d[i].t.foreign_cpu_ns;
+                        if (d[i].t.has_migrations) {
                                 p->has_migrations = true;
-                                migrations += d[i].migrations;
+                                migrations += d[i].t.migrations;
                         }
                 }
                 p->n = k;
@@ -269,9 +258,11 @@ static int summarize(
 static const Column policy_columns[] = {
         {"POLICY", "policy"},
         {"THREADS", "threads"},
+        {"CPU-TIME", "cpu_usec"},
+        {"FOREIGN", "foreign_cpu_usec"},
         {"MIGR/S", "migrations_per_sec"},
-        {"DELAY-P50", "run_delay_p50_usec"},
-        {"DELAY-P99", "run_delay_p99_usec"},
+        {"RUNQ-DELAY-P50", "run_delay_p50_usec"},
+        {"RUNQ-DELAY-P99", "run_delay_p99_usec"},
         {"INVOL/S", "involuntary_per_sec"},
 };
 
@@ -281,8 +272,10 @@ static const Column thread_columns[] = {
         {"COMM", "comm"},
         {"POLICY", "policy"},
         {"CPU", "cpu"},
+        {"CPU-TIME", "cpu_usec"},
+        {"FOREIGN", "foreign_cpu_usec"},
         {"MIGR", "migrations"},
-        {"RUNDELAY", "run_delay_usec"},
+        {"RUNQ-DELAY", "run_delay_usec"},
         {"INVOL", "involuntary"},
 };
 
@@ -299,7 +292,8 @@ static int print_top(
                 r = table_add_row(
                         &policies,
                         (Cell[]){
-                                CELL_STR_DASH(s[i].policy), CELL_UINT(s[i].n),
+                                CELL_STR_DASH(s[i].policy), CELL_UINT(s[i].n), CELL_NSEC(s[i].cpu_nsec),
+                                CELL_NSEC(s[i].foreign_cpu_nsec),
                                 s[i].has_migrations ? CELL_RATE(s[i].migrations_per_sec) : CELL_NONE,
                                 CELL_NSEC(s[i].run_delay_p50_usec * 1000),
                                 CELL_NSEC(s[i].run_delay_p99_usec * 1000),
@@ -311,9 +305,10 @@ static int print_top(
                         &threads,
                         (Cell[]){
                                 CELL_INT(t->pid), CELL_INT(t->tid), CELL_STR_DASH(t->comm),
-                                CELL_STR_DASH(t->policy), CELL_UINT(t->cpu),
-                                d[i].has_migrations ? CELL_UINT(d[i].migrations) : CELL_NONE,
-                                CELL_NSEC(d[i].run_delay_usec * 1000), CELL_UINT(d[i].involuntary)});
+                                CELL_STR_DASH(t->policy), CELL_UINT(t->es.last_cpu),
+                                CELL_NSEC(d[i].t.cpu_ns), CELL_NSEC(d[i].t.foreign_cpu_ns),
+                                d[i].t.has_migrations ? CELL_UINT(d[i].t.migrations) : CELL_NONE,
+                                CELL_NSEC(d[i].t.run_delay_ns), CELL_UINT(d[i].t.involuntary)});
         }
         if (r < 0)
                 return r;

@@ -30,6 +30,8 @@ extern const char *arg_sysfs;       /* plan, with --topology: --sysfs=DIR */
 extern uint64_t arg_interval_usec;  /* top: --interval=SEC, in µs */
 extern uint64_t arg_iterations;     /* top: --iterations=N; 0: not given */
 extern const char *arg_listen;      /* metrics: --listen=ADDR or "systemd"; NULL: print once */
+extern uint64_t arg_for_usec;       /* verify: --for=SEC, in µs */
+extern bool arg_latency;            /* verify: --latency */
 
 /*
  * The verbs. args: the words after the verb, NULL-terminated (main() has checked their count:
@@ -43,6 +45,7 @@ int verb_explain(char **args);   /* ctl-processes.c: args[0] is the PID */
 int verb_irqs(char **args);      /* ctl-devices.c */
 int verb_net(char **args);       /* ctl-devices.c */
 int verb_top(char **args);       /* ctl-top.c */
+int verb_verify(char **args);    /* ctl-verify.c: args are POLICY names */
 int verb_monitor(char **args);   /* ctl-monitor.c */
 int verb_reload(char **args);    /* ctl-admin.c */
 int verb_rescan(char **args);    /* ctl-admin.c */

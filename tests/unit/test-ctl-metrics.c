@@ -144,7 +144,28 @@ static void full_snapshot(MetricsSnapshot *s) {
                 .n_irqs = ELEMENTSOF(irqs),
                 .queues = devices_of(queues, ELEMENTSOF(queues)),
                 .n_queues = ELEMENTSOF(queues),
+                .effects = calloc(2, sizeof(MetricsEffect)),
+                .n_effects = 2,
         };
+        ck_assert_ptr_nonnull(s->effects);
+        s->effects[0] = (MetricsEffect){
+                .name = xstrdup("db"),
+                .cpu_usec = 2500000,
+                .foreign_cpu_usec = 0,
+                .run_delay_usec = 1500,
+                .timeslices = 40,
+                .migrations = 7,
+                .involuntary = 3,
+                .has_migrations = true};
+        s->effects[1] = (MetricsEffect){
+                .name = xstrdup("web"),
+                .cpu_usec = 1000000,
+                .foreign_cpu_usec = 250000,
+                .run_delay_usec = 0,
+                .timeslices = 9,
+                .migrations = 0,
+                .involuntary = 1,
+                .has_migrations = false};
         ck_assert_ptr_nonnull(s->buckets);
         memcpy(s->buckets, buckets, sizeof(buckets));
 }
@@ -283,6 +304,73 @@ START_TEST(test_full) {
 }
 END_TEST
 
+START_TEST(test_effects) {
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {};
+        _cleanup_free_ char *text = NULL;
+
+        full_snapshot(&s);
+        text = format_ok(&s);
+        ck_assert_ptr_nonnull(strstr(text, LINE("# TYPE affinityd_policy_cpu_seconds_total counter")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_policy_cpu_seconds_total{policy=\"db\"} 2.5")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_policy_foreign_cpu_seconds_total{policy=\"db\"} 0")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_policy_foreign_cpu_seconds_total{policy=\"web\"} 0.25")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_policy_run_delay_seconds_total{policy=\"db\"} 0.0015")));
+        ck_assert_ptr_nonnull(strstr(text, LINE("affinityd_policy_migrations_total{policy=\"db\"} 7")));
+        /* web's kernel has no sched file: absent, not 0 */
+        ck_assert_ptr_null(strstr(text, "affinityd_policy_migrations_total{policy=\"web\"}"));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_policy_involuntary_switches_total{policy=\"web\"} 1")));
+
+        /* none sampled (effect-interval: off): no family at all */
+        metrics_snapshot_done(&s);
+        full_snapshot(&s);
+        for (size_t i = 0; i < s.n_effects; i++)
+                free(s.effects[i].name);
+        s.effects = mfree(s.effects);
+        s.n_effects = 0;
+        text = mfree(text);
+        text = format_ok(&s);
+        ck_assert_ptr_null(strstr(text, "affinityd_policy_cpu_seconds_total"));
+        ck_assert_ptr_null(strstr(text, "affinityd_policy_migrations_total"));
+}
+END_TEST
+
+/* The skew check's episodes: a gauge per (device, kind, cpu), a counter per (device, kind). */
+START_TEST(test_irq_skew) {
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {};
+        _cleanup_free_ char *text = NULL;
+
+        full_snapshot(&s);
+        s.irq_skew = calloc(2, sizeof(MetricsIrqSkew));
+        ck_assert_ptr_nonnull(s.irq_skew);
+        s.irq_skew[0] = (MetricsIrqSkew){xstrdup("eth0"), xstrdup("irq"), 3, true, 2};
+        s.irq_skew[1] = (MetricsIrqSkew){xstrdup("eth0,veth0"), xstrdup("net-rx"), 1, false, 1};
+        s.n_irq_skew = 2;
+        text = format_ok(&s);
+        check_exposition(text);
+        ck_assert_ptr_nonnull(strstr(text, "\n# TYPE affinityd_irq_skew gauge\n"));
+        ck_assert_ptr_nonnull(strstr(text, "\n# TYPE affinityd_irq_skew_episodes_total counter\n"));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_irq_skew{device=\"eth0\",kind=\"irq\",cpu=\"3\"} 1")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_irq_skew{device=\"eth0,veth0\",kind=\"net-rx\",cpu=\"1\"} 0")));
+        ck_assert_ptr_nonnull(
+                strstr(text, LINE("affinityd_irq_skew_episodes_total{device=\"eth0\",kind=\"irq\"} 2")));
+        ck_assert_ptr_nonnull(strstr(
+                text, LINE("affinityd_irq_skew_episodes_total{device=\"eth0,veth0\",kind=\"net-rx\"} 1")));
+
+        /* None found: neither metric is written. */
+        metrics_snapshot_done(&s);
+        full_snapshot(&s);
+        free(text);
+        text = format_ok(&s);
+        ck_assert_ptr_null(strstr(text, "affinityd_irq_skew"));
+}
+END_TEST
+
 START_TEST(test_histogram) {
         _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {};
         _cleanup_free_ char *text = NULL;
@@ -374,6 +462,57 @@ START_TEST(test_missing) {
         ck_assert_ptr_null(strstr(text, "affinityd_state"));
         ck_assert_ptr_null(strstr(text, "affinityd_policy_"));
         ck_assert_ptr_null(strstr(text, "affinityd_irqs"));
+}
+END_TEST
+
+/* The isolation audit's counters: seconds for the timed kinds, interrupts for irq and softirq,
+ * labels cpu, policy, kind (escaped), never a PID. */
+START_TEST(test_intrusions) {
+        _cleanup_(metrics_snapshot_done) MetricsSnapshot s = {.up = true};
+        _cleanup_free_ char *text = NULL;
+        static const struct {
+                unsigned cpu;
+                const char *policy, *kind;
+                uint64_t usec, count;
+        } in[] = {
+                {1, "db", "irq", 0, 1200},
+                {1, "db", "softirq", 30000, 77},
+                {1, "db", "task", 1200000, 0},
+                {3, "we\"b", "unnamed", 2500, 0},
+        };
+
+        s.intrusions = calloc(ELEMENTSOF(in), sizeof(MetricsIntrusion));
+        ck_assert_ptr_nonnull(s.intrusions);
+        for (size_t i = 0; i < ELEMENTSOF(in); i++) {
+                s.intrusions[i] =
+                        (MetricsIntrusion){.cpu = in[i].cpu, .usec = in[i].usec, .count = in[i].count};
+                s.intrusions[i].policy = strdup(in[i].policy);
+                s.intrusions[i].kind = strdup(in[i].kind);
+        }
+        s.n_intrusions = ELEMENTSOF(in);
+        text = format_ok(&s);
+        check_exposition(text);
+        ck_assert_ptr_nonnull(strstr(
+                text,
+                LINE("affinityd_cpu_intrusion_seconds_total{cpu=\"1\",policy=\"db\",kind=\"task\"} 1.2")));
+        ck_assert_ptr_nonnull(
+                strstr(text,
+                       LINE("affinityd_cpu_intrusion_seconds_total{cpu=\"1\",policy=\"db\",kind=\"softirq\"}"
+                            " 0.03")));
+        ck_assert_ptr_nonnull(
+                strstr(text,
+                       LINE("affinityd_cpu_intrusion_seconds_total{cpu=\"3\",policy=\"we\\\"b\",kind="
+                            "\"unnamed\"} 0.0025")));
+        ck_assert_ptr_null(strstr(text, "kind=\"irq\"} 0"));
+        ck_assert_ptr_nonnull(
+                strstr(text,
+                       LINE("affinityd_cpu_intrusion_interrupts_total{cpu=\"1\",policy=\"db\",kind=\"irq\"} "
+                            "1200")));
+        ck_assert_ptr_nonnull(
+                strstr(text,
+                       LINE("affinityd_cpu_intrusion_interrupts_total{cpu=\"1\",policy=\"db\",kind="
+                            "\"softirq\"} 77")));
+        ck_assert_ptr_null(strstr(text, "kind=\"task\"} 0\n"));
 }
 END_TEST
 
@@ -494,10 +633,13 @@ int main(int argc, char *argv[]) {
         else {
                 tcase_add_test(tc, test_full);
                 tcase_add_test(tc, test_histogram);
+                tcase_add_test(tc, test_effects);
                 tcase_add_test(tc, test_escaping);
                 tcase_add_test(tc, test_missing);
+                tcase_add_test(tc, test_intrusions);
                 tcase_add_test(tc, test_down);
                 tcase_add_test(tc, test_listen_address);
+                tcase_add_test(tc, test_irq_skew);
         }
         suite_add_tcase(s, tc);
 
