@@ -2126,3 +2126,102 @@ int harness_daemon_proc_connector_fd(Harness *h) {
         ck_assert_msg(fd >= 0, "pidfd_getfd: %s", strerror(errno));
         return fd;
 }
+
+unsigned harness_last_cpu(const char *list) {
+        const char *p = list + strlen(list);
+
+        while (p > list && p[-1] >= '0' && p[-1] <= '9')
+                p--;
+        return (unsigned)strtoul(p, NULL, 10);
+}
+
+int harness_write_knob(const char *path, const char *text) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+        ssize_t l = (ssize_t)strlen(text);
+
+        if (fd < 0)
+                return -errno;
+        if (write(fd, text, (size_t)l) != l)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+/* The first line of path without its newline, newly allocated; NULL when unreadable. */
+static char *read_first_line(const char *path) {
+        char buf[512];
+        FILE *f = fopen(path, "re");
+        char *r = NULL;
+
+        if (!f)
+                return NULL;
+        if (fgets(buf, sizeof buf, f)) {
+                buf[strcspn(buf, "\n")] = '\0';
+                r = strdup(buf);
+        }
+        fclose(f);
+        return r;
+}
+
+/* The total count of IRQ irq over every CPU in /proc/interrupts (0 when absent). */
+static uint64_t irq_total(unsigned irq) {
+        FILE *f = fopen("/proc/interrupts", "re");
+        char line[8192];
+        uint64_t total = 0;
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof line, f)) {
+                char *p = line, *end;
+
+                while (*p == ' ')
+                        p++;
+                if (strtoul(p, &end, 10) != irq || end == p || *end != ':')
+                        continue;
+                p = end + 1;
+                for (;;) {
+                        uint64_t v = strtoull(p, &end, 10);
+
+                        if (end == p)
+                                break;
+                        total += v;
+                        p = end;
+                }
+                break;
+        }
+        fclose(f);
+        return total;
+}
+
+unsigned harness_find_movable_irq(char *original, size_t size) {
+        DIR *d = opendir("/proc/irq");
+        struct dirent *de;
+        uint64_t best = 0;
+        unsigned found = 0;
+
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                char path[300];
+                unsigned irq;
+                char *end, *now;
+                uint64_t total;
+
+                irq = (unsigned)strtoul(de->d_name, &end, 10);
+                if (end == de->d_name || *end || irq == 0)
+                        continue;
+                snprintf(path, sizeof path, "/proc/irq/%u/smp_affinity_list", irq);
+                now = read_first_line(path);
+                if (!now)
+                        continue;
+                total = irq_total(irq);
+                if (total > best && harness_write_knob(path, now) == 0) {
+                        best = total;
+                        found = irq;
+                        snprintf(original, size, "%s", now);
+                }
+                free(now);
+        }
+        closedir(d);
+        return found;
+}

@@ -383,3 +383,16 @@ bool harness_cpus_subset(const char *a, const char *b);
 char *harness_asprintf(const char *format, ...) __attribute__((__format__(printf, 1, 2)));
 /* String helpers for tests. */
 bool strv_contains_suffix(char *const *l, const char *suffix);
+
+/* ---- IRQs and CPU-lists for the tests that move an IRQ ---- */
+
+/* The last CPU of a canonical cpu-list ("0-1" -> 1, "0-3,8" -> 8). */
+unsigned harness_last_cpu(const char *list);
+/* Writes text to path (a /proc or /sys knob) in one write(2): 0 or -errno. */
+int harness_write_knob(const char *path, const char *text);
+/*
+ * The busiest IRQ (total count of /proc/interrupts) whose /proc/irq/N/smp_affinity_list takes a
+ * write of its own value: returns N and its cpu-list in original (size bytes), or 0 when no IRQ
+ * here is movable.
+ */
+unsigned harness_find_movable_irq(char *original, size_t size);

@@ -1004,12 +1004,17 @@ static const PropertyDef manager_property_defs[] = {
         {"PlacementLatencySumUSec", "t", EMITS_NONE},
         {"PlacementLatencyHistogram", "a(tt)", EMITS_NONE},
         {"ManagedProcessesByPolicy", "a(su)", EMITS_NONE},
+        {"PolicyEffects", "a(sttttttb)", EMITS_NONE},
+        {"IrqSkewEpisodes", "a(ssubt)", EMITS_NONE},
+        {"CpuIntrusions", "a(usstt)", EMITS_NONE},
 };
 
 static const PropertyDef policy_property_defs[] = {
-        {"Name", "s", EMITS_NEVER},         {"File", "s", EMITS_NEVER},        {"Line", "u", EMITS_NEVER},
-        {"Selector", "s", EMITS_NEVER},     {"CPUs", "s", EMITS_NONE},         {"Nodes", "s", EMITS_NONE},
+        {"Name", "s", EMITS_NEVER},         {"File", "s", EMITS_NEVER},
+        {"Line", "u", EMITS_NEVER},         {"Selector", "s", EMITS_NEVER},
+        {"CPUs", "s", EMITS_NONE},          {"Nodes", "s", EMITS_NONE},
         {"PendingReason", "s", EMITS_NONE}, {"MatchedPIDs", "au", EMITS_NONE},
+        {"ExclusiveCPUs", "s", EMITS_NONE},
 };
 
 static const struct {
@@ -1029,10 +1034,8 @@ static const struct {
 static const struct {
         const char *name, *signature;
 } manager_signal_defs[] = {
-        {"ProcessPlaced", "usss"},
-        {"PlacementFailed", "usss"},
-        {"Reloaded", "bs"},
-        {"DriftDetected", "sssss"},
+        {"ProcessPlaced", "usss"},  {"PlacementFailed", "usss"}, {"Reloaded", "bs"},
+        {"DriftDetected", "sssss"}, {"IrqSkew", "ssudss"},       {"CpuIntrusion", "usstts"},
 };
 
 static unsigned count_elements(const char *xml, const char *kind) {
