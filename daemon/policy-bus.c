@@ -140,13 +140,16 @@ static int property_get_selector(
         return sd_bus_message_append(reply, "s", text);
 }
 
-/* CPUs and Nodes: the resolved sets as cpu-lists, "" when the policy is pending or has no cpus:. */
+/* CPUs, Nodes and ExclusiveCPUs: the resolved sets as cpu-lists (ExclusiveCPUs: those held with
+ * exclusive: true, the policy's own and its thread rules'); "" when the policy is pending or has
+ * no such set. */
 static int property_get_cpus(
         sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
         void *userdata, sd_bus_error *error) {
         _cleanup_free_ char *text = NULL;
         Manager *m = userdata;
         const PolicyPlan *pp;
+        const CpuSet *set;
         size_t i;
         int r;
 
@@ -154,31 +157,14 @@ static int property_get_cpus(
         if (r < 0)
                 return r;
         pp = &m->plan->policies[i];
-        if (pp->has_cpus && !pp->pending_reason) {
-                r = cpuset_format_list(streq(property, "Nodes") ? &pp->nodes : &pp->cpus, &text);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_append(reply, "s", strempty(text));
-}
-
-/* The CPUs the policy holds with exclusive: true (its own and its thread rules'), as a cpu-list;
- * "" when it holds none or is pending. */
-static int property_get_exclusive_cpus(
-        sd_bus *bus, const char *path, const char *interface, const char *property, sd_bus_message *reply,
-        void *userdata, sd_bus_error *error) {
-        _cleanup_free_ char *text = NULL;
-        Manager *m = userdata;
-        const PolicyPlan *pp;
-        size_t i;
-        int r;
-
-        r = policy_bus_get(m, path, &i, error);
-        if (r < 0)
-                return r;
-        pp = &m->plan->policies[i];
-        if (!pp->pending_reason && !cpuset_is_empty(&pp->exclusive_cpus)) {
-                r = cpuset_format_list(&pp->exclusive_cpus, &text);
+        if (streq(property, "ExclusiveCPUs"))
+                set = &pp->exclusive_cpus;
+        else if (pp->has_cpus)
+                set = streq(property, "Nodes") ? &pp->nodes : &pp->cpus;
+        else
+                set = NULL;
+        if (set && !pp->pending_reason && !cpuset_is_empty(set)) {
+                r = cpuset_format_list(set, &text);
                 if (r < 0)
                         return r;
         }
@@ -241,7 +227,7 @@ const sd_bus_vtable policy_vtable[] = {
         SD_BUS_PROPERTY("Selector", "s", property_get_selector, 0, 0),
         SD_BUS_PROPERTY("CPUs", "s", property_get_cpus, 0, 0),
         SD_BUS_PROPERTY("Nodes", "s", property_get_cpus, 0, 0),
-        SD_BUS_PROPERTY("ExclusiveCPUs", "s", property_get_exclusive_cpus, 0, 0),
+        SD_BUS_PROPERTY("ExclusiveCPUs", "s", property_get_cpus, 0, 0),
         SD_BUS_PROPERTY("PendingReason", "s", property_get_pending_reason, 0, 0),
         SD_BUS_PROPERTY("MatchedPIDs", "au", property_get_matched_pids, 0, 0),
         SD_BUS_VTABLE_END,
