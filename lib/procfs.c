@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -1024,4 +1025,56 @@ int procfs_hidepid(const char *root, gid_t *ret_gid, bool *ret_has_gid) {
                 }
         }
         return hidepid;
+}
+
+bool procfs_stat_is_dead(const ProcfsStat *st) {
+        if (st->state != 'Z' && st->state != 'X' && st->state != 'x')
+                return false;
+        return st->n_threads <= 1;
+}
+
+bool procfs_started_before(uint64_t starttime, uint64_t event_ns) {
+        static uint64_t tick_ns;
+        struct timespec boot, mono;
+        uint64_t offset;
+
+        if (event_ns == 0)
+                return true;
+        if (tick_ns == 0) {
+                long hz = sysconf(_SC_CLK_TCK);
+                tick_ns = UINT64_C(1000000000) / (uint64_t)(hz > 0 ? hz : 100);
+        }
+        if (clock_gettime(CLOCK_BOOTTIME, &boot) < 0 || clock_gettime(CLOCK_MONOTONIC, &mono) < 0)
+                return true;
+        offset = (uint64_t)boot.tv_sec * UINT64_C(1000000000) + (uint64_t)boot.tv_nsec -
+                ((uint64_t)mono.tv_sec * UINT64_C(1000000000) + (uint64_t)mono.tv_nsec);
+        return starttime * tick_ns <= event_ns + offset;
+}
+
+bool procfs_is_service_manager_child(const char *root, pid_t pid, const ProcfsStat *st) {
+        _cleanup_free_ char *exe = NULL, *parent_exe = NULL;
+        char parent[16] = "";
+        const char *base;
+        ProcfsStat again;
+        uint64_t now;
+
+        if (st->comm[0] != '(' || st->ppid <= 0)
+                return false;
+        if (st->ppid != 1 && (procfs_read_comm(root, st->ppid, 0, parent) < 0 || !streq(parent, "systemd")))
+                return false;
+        /* Not exec'd yet: it still runs its parent's program (or systemd 255's executor). A
+         * process that calls itself "(…" and was reparented to PID 1 runs its own. */
+        if (procfs_read_exe(root, pid, &exe) < 0 || procfs_read_exe(root, st->ppid, &parent_exe) < 0)
+                return false;
+        base = strrchr(exe, '/');
+        if (streq(exe, parent_exe) || streq(base ? base + 1 : exe, "systemd-executor"))
+                return true;
+        /* Another program: a daemon calling itself "(…", or the child is exec'ing (execve(2)
+         * replaces the program before the comm): then its EXEC event follows this one. A child
+         * is seconds old at most; such a daemon is older. */
+        if (procfs_read_stat(root, pid, 0, &again) >= 0 && again.comm[0] != '(')
+                return true;
+        now = now_monotonic_nsec();
+        return now <= PROCFS_SERVICE_CHILD_AGE_MAX_NSEC ||
+                !procfs_started_before(st->starttime, now - PROCFS_SERVICE_CHILD_AGE_MAX_NSEC);
 }

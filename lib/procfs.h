@@ -177,3 +177,39 @@ int procfs_foreach_thread(const char *root, pid_t pid, procfs_thread_visitor_t v
  * -ESRCH if the process is gone, or the visitor's error.
  */
 int procfs_foreach_thread_once(const char *root, pid_t pid, procfs_thread_visitor_t visit, void *userdata);
+
+/*
+ * True if the process whose /proc/PID/stat is st has exited: its leader is a zombie (or dead)
+ * and no other thread is left. sched_setaffinity(2) succeeds on a zombie, so without this an
+ * exited process would count as placed. A leader that called pthread_exit() is a zombie too
+ * while the other threads live on: that process is alive. The stat line says both: a zombie
+ * leader counts itself in num_threads until it is reaped, and every other thread leaves the
+ * count when it exits (before its EXIT event is sent), so num_threads > 1 means some other
+ * thread lives. No /proc/PID/task listing needed.
+ */
+bool procfs_stat_is_dead(const ProcfsStat *st);
+
+/*
+ * True if a task with start time starttime (/proc/PID/stat field 22, clock ticks since boot)
+ * started no later than event_ns (CLOCK_MONOTONIC ns, e.g. the proc connector's timestamp). The
+ * start time is CLOCK_BOOTTIME rounded down to a tick (sysconf(_SC_CLK_TCK)): a task the event
+ * is about always passes; one that started later (a reused PID) fails unless it started within
+ * the same tick. An event_ns of 0 (no event) passes, and so does everything when the clocks
+ * cannot be read.
+ */
+bool procfs_started_before(uint64_t starttime, uint64_t event_ns);
+
+/* How old systemd's child before its exec can be (procfs_is_service_manager_child()), ns: it
+ * execs within milliseconds of its fork. */
+#define PROCFS_SERVICE_CHILD_AGE_MAX_NSEC (UINT64_C(2) * 1000000000)
+
+/*
+ * True for ROOT/proc/PID, whose stat is st, if it is a child that systemd (PID 1, or a
+ * "systemd" user manager) forked to start a unit and that has not exec'd yet: systemd names it
+ * "(BINARY)" and moves it into the unit's cgroup, sets its user and so on before the exec. Such a
+ * child still runs its parent's executable (or systemd-executor, systemd 255 and later); a
+ * process calling itself "(…" that runs another program is one only if it is being exec'd (its
+ * comm changed since st) or is younger than PROCFS_SERVICE_CHILD_AGE_MAX_NSEC. Reads the
+ * parent's comm and both executables, and only for a "(…" comm. root NULL: "/".
+ */
+bool procfs_is_service_manager_child(const char *root, pid_t pid, const ProcfsStat *st);

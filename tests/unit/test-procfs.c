@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpuset.h"
@@ -1033,6 +1034,125 @@ END_TEST
 
 /* --- the real /proc ------------------------------------------------------------------------ */
 
+/* procfs_stat_is_dead(): a zombie or dead leader with no other thread left. */
+START_TEST(test_stat_is_dead) {
+        static const struct {
+                char state;
+                unsigned n_threads;
+                bool dead;
+        } cases[] = {
+                {'R', 1, false}, {'S', 1, false}, {'D', 4, false}, {'T', 1, false},
+                {'t', 1, false}, {'I', 1, false}, {'Z', 1, true},  {'Z', 0, true},
+                {'X', 1, true},  {'x', 1, true},  {'Z', 2, false}, /* a leader that called pthread_exit():
+                                                                      its threads live on */
+                {'X', 3, false},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ProcfsStat st = {.state = cases[i].state, .n_threads = cases[i].n_threads};
+
+                ck_assert_msg(
+                        procfs_stat_is_dead(&st) == cases[i].dead, "state %c, %u threads", cases[i].state,
+                        cases[i].n_threads);
+        }
+}
+END_TEST
+
+/* The clock ticks since boot now (CLOCK_BOOTTIME), as /proc/PID/stat's starttime counts. */
+static unsigned long long boot_ticks_now(void) {
+        struct timespec ts;
+        long hz = sysconf(_SC_CLK_TCK);
+
+        ck_assert_int_eq(clock_gettime(CLOCK_BOOTTIME, &ts), 0);
+        return ((unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec) /
+                (1000000000ULL / (unsigned long long)hz);
+}
+
+static uint64_t monotonic_ns_now(void) {
+        struct timespec ts;
+
+        ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+        return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* procfs_started_before(): this process against now and a minute ago; a later start fails. */
+START_TEST(test_started_before) {
+        ProcfsStat self;
+        long hz = sysconf(_SC_CLK_TCK);
+        uint64_t now = monotonic_ns_now();
+
+        ck_assert_int_eq(procfs_read_stat(NULL, getpid(), 0, &self), 0);
+        ck_assert(procfs_started_before(self.starttime, now));
+        ck_assert(procfs_started_before(self.starttime, 0)); /* no event */
+        /* A task started 10 s from now (a PID reused after the event) did not. */
+        ck_assert(!procfs_started_before(boot_ticks_now() + 10 * (unsigned long long)hz, now));
+        /* One started at boot did, whenever the event. */
+        ck_assert(procfs_started_before(0, 1));
+}
+END_TEST
+
+/* A "(…" child of a service manager (pid, parent ppid), with its and its parent's executables. */
+static void put_child(int pid, const char *comm, int ppid, const char *exe, unsigned long long starttime) {
+        char rel[64];
+
+        snprintf(rel, sizeof rel, "proc/%d/stat", pid);
+        put_stat(rel, pid, comm, ppid, 0, starttime);
+        snprintf(rel, sizeof rel, "proc/%d/exe", pid);
+        if (exe)
+                put_link(rel, exe);
+}
+
+static bool manager_child(int pid) {
+        ProcfsStat st;
+
+        ck_assert_int_eq(procfs_read_stat(root, pid, 0, &st), 0);
+        return procfs_is_service_manager_child(root, pid, &st);
+}
+
+START_TEST(test_service_manager_child) {
+        unsigned long long young = boot_ticks_now(), old = 0;
+        ProcfsStat st;
+
+        /* PID 1 and a user manager (PID 500), both systemd; a shell (PID 600). */
+        put_child(1, "systemd", 0, "/usr/lib/systemd/systemd", old);
+        puts_("proc/1/comm", "systemd\n");
+        put_child(500, "systemd", 1, "/usr/lib/systemd/systemd", old);
+        puts_("proc/500/comm", "systemd\n");
+        put_child(600, "bash", 1, "/usr/bin/bash", old);
+        puts_("proc/600/comm", "bash\n");
+
+        /* Not "(…": never. */
+        put_child(10, "sshd", 1, "/usr/lib/systemd/systemd", young);
+        ck_assert(!manager_child(10));
+        /* systemd's forked child, still running systemd: yes, old or young. */
+        put_child(11, "(sshd)", 1, "/usr/lib/systemd/systemd", old);
+        ck_assert(manager_child(11));
+        /* A user manager's child running systemd-executor (systemd 255 and later). */
+        put_child(12, "(sd-pam)", 500, "/usr/lib/systemd/systemd-executor", old);
+        ck_assert(manager_child(12));
+        /* A "(…" child of a shell: not a service manager's. */
+        put_child(13, "(sshd)", 600, "/usr/bin/bash", young);
+        ck_assert(!manager_child(13));
+        /* A daemon calling itself "(foo)" under PID 1 for long: its own program, not a child. */
+        put_child(14, "(foo)", 1, "/usr/bin/foo", old);
+        ck_assert(!manager_child(14));
+        /* The same program, just forked (younger than the age limit): exec'ing, its EXEC follows. */
+        put_child(15, "(foo)", 1, "/usr/bin/foo", young);
+        ck_assert(manager_child(15));
+        /* Old, but its comm changed since the caller's read: it is being exec'd. */
+        put_child(16, "(bar)", 1, "/usr/bin/bar", old);
+        ck_assert_int_eq(procfs_read_stat(root, 16, 0, &st), 0);
+        put_child(16, "bar", 1, NULL, old);
+        ck_assert(procfs_is_service_manager_child(root, 16, &st));
+        /* Its executable unreadable (no ptrace access, gone): not known to be one. */
+        put_child(17, "(baz)", 1, NULL, young);
+        ck_assert(!manager_child(17));
+        /* A parent whose comm can't be read: not a service manager. */
+        put_child(18, "(qux)", 700, "/usr/lib/systemd/systemd", young);
+        ck_assert(!manager_child(18));
+}
+END_TEST
+
 static char **saved_argv;
 
 /* Field 22 of a stat line, parsed independently of procfs.c with sscanf. */
@@ -1180,7 +1300,7 @@ static void *zombie_leader_worker(void *userdata) {
 }
 
 /*
- * What the daemon's liveness check relies on (daemon/manager-match.c, process_is_dead()): a leader that
+ * What the daemon's liveness check relies on (procfs_stat_is_dead()): a leader that
  * called pthread_exit() is a zombie ('Z') while its other threads live on, and num_threads still counts
  * them; once the last other thread has exited, num_threads is 1 (the zombie leader itself) until
  * the process is reaped.
@@ -1402,6 +1522,8 @@ int main(int argc, char **argv) {
         tcase_add_test(fx, test_comm);
         tcase_add_test(fx, test_stat);
         tcase_add_test(fx, test_exe);
+        tcase_add_test(fx, test_service_manager_child);
+        tcase_add_test(fx, test_started_before);
         tcase_add_test(fx, test_cmdline);
         tcase_add_test(fx, test_cmdline_whole);
         tcase_add_test(fx, test_cmdline_cap);
@@ -1415,6 +1537,7 @@ int main(int argc, char **argv) {
         suite_add_tcase(s, fx);
 
         tcase_add_test(parse, test_parse_stat);
+        tcase_add_test(parse, test_stat_is_dead);
         tcase_add_test(parse, test_parse_status);
         tcase_add_test(parse, test_parse_status_ids);
         suite_add_tcase(s, parse);
