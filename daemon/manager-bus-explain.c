@@ -9,6 +9,7 @@
 
 #include "bus-caller.h"
 #include "bus-util.h"
+#include "fair-queue.h"
 #include "procfs.h"
 #include "manager-bus-internal.h"
 #include "manager-explain.h"
@@ -135,23 +136,14 @@ typedef struct ExplainJob {
         sd_bus_message *message;
         sd_bus_message *reply; /* explain_reply_begin()'s, e->threads[..n_sent] appended */
         size_t n_sent;
-        uid_t uid;
-        ManagerExplanation *e;
-        sd_event_source *source; /* the next step, within the caller's share; off while the worker
-                                  * reads (e is then the worker's, until on_explain_read()) */
-        struct ExplainJob *next;
+        ManagerExplanation *e; /* the worker's while a step reads, until on_explain_read() */
+        FairJob *job;          /* in m->explain_queue: a step at a time, within the caller's share */
 } ExplainJob;
 
+/* Frees j, and takes it out of the queue (unless already out: job NULL). */
 static void explain_job_free(ExplainJob *j) {
-        Manager *m = j->manager;
-
-        for (ExplainJob **x = &m->explain_jobs; *x; x = &(*x)->next)
-                if (*x == j) {
-                        *x = j->next;
-                        m->n_explain_jobs--;
-                        break;
-                }
-        sd_event_source_disable_unref(j->source);
+        if (j->job)
+                fair_queue_remove(j->manager->explain_queue, j->job);
         sd_bus_message_unref(j->reply);
         sd_bus_message_unref(j->message);
         manager_explanation_free(j->e);
@@ -160,16 +152,19 @@ static void explain_job_free(ExplainJob *j) {
 
 /* The daemon frees the worker first (manager_free()): no job is then being read. */
 void manager_bus_jobs_free(Manager *m) {
-        while (m->explain_jobs)
-                explain_job_free(m->explain_jobs);
+        for (FairJob *x; (x = fair_queue_find(m->explain_queue, NULL, NULL));)
+                explain_job_free(fair_job_data(x));
+        m->explain_queue = fair_queue_free(m->explain_queue);
         bus_callers_free(m);
 }
 
-/* On the loop, after a read (r: its result): merges, appends, and answers or schedules the next
- * step within the caller's share. cost_usec: the read's time, counted with the merge's. */
+/* On the loop, after a read (r: its result): merges, appends, and answers, or leaves the next
+ * step to the queue (within the caller's share). cost_usec: the read's time, counted with the
+ * merge's. */
 static void explain_job_continue(ExplainJob *j, int r, uint64_t cost_usec) {
         Manager *m = j->manager;
-        uint64_t t0 = now_monotonic_usec(), wait = 0;
+        uint64_t t0 = now_monotonic_usec();
+        FairJob *job = j->job;
         int k;
 
         k = manager_explain_merge(m, j->e);
@@ -181,24 +176,18 @@ static void explain_job_continue(ExplainJob *j, int r, uint64_t cost_usec) {
                 if (k < 0)
                         r = k;
         }
-        if (j->uid != 0) {
-                uint64_t t1 = now_monotonic_usec();
-
-                caller_budget_charge(&m->bus_budget, j->uid, cost_usec + (t1 - t0), t1);
-                wait = caller_budget_wait(&m->bus_budget, j->uid, t1);
-        }
+        cost_usec += now_monotonic_usec() - t0;
         if (r == 0) {
                 /* More threads: after whatever else is pending, and within the caller's share. */
-                r = sd_event_source_set_time(j->source, wait > 0 ? t0 + wait : 0);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(j->source, SD_EVENT_ONESHOT);
-                if (r >= 0)
-                        return;
+                fair_queue_ran(m->explain_queue, job, cost_usec, false);
+                return;
         }
         if (r < 0)
                 (void)sd_bus_reply_method_errnof(j->message, r, "Explain failed: %m");
         else
                 (void)explain_reply_send(j->reply);
+        j->job = NULL;
+        fair_queue_ran(m->explain_queue, job, cost_usec, true);
         explain_job_free(j);
 }
 
@@ -215,8 +204,10 @@ static void on_explain_read(const WorkerJob *job) {
         explain_job_continue(j, job->result, job->cpu_usec);
 }
 
-static int on_explain_step(sd_event_source *s, uint64_t usec, void *userdata) {
-        ExplainJob *j = userdata;
+/* The queue's start callback (fair_start_t): the next step goes to the worker, or, when it has
+ * no room, a small step runs here. */
+static int explain_start(FairJob *job, void *userdata) {
+        ExplainJob *j = fair_job_data(job);
         uint64_t t0;
         int r;
 
@@ -229,7 +220,6 @@ static int on_explain_step(sd_event_source *s, uint64_t usec, void *userdata) {
                         .pid = j->e->pid});
         if (r >= 0)
                 return 0;
-        /* No room on the worker: a small step here. */
         t0 = now_monotonic_usec();
         r = manager_explain_read(j->e, EXPLAIN_STEP_THREADS);
         explain_job_continue(j, r, now_monotonic_usec() - t0);
@@ -260,12 +250,24 @@ int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error)
                 if (wait > 0)
                         return bus_caller_reply_busy(error, c.uid, wait);
         }
-        for (ExplainJob *x = m->explain_jobs; x; x = x->next)
-                n_uid += x->uid == c.uid;
-        if (m->n_explain_jobs >= EXPLAIN_JOBS_MAX || (c.uid != 0 && n_uid >= EXPLAIN_JOBS_PER_UID))
+        if (!m->explain_queue) {
+                r = fair_queue_new(
+                        sd_bus_get_event(sd_bus_message_get_bus(message)), AFFINITYD_BUS_EVENT_PRIORITY + 1,
+                        "explain-step", &m->bus_budget,
+                        &(FairQueueLimits){
+                                .max_jobs = EXPLAIN_JOBS_MAX,
+                                .max_per_uid = EXPLAIN_JOBS_PER_UID,
+                                .running_per_uid = EXPLAIN_JOBS_PER_UID},
+                        explain_start, m, &m->explain_queue);
+                if (r < 0)
+                        return r;
+        }
+        /* Refused before any work is done for it. */
+        n_uid = c.uid != 0 ? fair_queue_count_uid(m->explain_queue, c.uid) : 0;
+        if (fair_queue_size(m->explain_queue) >= EXPLAIN_JOBS_MAX || n_uid >= EXPLAIN_JOBS_PER_UID)
                 return sd_bus_error_setf(
                         error, AFFINITYD_ERROR_BUSY, "%u Explain calls are being answered; try again later",
-                        c.uid != 0 && n_uid >= EXPLAIN_JOBS_PER_UID ? n_uid : m->n_explain_jobs);
+                        n_uid >= EXPLAIN_JOBS_PER_UID ? n_uid : (unsigned)fair_queue_size(m->explain_queue));
 
         hidepid = c.uid != 0 ? procfs_hidepid(NULL, &gid, &has_gid) : 0;
         r = pid > INT32_MAX ? -ESRCH : bus_caller_visibility(&c, (pid_t)pid, hidepid, gid, has_gid);
@@ -301,20 +303,11 @@ int method_explain(sd_bus_message *message, void *userdata, sd_bus_error *error)
                 .manager = m,
                 .message = sd_bus_message_ref(message),
                 .reply = TAKE_PTR(reply),
-                .uid = c.uid,
                 .e = TAKE_PTR(e)};
-        j->next = m->explain_jobs;
-        m->explain_jobs = j;
-        m->n_explain_jobs++;
-        r = sd_event_add_time(
-                sd_bus_get_event(sd_bus_message_get_bus(message)), &j->source, CLOCK_MONOTONIC, 0, 0,
-                on_explain_step, j);
-        if (r >= 0)
-                r = sd_event_source_set_priority(j->source, AFFINITYD_BUS_EVENT_PRIORITY + 1);
+        r = fair_queue_add(m->explain_queue, c.uid, j, &j->job, NULL);
         if (r < 0) {
                 explain_job_free(j);
                 return r;
         }
-        (void)sd_event_source_set_description(j->source, "explain-step");
-        return 1; /* answered by on_explain_step() */
+        return 1; /* answered by explain_job_continue() */
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,8 +16,9 @@
 
 #include "device-placement.h"
 #include "drift.h"
+#include "fair-queue.h"
 #include "log.h"
-#include "manager-state.h"
+#include "manager-originals.h"
 #include "manager.h"
 #include "match.h"
 #include "plan.h"
@@ -40,7 +42,7 @@ static void manager_check_process_gone(Manager *m, TrackedProcess *p) {
         if (r < 0 && r != -ESRCH)
                 return (void)log_debug_errno(
                         r, "Failed to read the state of %s[%d]: %m", p->comm, (int)p->pid);
-        if (r >= 0 && st.starttime == p->starttime && !process_is_dead(p->pid, &st)) {
+        if (r >= 0 && st.starttime == p->starttime && !procfs_stat_is_dead(&st)) {
                 if (st.state != 'Z' && st.state != 'X' && st.state != 'x')
                         p->leader_exited = false;
                 return;
@@ -125,151 +127,129 @@ static void decide_on_worker(WorkerJob *job) {
 
 static void on_match_decided(const WorkerJob *res);
 
-static int manager_submit_match(Manager *m, pid_t pid, uint64_t starttime) {
+/* The match queue's start callback (fair_start_t): the match goes to the worker. */
+static int match_start(FairJob *job, void *userdata) {
+        Manager *m = userdata;
+        const DeferredMatch *d = fair_job_data(job);
+
         return worker_submit(
                 m->worker,
                 &(WorkerJob){
                         .run = decide_on_worker,
                         .done = on_match_decided,
                         .userdata = m,
-                        .pid = pid,
-                        .starttime = starttime});
+                        .pid = d->pid,
+                        .starttime = d->starttime});
 }
 
-static DeferredMatch *deferred_find(Manager *m, pid_t pid, uint64_t starttime) {
-        for (size_t i = 0; i < m->n_deferred; i++)
-                if (m->deferred[i].pid == pid && m->deferred[i].starttime == starttime)
-                        return &m->deferred[i];
-        return NULL;
+int manager_match_queue_new(Manager *m) {
+        return fair_queue_new(
+                m->event, SD_EVENT_PRIORITY_NORMAL, "match-share", &m->match_budget,
+                &(FairQueueLimits){
+                        .max_jobs = MATCH_DEFERRED_MAX,
+                        .max_per_uid = MATCH_DEFERRED_PER_UID,
+                        .running_per_uid = 1},
+                match_start, m, &m->match_queue);
 }
 
-/* Whether uid has a match on the worker now. */
-static bool deferred_uid_submitted(const Manager *m, uid_t uid) {
-        for (size_t i = 0; i < m->n_deferred; i++)
-                if (m->deferred[i].submitted && m->deferred[i].uid == uid)
-                        return true;
-        return false;
-}
-
-static void manager_deferred_kick(Manager *m);
-
-static int on_match_share(sd_event_source *s, uint64_t usec, void *userdata) {
-        manager_deferred_kick(userdata);
-        return 0;
-}
-
-/*
- * Submits the waiting matches that may go now (in the order they came), and sets a timer for the
- * first time one of the others may.
- */
-static void manager_deferred_kick(Manager *m) {
-        uint64_t now = now_monotonic_nsec() / 1000, next = UINT64_MAX;
-
-        for (size_t i = 0; i < m->n_deferred; i++) {
-                DeferredMatch *d = &m->deferred[i];
-                uint64_t wait = 0;
-
-                if (d->submitted)
-                        continue;
-                if (d->uid != 0) {
-                        if (deferred_uid_submitted(m, d->uid))
-                                continue; /* kicked again when that one is decided */
-                        wait = caller_budget_wait(&m->match_budget, d->uid, now);
-                }
-                if (wait > 0) {
-                        next = MIN(next, now + wait);
-                        continue;
-                }
-                if (manager_submit_match(m, d->pid, d->starttime) < 0)
-                        break; /* the worker is full: kicked again as its jobs come back */
-                d->submitted = true;
+void manager_match_queue_free(Manager *m) {
+        for (FairJob *j; (j = fair_queue_find(m->match_queue, NULL, NULL));) {
+                free(fair_job_data(j));
+                fair_queue_remove(m->match_queue, j);
         }
-        if (next == UINT64_MAX)
-                return;
-        if (!m->match_share_source) {
-                if (sd_event_add_time(
-                            m->event, &m->match_share_source, CLOCK_MONOTONIC, next, 1000, on_match_share,
-                            m) < 0)
-                        return;
-                (void)sd_event_source_set_description(m->match_share_source, "match-share");
-                return;
-        }
-        if (sd_event_source_set_time(m->match_share_source, next) >= 0)
-                (void)sd_event_source_set_enabled(m->match_share_source, SD_EVENT_ONESHOT);
+        m->match_queue = fair_queue_free(m->match_queue);
+}
+
+static bool deferred_is(const void *data, const void *key) {
+        const DeferredMatch *d = data, *k = key;
+
+        return d->pid == k->pid && d->starttime == k->starttime;
+}
+
+static FairJob *deferred_find(Manager *m, pid_t pid, uint64_t starttime) {
+        return fair_queue_find(
+                m->match_queue, deferred_is, &(DeferredMatch){.pid = pid, .starttime = starttime});
 }
 
 /* On the loop: a decided match. Acted on if it is still that process and that configuration. */
 static void on_match_decided(const WorkerJob *res) {
         Manager *m = res->userdata;
-        DeferredMatch *slot = deferred_find(m, res->pid, res->starttime), d;
+        FairJob *job = deferred_find(m, res->pid, res->starttime);
+        _cleanup_free_ DeferredMatch *d = NULL;
         char comm[16];
         uint64_t starttime;
 
-        if (!slot)
+        if (!job)
                 return;
-        d = *slot;
-        if (d.uid != 0)
-                caller_budget_charge(&m->match_budget, d.uid, res->cpu_usec, now_monotonic_nsec() / 1000);
         if (res->generation != m->plan_generation) {
                 /* Matched against a configuration replaced since: its indexes mean nothing now. */
-                slot->submitted = false;
-                manager_deferred_kick(m);
+                fair_queue_ran(m->match_queue, job, res->cpu_usec, false);
                 return;
         }
-        *slot = m->deferred[--m->n_deferred];
-        manager_deferred_kick(m);
-        if (procfs_read_starttime(NULL, d.pid, &starttime) < 0 || starttime != d.starttime)
+        d = fair_job_data(job);
+        fair_queue_ran(m->match_queue, job, res->cpu_usec, true);
+        if (procfs_read_starttime(NULL, d->pid, &starttime) < 0 || starttime != d->starttime)
                 return; /* gone, or another process has the PID now */
         memcpy(comm, res->comm, sizeof(comm));
-        (void)manager_rematch_decided(m, d.pid, d.exec, d.timestamp_ns, res->result, comm, NULL);
+        (void)manager_rematch_decided(m, d->pid, d->exec, d->timestamp_ns, res->result, comm, NULL);
 }
 
 static int manager_defer_match(Manager *m, pid_t pid, bool exec, uint64_t timestamp_ns) {
-        DeferredMatch *d;
+        _cleanup_free_ DeferredMatch *d = NULL;
+        FairRefusal why = 0;
+        FairJob *job;
         uint64_t starttime;
         uid_t uids[4];
         gid_t gids[4];
-        unsigned suppressed = 0, n_uid = 0;
+        unsigned suppressed = 0;
+        int r;
 
         if (procfs_read_starttime(NULL, pid, &starttime) < 0)
                 return 0; /* gone */
-        d = deferred_find(m, pid, starttime);
-        if (d) {
-                d->exec = d->exec || exec;
+        job = deferred_find(m, pid, starttime);
+        if (job) {
+                DeferredMatch *old = fair_job_data(job);
+
+                old->exec = old->exec || exec;
                 return 0;
         }
         if (procfs_read_ids(NULL, pid, uids, gids) < 0)
                 return 0; /* gone */
-        /* The real uid pays: a set-uid program runs for whoever started it. */
-        for (size_t i = 0; uids[0] != 0 && i < m->n_deferred; i++)
-                n_uid += m->deferred[i].uid == uids[0];
-        if (m->n_deferred >= MATCH_DEFERRED_MAX || n_uid >= MATCH_DEFERRED_PER_UID) {
+        d = calloc(1, sizeof(DeferredMatch));
+        if (!d)
+                return -ENOMEM;
+        *d = (DeferredMatch){
+                .pid = pid,
+                .uid = uids[0], /* the real uid pays: a set-uid program runs for whoever started it */
+                .starttime = starttime,
+                .exec = exec,
+                .timestamp_ns = timestamp_ns,
+        };
+        r = fair_queue_add(m->match_queue, d->uid, d, NULL, &why);
+        if (r == -EBUSY) {
                 char whose[48] = "";
 
-                if (n_uid >= MATCH_DEFERRED_PER_UID)
-                        snprintf(whose, sizeof(whose), " for its uid %u", (unsigned)uids[0]);
+                if (why == FAIR_REFUSED_UID)
+                        snprintf(whose, sizeof(whose), " for its uid %u", (unsigned)d->uid);
                 m->counters.matches_undecided++;
                 if (ratelimit_below(&m->failure_ratelimit, &suppressed))
                         log_warning(
                                 "Process %d is not decided: %u matches with command lines over %u KiB are "
                                 "waiting already%s; it is matched at its next exec, comm or uid change or "
                                 "rescan%s",
-                                (int)pid, n_uid >= MATCH_DEFERRED_PER_UID ? n_uid : (unsigned)m->n_deferred,
+                                (int)pid,
+                                why == FAIR_REFUSED_UID ? fair_queue_count_uid(m->match_queue, d->uid)
+                                                        : (unsigned)fair_queue_size(m->match_queue),
                                 (unsigned)(MATCH_CMDLINE_BUDGET / 1024), whose,
                                 suppressed > 0 ? " (more were not logged)" : "");
                 return 0;
         }
-        m->deferred[m->n_deferred++] = (DeferredMatch){
-                .pid = pid,
-                .uid = uids[0],
-                .starttime = starttime,
-                .exec = exec,
-                .timestamp_ns = timestamp_ns,
-        };
+        if (r < 0)
+                return r;
+        d = NULL; /* the queue's now */
         log_debug(
                 "Process %d (uid %u) has a command line over %u KiB: matched on the worker thread", (int)pid,
                 (unsigned)uids[0], (unsigned)(MATCH_CMDLINE_BUDGET / 1024));
-        manager_deferred_kick(m);
         return 0;
 }
 
@@ -306,7 +286,7 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
         }
         if (r >= 0 && st.starttime < parent->starttime)
                 return 0; /* an event older than the process now under the parent's PID */
-        if (r >= 0 && st.ppid != parent->pid && !started_before(st.starttime, ev->timestamp_ns)) {
+        if (r >= 0 && st.ppid != parent->pid && !procfs_started_before(st.starttime, ev->timestamp_ns)) {
                 /* Another process has the child's PID now: the child exited (its events are
                  * behind this one) and the PID was reused by a process started after the fork.
                  * (A child whose parent exited has another ppid too, but started before.) */
@@ -316,7 +296,7 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
                         parent->comm, (int)parent->pid, (int)ev->pid);
                 return 0;
         }
-        if (r == -ESRCH || process_is_dead(ev->pid, &st)) {
+        if (r == -ESRCH || procfs_stat_is_dead(&st)) {
                 m->counters.processes_matched++;
                 m->counters.processes_vanished++;
                 return 0;
@@ -357,7 +337,7 @@ static int on_fork_process(Manager *m, const ProcEvent *ev) {
                 (int)p->pid, manager_process_policy_name(m, p));
         /* Its masks are already ours: its originals go to the state dir now. */
         p->state_dirty = true;
-        manager_state_save(m, p);
+        manager_originals_save(m, p);
         r = process_spread_note_child(m, parent, p); /* a pre-fork master gives its slot up */
         if (r < 0)
                 return r;
@@ -463,13 +443,13 @@ static int manager_rematch_decided(
                 manager_forget_gone(m, p); /* a different process with a reused PID */
                 p = NULL;
         }
-        if (!exec && !p && k >= 0 && is_service_manager_child(pid, &st)) {
+        if (!exec && !p && k >= 0 && procfs_is_service_manager_child(NULL, pid, &st)) {
                 log_debug(
                         "%s[%d] is systemd's child before its exec, placed when it execs", st.comm,
                         (int)pid);
                 return 0;
         }
-        if (process_is_dead(pid, &st)) {
+        if (procfs_stat_is_dead(&st)) {
                 /* Exited already: its placement can't complete. */
                 if (p)
                         manager_forget_gone(m, p);

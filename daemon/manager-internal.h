@@ -9,11 +9,15 @@
  *                       kubelet's CPU manager changed (watching its checkpoint)
  *   manager-kubelet.c   reading the kubelet's CPU manager checkpoint; planning with it
  *   manager-events.c    the proc connector's events, deferred matches on the worker
+ *   manager-kube.c      matching again the processes of a container the kubelet just named
  *   manager-rescan.c    the /proc rescan, verifying tracked processes
  *   manager-match.c     matching a PID, tracking a new process, forgetting a gone one
- *   placement.c         writing a process's threads, and restoring them
+ *   process-spread.c    processes: spread: the slot of a process found running, pre-fork
+ *                       masters, placing again when spread threads' CPUs change
+ *   placement.c         writing a process's threads, and restoring them; the settle pass
+ *   placement-sched.c   a thread's scheduler: state (class, priority, nice, I/O priority)
  *   manager-explain.c   Explain, and its baselines
- *   manager-state.c     persisted originals; removing a process from the table
+ *   manager-originals.c persisted originals; removing a process from the table
  *   manager-status.c    state names, STATUS=, degraded reasons, latency, the summary
  *   tracked-process.c   the table
  * Each function is documented where it is defined. What is reported outside (D-Bus) goes through
@@ -38,9 +42,6 @@
 #define BUS_GUARD_MESSAGES            8U
 /* Command lines longer than this (bytes) are read and scanned off the event path. */
 #define MATCH_CMDLINE_BUDGET (64U * 1024U)
-/* How old systemd's child before its exec can be (is_service_manager_child()): it execs within
- * milliseconds of its fork. */
-#define SERVICE_CHILD_AGE_MAX_NSEC (2 * NSEC_PER_SEC)
 /* A rescan after lost events waits until the socket's queue is read, but not longer than this. */
 #define RESCAN_DELAY_MAX_USEC (100 * USEC_PER_MSEC)
 /* --watch-config: a reload this long after the last change of a burst (ten times at most after
@@ -117,13 +118,10 @@ int manager_add_process(Manager *m, pid_t pid, uint64_t starttime, size_t policy
 void tracked_process_remove(Manager *m, TrackedProcess *p);
 const char *process_policy_label(const Manager *m, const TrackedProcess *p);
 
-/* manager-state.c (the rest of it: manager-state.h) */
+/* manager-originals.c (the rest of it: manager-originals.h) */
 void manager_remove_process(Manager *m, TrackedProcess *p);
 
-/* placement.c */
-void place_context_done(PlaceContext *ctx);
-int place_thread(PlaceContext *ctx, pid_t tid);
-int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads);
+/* process-spread.c */
 int process_spread_settle(Manager *m, TrackedProcess *p);
 /*
  * processes: spread: parent forked child, a process of its policy (by a fork, or found as its
@@ -142,25 +140,41 @@ int process_spread_note_child(Manager *m, TrackedProcess *parent, const TrackedP
  * when placed). Returns 0 or -ENOMEM.
  */
 int process_spread_prefer_current(Manager *m, TrackedProcess *p);
+
+/* placement.c */
+void place_context_done(PlaceContext *ctx);
+int process_spread_update(Manager *m, TrackedProcess *p);
+int place_thread(PlaceContext *ctx, pid_t tid);
+int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_ns, unsigned n_threads);
 void manager_queue_settle(Manager *m, TrackedProcess *p);
 void restore_process(Manager *m, TrackedProcess *p, const char *policy_name);
+
+/* placement-sched.c */
+int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, const char *thread_comm);
+void report_sched_failure(
+        Manager *m, const TrackedProcess *p, const char *policy_name, pid_t tid, const ThreadSched *s,
+        int error);
 
 /* manager-explain.c */
 unsigned manager_sample_baseline(TrackedProcess *p);
 
 /* manager-match.c */
-bool started_before(uint64_t starttime, uint64_t event_ns);
-bool is_service_manager_child(pid_t pid, const ProcfsStat *st);
 int manager_track_new(
         Manager *m, pid_t pid, uint64_t starttime, size_t policy, const char *comm, bool explicit_only,
         uint64_t timestamp_ns, unsigned n_threads, pid_t ppid);
 int manager_match_pid(Manager *m, pid_t pid, bool explicit_only, char ret_comm[16]);
 int manager_match_pid_stat(
         Manager *m, pid_t pid, bool explicit_only, const ProcfsStat *st, char ret_comm[16]);
-bool process_is_dead(pid_t pid, const ProcfsStat *st);
 void manager_forget_gone(Manager *m, TrackedProcess *p);
 
 /* manager-events.c */
+/* The match queue (m->match_queue, fair-queue.h) for matches that need the whole command line;
+ * made after the worker, freed after it. Returns 0 or a negative errno. */
+int manager_match_queue_new(Manager *m);
+void manager_match_queue_free(Manager *m);
+/* Matches pid again, as after a rename: tracked, placed or released as its policy now says.
+ * Returns 0 or -ENOMEM. */
+int manager_rematch_process(Manager *m, pid_t pid);
 int on_proc_event(ProcMonitor *monitor, const ProcEvent *ev, void *userdata);
 unsigned manager_proc_events(const Config *c);
 /* The names of the event types in events ("FORK EXEC EXIT"), into buf of size bytes (truncated
@@ -168,14 +182,13 @@ unsigned manager_proc_events(const Config *c);
 const char *proc_events_format(unsigned events, char *buf, size_t size);
 void manager_update_proc_events(Manager *m);
 
+/* manager-kube.c */
+/* Watches the kubelet's container records while the configuration has pod:, namespace: or
+ * container: keys; after each configuration installed. */
+void manager_update_kube_watch(Manager *m);
+
 /* manager-rescan.c */
 int manager_rescan(Manager *m);
-/* Matches pid again, as after a rename (manager-events.c): tracked, placed or released as its
- * policy now says. Returns 0 or -ENOMEM. */
-int manager_rematch_process(Manager *m, pid_t pid);
-/* Watches the kubelet's container records while the configuration has pod:, namespace: or
- * container: keys (manager-kube.c); after each configuration installed. */
-void manager_update_kube_watch(Manager *m);
 void on_cpuset_change(CpusetWatch *w, const char *dir, void *userdata);
 void manager_settle_units(Manager *m);
 

@@ -125,8 +125,7 @@ int manager_rescan(Manager *m) {
                 ProcfsStat st;
 
                 r = procfs_read_stat(NULL, p->pid, 0, &st);
-                if (r == -ESRCH ||
-                    (r >= 0 && (st.starttime != p->starttime || process_is_dead(p->pid, &st)))) {
+                if (r == -ESRCH || (r >= 0 && (st.starttime != p->starttime || procfs_stat_is_dead(&st)))) {
                         manager_forget_gone(m, p);
                         list[i] = NULL;
                         continue;
@@ -206,9 +205,9 @@ int manager_rescan(Manager *m) {
                 if (manager_find_process(m, pids[i]))
                         continue;
                 c->pid = pids[i];
-                if (procfs_read_stat(NULL, c->pid, 0, &c->stat) < 0 || process_is_dead(c->pid, &c->stat))
+                if (procfs_read_stat(NULL, c->pid, 0, &c->stat) < 0 || procfs_stat_is_dead(&c->stat))
                         continue; /* gone, or exited and not reaped yet */
-                if (is_service_manager_child(c->pid, &c->stat))
+                if (procfs_is_service_manager_child(NULL, c->pid, &c->stat))
                         continue; /* placed by its exec */
                 n_candidates++;
         }

@@ -28,11 +28,12 @@
 #include "log.h"
 #include "manager-bus.h"
 #include "manager-devices.h"
-#include "manager-state.h"
+#include "manager-originals.h"
 #include "manager.h"
 #include "plan.h"
 #include "policy-bus.h"
 #include "policy-yaml.h"
+#include "settle-queue.h"
 #include "unit-placement.h"
 #include "util.h"
 #include "manager-internal.h"
@@ -205,7 +206,7 @@ static void manager_restore_all(Manager *m) {
         }
         for (size_t i = 0; i < n; i++) {
                 restore_process(m, processes[i], process_policy_label(m, processes[i]));
-                manager_state_drop(m, processes[i]);
+                manager_originals_drop(m, processes[i]);
         }
         unit_placement_reset_all(m->units);
         log_struct_id(
@@ -326,6 +327,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = worker_new(m->event, "affinityd-work", MANAGER_WORKER_JOBS, &m->worker);
         if (r < 0)
                 return r;
+        r = manager_match_queue_new(m);
+        if (r < 0)
+                return r;
         r = manager_drift_new(m, &m->drift);
         if (r < 0)
                 return r;
@@ -393,15 +397,14 @@ Manager *manager_free(Manager *m) {
         m->rescan_timer_source = sd_event_source_disable_unref(m->rescan_timer_source);
         m->monitor = proc_monitor_free(m->monitor);
         m->hotplug_source = sd_event_source_disable_unref(m->hotplug_source);
-        m->settle_source = sd_event_source_disable_unref(m->settle_source);
         m->bus_guard_source = sd_event_source_disable_unref(m->bus_guard_source);
-        m->match_share_source = sd_event_source_disable_unref(m->match_share_source);
         /* The worker first: it may be matching against the plan freed below. */
         m->worker = worker_free(m->worker);
+        manager_match_queue_free(m);
         m->worker_scratch = regex_scratch_free(m->worker_scratch);
         m->kube_watch = kube_watch_free(m->kube_watch);
         m->kube = kube_records_free(m->kube);
-        m->settle_queue = mfree(m->settle_queue);
+        m->settle = settle_queue_free(m->settle);
         m->drift = drift_free(m->drift);
         m->cpu_audit = cpu_audit_free(m->cpu_audit);
         m->effect = effect_free(m->effect);
@@ -575,13 +578,13 @@ int manager_startup(Manager *m) {
         r = manager_start_discovery(m);
         if (r < 0)
                 return r;
-        r = manager_state_recover(m);
+        r = manager_originals_recover(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the state directory: %m");
         r = manager_rescan(m);
         if (r < 0)
                 return r;
-        manager_state_finish_recovery(m);
+        manager_originals_finish_recovery(m);
         /* READY=1 means placed: not before the kernel's resets that unit placements caused are
          * repaired. */
         manager_settle_units(m);

@@ -189,13 +189,13 @@ typedef struct TrackedProcess {
         bool leader_exited; /* the leader exited (pthread_exit) while other threads live on */
         bool has_original;
         bool has_sched_original;
-        bool settled;               /* its settle pass ran: cgroup watched (placement.c) */
-        bool settle_queued;         /* in Manager.settle_queue */
-        bool state_dirty;           /* originals recorded since its record was last written */
-        bool state_saved;           /* the originals journal has a record of it (daemon/manager-state.h) */
-        bool spread_master;         /* processes: spread: it forked processes of its policy (a pre-fork
-                                     * master), so it holds no slot; until it execs */
-        CpuSet original;            /* first original seen: the default for threads created later */
+        bool settled;       /* its settle pass ran: cgroup watched (placement.c) */
+        bool settle_queued; /* in Manager.settle */
+        bool state_dirty;   /* originals recorded since its record was last written */
+        bool state_saved;   /* the originals journal has a record of it (daemon/manager-originals.h) */
+        bool spread_master; /* processes: spread: it forked processes of its policy (a pre-fork
+                             * master), so it holds no slot; until it execs */
+        CpuSet original;    /* first original seen: the default for threads created later */
         ThreadSched sched_original; /* first original scheduling state seen: the default for
                                      * threads created later (they inherit what was set) */
         unsigned memory_generation; /* Manager.plan_generation of the last page migration, 0: none
@@ -232,8 +232,7 @@ typedef struct CpusetRefusal {
 /* A match that waits for the whole command line (manager-events.c, MATCH_CMDLINE_BUDGET). */
 typedef struct DeferredMatch {
         pid_t pid;
-        uid_t uid;      /* real uid: whose share of the worker's time it takes */
-        bool submitted; /* on the worker now (else waiting for its uid's share) */
+        uid_t uid; /* real uid: whose share of the worker's time it takes */
         bool exec;
         uint64_t starttime;
         uint64_t timestamp_ns;
@@ -343,9 +342,8 @@ struct Manager {
         bool polling_pass;    /* a /proc polling pass: placed threads are not read back */
         /* Matches that need a long command line, decided on the worker's thread (manager-events.c,
          * worker.h); the worker also reads /proc for Explain (manager-bus-explain.c). */
-        size_t cmdline_budget;                      /* ProcessFacts.cmdline_budget for the match at hand */
-        DeferredMatch deferred[MATCH_DEFERRED_MAX]; /* submitted, not handed back yet */
-        size_t n_deferred;
+        size_t cmdline_budget;         /* ProcessFacts.cmdline_budget for the match at hand */
+        struct FairQueue *match_queue; /* DeferredMatch jobs: waiting, or on the worker */
         Worker *worker;
         RegexScratch *worker_scratch; /* the worker thread's (regex_set_search_with()) */
         /* The kubelet's records under /var/log, for pod:, namespace: and container: (kube.h):
@@ -368,10 +366,8 @@ struct Manager {
         /* Unprivileged D-Bus callers' share of the loop's time, and the Explain calls being
          * answered in steps (manager-bus-explain.c). */
         CallerBudget bus_budget;
-        CallerBudget match_budget;           /* unprivileged uids' share of the worker's matching time */
-        sd_event_source *match_share_source; /* when a waiting match's uid has time again */
-        struct ExplainJob *explain_jobs;
-        unsigned n_explain_jobs;
+        CallerBudget match_budget;         /* unprivileged uids' share of the worker's matching time */
+        struct FairQueue *explain_queue;   /* Explain calls being answered (manager-bus-explain.c) */
         struct BusCallers *bus_callers;    /* senders' credentials by unique name */
         sd_bus_track *subscribers;         /* Subscribe()d connections (manager-bus.c) */
         sd_event_source *bus_guard_source; /* a bus message every 1024 events (manager-events.c) */
@@ -387,11 +383,10 @@ struct Manager {
 
         ManagerState state;
         ManagerDiscovery discovery;
-        char *last_reload_error;          /* NULL (shown as "") when the last reload succeeded */
-        uint64_t last_reload_usec;        /* CLOCK_REALTIME µs of the last reload attempt, 0: none */
-        struct SettleEntry *settle_queue; /* processes placed, due for their settle pass (placement.c) */
-        size_t n_settle_queue;
-        sd_event_source *settle_source; /* idle-priority timer: the front entry's due time */
+        char *last_reload_error;    /* NULL (shown as "") when the last reload succeeded */
+        uint64_t last_reload_usec;  /* CLOCK_REALTIME µs of the last reload attempt, 0: none */
+        struct SettleQueue *settle; /* processes placed, due for their settle pass (placement.c);
+                                     * made at the first */
         ManagerCounters counters;
         LatencyHistogram latency; /* event timestamp → last thread set, ns */
 

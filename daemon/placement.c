@@ -15,11 +15,13 @@
 #include "cgroup.h"
 #include "cpuset-watch.h"
 #include "log.h"
-#include "manager-state.h"
+#include "manager-originals.h"
 #include "manager.h"
 #include "match.h"
+#include "placement-decision.h"
 #include "plan.h"
 #include "procfs.h"
+#include "settle-queue.h"
 #include "thread-placement.h"
 #include "unit-placement.h"
 #include "manager-internal.h"
@@ -111,7 +113,7 @@ static int thread_target(
  * placed; records the new ones. Returns 1 (changed: the other threads need placing again), 0,
  * or -ENOMEM.
  */
-static int process_spread_update(Manager *m, TrackedProcess *p) {
+int process_spread_update(Manager *m, TrackedProcess *p) {
         _cleanup_cpuset_ CpuSet handed = CPUSET_NULL;
         const unsigned *order;
         size_t n_order;
@@ -152,34 +154,42 @@ static void report_failure(
 static void report_narrowing(
         Manager *m, const TrackedProcess *p, pid_t tid, const CpuSet *requested, const CpuSet *effective) {
         _cleanup_free_ char *req = NULL, *eff = NULL;
-        bool subset = cpuset_is_subset(effective, requested);
         /* Sized for the configuration in force; no flag for a process without a policy in it. */
         bool *reported = manager_process_plan(m, p) ? &m->narrowing_reported[p->policy] : NULL;
-        bool already = !reported || *reported;
+        NarrowingReport how = thread_narrowing_report(
+                cpuset_is_subset(effective, requested), !reported || *reported,
+                log_level_enabled(LOG_DEBUG));
 
-        if (subset && already && !log_level_enabled(LOG_DEBUG))
+        if (how == NARROWING_QUIET)
                 return;
-        if (!subset && !ratelimit_below(&m->failure_ratelimit, NULL))
+        if (how == NARROWING_OUTSIDE && !ratelimit_below(&m->failure_ratelimit, NULL))
                 return;
 
         req = cpuset_to_string(requested);
         eff = cpuset_to_string(effective);
-        if (!subset)
+        switch (how) {
+        case NARROWING_OUTSIDE:
                 log_struct(
                         LOG_WARNING, 0, manager_process_policy_name(m, p), p->pid, p->comm, eff,
                         "Kernel set %s[%d] thread %d to CPUs %s, outside the requested %s (policy %s)",
                         p->comm, (int)p->pid, (int)tid, strna(eff), strna(req), process_policy_label(m, p));
-        else if (!already) {
+                break;
+        case NARROWING_ONCE:
                 *reported = true;
                 log_struct(
                         LOG_INFO, 0, manager_process_policy_name(m, p), p->pid, p->comm, eff,
                         "Kernel narrowed %s[%d] thread %d to CPUs %s of the requested %s (policy %s; a "
                         "cgroup cpuset or offline CPUs?). Reported once per policy.",
                         p->comm, (int)p->pid, (int)tid, strna(eff), strna(req), process_policy_label(m, p));
-        } else
+                break;
+        case NARROWING_DEBUG:
                 log_debug(
                         "Kernel narrowed %s[%d] thread %d to CPUs %s of the requested %s", p->comm,
                         (int)p->pid, (int)tid, strna(eff), strna(req));
+                break;
+        case NARROWING_QUIET:
+                break;
+        }
 }
 
 typedef struct MaskSearch {
@@ -217,7 +227,7 @@ static bool mask_is_ours(Manager *m, const TrackedProcess *p, const CpuSet *mask
  */
 static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const CpuSet *current) {
         TrackedProcess *p = ctx->process;
-        const StateProcess *rec = manager_state_recovered(ctx->manager, p);
+        const StateProcess *rec = manager_originals_recovered(ctx->manager, p);
         int r;
 
         if (t->has_original)
@@ -256,200 +266,6 @@ static int thread_record_original(PlaceContext *ctx, TrackedThread *t, const Cpu
                         p->state_dirty = true; /* the file lists threads that differ */
         }
         t->has_original = true;
-        return 0;
-}
-
-/* ---- scheduling class, priority, nice and I/O priority (scheduler:) ---- */
-
-static bool sched_is_realtime(int policy) {
-        return policy == SCHED_FIFO || policy == SCHED_RR;
-}
-
-/* "fifo 10, nice 0, io best-effort 4" for messages, into buf. */
-static const char *thread_sched_format(const ThreadSched *s, char *buf, size_t size) {
-        const char *io = apply_ioprio_class_to_string(s->io_class);
-
-        if (sched_is_realtime(s->policy))
-                snprintf(
-                        buf, size, "%s %u, io %s %u", strna(apply_sched_policy_to_string(s->policy)),
-                        s->priority, strna(io), s->io_level);
-        else
-                snprintf(
-                        buf, size, "%s, nice %d, io %s %u", strna(apply_sched_policy_to_string(s->policy)),
-                        s->nice, strna(io), s->io_level);
-        return buf;
-}
-
-/* Counts and reports (rate-limited) a scheduling state s (NULL: unknown) refused for tid;
- * APPLY_RT_NO_RUNTIME gets its RT_GROUP_SCHED explanation. */
-static void report_sched_failure(
-        Manager *m, const TrackedProcess *p, const char *policy_name, pid_t tid, const ThreadSched *s,
-        int error) {
-        _cleanup_free_ char *why = NULL;
-        unsigned suppressed = 0;
-        char text[96];
-
-        m->counters.placement_failures++;
-        if (!ratelimit_below(&m->failure_ratelimit, &suppressed))
-                return;
-        if (suppressed > 0)
-                log_warning("Suppressed %u placement failure messages", suppressed);
-        if (s)
-                thread_sched_format(s, text, sizeof(text));
-        else
-                snprintf(text, sizeof(text), "%s", "its policy's (its current state is unreadable)");
-        if (error == APPLY_RT_NO_RUNTIME && apply_explain_rt_no_runtime(NULL, tid, &why) >= 0)
-                log_struct_id(
-                        LOG_WARNING, 0, AFFINITYD_MESSAGE_PLACEMENT_FAILED, policy_name, p->pid, p->comm,
-                        NULL,
-                        "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): %s, skipping",
-                        p->comm, (int)p->pid, (int)tid, text, strna(policy_name), why);
-        else if (error == APPLY_RT_NO_RUNTIME)
-                log_struct_id(
-                        LOG_WARNING, 0, AFFINITYD_MESSAGE_PLACEMENT_FAILED, policy_name, p->pid, p->comm,
-                        NULL,
-                        "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): "
-                        "RT_GROUP_SCHED: "
-                        "its cpu cgroup has no real-time runtime (cpu.rt_runtime_us is 0), skipping",
-                        p->comm, (int)p->pid, (int)tid, text, strna(policy_name));
-        else
-                log_struct_id(
-                        LOG_WARNING, error, AFFINITYD_MESSAGE_PLACEMENT_FAILED, policy_name, p->pid, p->comm,
-                        NULL,
-                        "Failed to set the scheduling of %s[%d] thread %d to %s (policy %s): %m, skipping",
-                        p->comm, (int)p->pid, (int)tid, text, strna(policy_name));
-}
-
-typedef struct SchedSearch {
-        const ThreadSched *sched;
-        const ThreadSched *original; /* the process's original */
-        bool found;
-} SchedSearch;
-
-static void sched_search_action(const void *nodep, VISIT which, void *userdata) {
-        const TrackedThread *t = *(void *const *)nodep;
-        SchedSearch *s = userdata;
-
-        if ((which == postorder || which == leaf) && !s->found && t->sched && t->sched->has_applied)
-                s->found = thread_sched_inherited(s->sched, &t->sched->applied, s->original);
-}
-
-/* Records t's original scheduling state on first touch, as thread_record_original() does for
- * the affinity: a state the daemon set on another thread of p was inherited from it, and such a
- * thread gets the process's original. Returns 0 or -ENOMEM. */
-static int thread_record_sched_original(
-        Manager *m, TrackedProcess *p, TrackedThread *t, const ThreadSched *current,
-        const SchedulerSpec *spec) {
-        const StateProcess *rec = manager_state_recovered(m, p);
-        SchedSearch s = {.sched = current, .original = &p->sched_original};
-
-        if (t->sched)
-                return 0;
-        t->sched = calloc(1, sizeof(ThreadSchedState));
-        if (!t->sched)
-                return -ENOMEM;
-        if (rec && rec->has_sched) {
-                /* Placed by a previous instance: its state now is that instance's doing. */
-                const StateThread *st = state_process_find_thread(rec, t->tid);
-
-                if (!p->has_sched_original) {
-                        p->sched_original = rec->sched;
-                        p->has_sched_original = true;
-                }
-                t->sched->original = st && st->has_sched ? st->sched : p->sched_original;
-                p->state_dirty = true;
-                return 0;
-        }
-        if (!p->has_sched_original) {
-                p->sched_original = *current;
-                p->has_sched_original = true;
-        } else {
-                /* A forked child's threads inherit what the daemon set on its parent. */
-                ThreadSched inherited = thread_sched_target(&p->sched_original, spec);
-                s.found = thread_sched_inherited(current, &inherited, &p->sched_original);
-        }
-        twalk_r(p->threads, sched_search_action, &s);
-        t->sched->original = s.found ? p->sched_original : *current;
-        if (!apply_sched_equal(&t->sched->original, &p->sched_original) || !p->state_saved)
-                p->state_dirty = true; /* the file lists threads that differ */
-        return 0;
-}
-
-/*
- * Applies the scheduling state of thread tid (t) under p's policy: the thread rule's scheduler
- * keys over the policy's. Without any key, a thread the daemon changed before (a reload
- * dropped the keys) gets its original back. Returns 0 (set, refused, or nothing to do),
- * -ESRCH (gone), -ENOMEM.
- */
-static int place_thread_sched(PlaceContext *ctx, TrackedThread *t, pid_t tid, const char *thread_comm) {
-        Manager *m = ctx->manager;
-        TrackedProcess *p = ctx->process;
-        SchedulerSpec spec;
-        ThreadSched current, target, effective;
-        bool restore;
-        int r;
-
-        restore = !thread_sched_spec(manager_process_plan(m, p), thread_comm, &spec);
-        if (restore && (!t->sched || !t->sched->has_applied))
-                return 0;
-        if (!t->sched) {
-                r = apply_get_thread_sched(tid, &current);
-                if (r == -ESRCH)
-                        return r;
-                if (r < 0) {
-                        /* Never change what could not be restored. */
-                        report_sched_failure(m, p, process_policy_label(m, p), tid, NULL, r);
-                        ctx->n_failed++;
-                        ctx->error = r;
-                        return 0;
-                }
-                r = thread_record_sched_original(m, p, t, &current, &spec);
-                if (r < 0)
-                        return r;
-                target = thread_sched_target(&t->sched->original, &spec);
-                if (apply_sched_equal(&current, &target)) {
-                        t->sched->applied = current;
-                        t->sched->has_applied = true;
-                        return 0;
-                }
-        } else
-                target = restore ? t->sched->original : thread_sched_target(&t->sched->original, &spec);
-
-        if (!ctx->force && t->sched->has_applied && apply_sched_equal(&t->sched->applied, &target))
-                goto done;
-        if (m->dry_run) {
-                t->sched->applied = target;
-                t->sched->has_applied = true;
-                ctx->n_sched++;
-                goto done;
-        }
-
-        manager_state_save(m, p); /* the originals reach the state dir before the first write */
-        r = apply_set_thread_sched(NULL, tid, &target, &effective);
-        if (r == -ESRCH)
-                return r;
-        if (r < 0) {
-                report_sched_failure(m, p, process_policy_label(m, p), tid, &target, r);
-                ctx->n_failed++;
-                ctx->error = r;
-                /* ioprio_set(2) may have failed after the class was set: put the original back. */
-                if (apply_set_thread_sched(NULL, tid, &t->sched->original, NULL) >= 0)
-                        t->sched->has_applied = false;
-                return 0;
-        }
-        t->sched->applied = effective;
-        t->sched->has_applied = true;
-        ctx->n_sched++;
-        if (log_level_enabled(LOG_DEBUG)) {
-                char text[96];
-                log_debug(
-                        "Set the scheduling of %s[%d] thread %d to %s (policy %s)", p->comm, (int)p->pid,
-                        (int)tid, thread_sched_format(&effective, text, sizeof(text)),
-                        process_policy_label(m, p));
-        }
-done:
-        if (restore)
-                t->sched->has_applied = false; /* back to its original: no longer ours */
         return 0;
 }
 
@@ -580,7 +396,7 @@ static void report_cpuset_conflict(PlaceContext *ctx, const CpuSet *wanted) {
         p->state_dirty = true; /* a restarted daemon knows it was logged */
         m->counters.placement_failures++;
 
-        rec = manager_state_recovered(m, p);
+        rec = manager_originals_recovered(m, p);
         logged_before = rec && rec->has_refusal && cpuset_equal(&rec->refusal_wanted, wanted) &&
                 cpuset_equal(&rec->refusal_allowed, &ctx->cpuset_allowed);
         if (logged_before || !ratelimit_below(&m->failure_ratelimit, NULL))
@@ -608,13 +424,29 @@ static bool mask_is_cpuset_reset(PlaceContext *ctx, const CpuSet *current) {
         return ctx->manager->topology && cpuset_equal(current, topology_online_cpus(ctx->manager->topology));
 }
 
+/*
+ * Whether error, a refused write of target, is the task's cpuset's (thread_write_refusal()):
+ * then it is reported as such (once per process) and counted, and true is returned.
+ */
+static bool place_refused_by_cpuset(PlaceContext *ctx, int error, const CpuSet *target) {
+        const CpuSet *allowed = error == -EINVAL ? place_context_cpuset(ctx) : NULL;
+
+        if (thread_write_refusal(error, allowed, allowed && cpuset_intersects(target, allowed)) !=
+            THREAD_REFUSAL_CPUSET_CONFLICT)
+                return false;
+        report_cpuset_conflict(ctx, target);
+        ctx->n_failed++;
+        ctx->error = -EINVAL;
+        return true;
+}
+
 /* Places one thread. Returns 0 (placed, refused, or nothing to do), -ESRCH (gone), -ENOMEM. */
 int place_thread(PlaceContext *ctx, pid_t tid) {
         _cleanup_cpuset_ CpuSet effective = CPUSET_NULL, current = CPUSET_NULL, target_buf = CPUSET_NULL;
         Manager *m = ctx->manager;
         TrackedProcess *p = ctx->process;
         const PolicyPlan *pp = manager_process_plan(m, p);
-        const CpuSet *target, *allowed;
+        const CpuSet *target;
         bool read_current = false, kept_all;
         char comm[16] = "";
         TrackedThread *t;
@@ -661,26 +493,38 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         if (r < 0)
                 return r;
 
-        if (!target)
+        switch (thread_affinity_step(&(ThreadAffinityFacts){
+                .has_target = target != NULL,
+                .left_to_unit = target && ctx->via_unit && pp && cpuset_equal(target, &pp->cpus),
+                .applied_is_target = target && t->has_applied && cpuset_equal(&t->applied, target),
+                .force = ctx->force,
+                .verify = ctx->verify,
+                .dry_run = m->dry_run})) {
+        case THREAD_AFFINITY_KEEP:
                 return 0;
-        if (ctx->via_unit && pp && cpuset_equal(target, &pp->cpus))
-                return 0; /* systemd's AllowedCPUs= on its unit does it */
-        if (t->has_applied && cpuset_equal(&t->applied, target) && !(ctx->force && m->dry_run)) {
-                if (!ctx->force && (!ctx->verify || m->dry_run))
-                        return 0;
+        case THREAD_AFFINITY_RECHECK:
                 /* What the kernel reports now, not what was written last. Forced (an exec, CPU
                  * hotplug: the entry may not describe the thread's mask any more), a mask that
-                 * is what the kernel made of the target already is not written again. */
+                 * is what the kernel made of the target already is not written again. The
+                 * cpuset is read only for a mask that differs, unforced. */
                 r = apply_get_thread_affinity(tid, &current);
                 if (r == -ESRCH)
                         goto gone;
-                if (r >= 0 && cpuset_equal(&current, thread_effective(t)))
+                switch (thread_affinity_recheck(
+                        r >= 0, r >= 0 && cpuset_equal(&current, thread_effective(t)),
+                        r >= 0 && !ctx->force && mask_is_cpuset_reset(ctx, &current), ctx->force)) {
+                case THREAD_RECHECK_KEEP:
+                case THREAD_RECHECK_DRIFT: /* moved by someone: the drift check's (on-drift:) */
                         return 0;
-                if (!ctx->force) {
-                        if (r < 0 || !mask_is_cpuset_reset(ctx, &current))
-                                return 0; /* moved by someone: drift, the drift check's (on-drift:) */
+                case THREAD_RECHECK_RESET:
                         ctx->n_reset++;
+                        break;
+                case THREAD_RECHECK_WRITE:
+                        break;
                 }
+                break;
+        case THREAD_AFFINITY_WRITE:
+                break;
         }
 
         if (!t->has_original) {
@@ -720,17 +564,11 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
          * common path costs no cgroup reads.
          */
         /* Refused by the cgroup before, for this target: write again only if its cpuset changed. */
-        if (p->refusal && cpuset_equal(&p->refusal->wanted, target)) {
-                allowed = place_context_cpuset(ctx);
-                if (allowed && !cpuset_intersects(target, allowed)) {
-                        report_cpuset_conflict(ctx, target);
-                        ctx->n_failed++;
-                        ctx->error = -EINVAL;
-                        return 0;
-                }
-        }
+        if (p->refusal && cpuset_equal(&p->refusal->wanted, target) &&
+            place_refused_by_cpuset(ctx, -EINVAL, target))
+                return 0;
 
-        manager_state_save(m, p); /* the originals reach the state dir before the first write */
+        manager_originals_save(m, p); /* the originals reach the state dir before the first write */
         /* Read back what the kernel kept, unless it can only be the target: the mask read just
          * now lies within the task's cpuset and the active CPUs, and so does a target within it
          * (the first placement after an exec, most often). */
@@ -740,19 +578,12 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         r = apply_set_thread_affinity(tid, target, kept_all ? NULL : &effective);
         if (r == -ESRCH)
                 goto gone;
-        if (r == -EINVAL) {
-                allowed = place_context_cpuset(ctx);
-                if (allowed && !cpuset_intersects(target, allowed)) {
-                        report_cpuset_conflict(ctx, target);
-                        ctx->n_failed++;
-                        ctx->error = -EINVAL;
-                        return 0;
-                }
-        }
         if (r < 0) {
-                report_failure(m, p, process_policy_label(m, p), tid, target, r);
-                ctx->n_failed++;
-                ctx->error = r;
+                if (!place_refused_by_cpuset(ctx, r, target)) {
+                        report_failure(m, p, process_policy_label(m, p), tid, target, r);
+                        ctx->n_failed++;
+                        ctx->error = r;
+                }
                 return 0;
         }
 
@@ -869,6 +700,43 @@ static bool place_process_unit(Manager *m, TrackedProcess *p) {
 }
 
 /*
+ * ProcessPlaced for a pass over p (ctx): the bus signal to subscribers, and one journal entry
+ * (POLICY=, PID=, COMM=, CPUS=: `journalctl POLICY=db`) at the level process_placed_log_level()
+ * gives. The text is made only when something will carry it.
+ */
+static void report_placed(Manager *m, TrackedProcess *p, const PlaceContext *ctx) {
+        _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
+        _cleanup_free_ char *text = NULL;
+        unsigned suppressed = 0;
+        bool wrote = ctx->n_set > 0, info = log_level_enabled(LOG_INFO);
+        PlacedLogLevel level = process_placed_log_level(
+                wrote, info, log_level_enabled(LOG_DEBUG),
+                wrote && info && (m->dry_run || ratelimit_below(&m->placed_ratelimit, &suppressed)));
+        bool report = manager_report_events_wanted(m);
+
+        if (!report && level == PLACED_LOG_NONE)
+                return;
+        (void)tracked_process_cpus(p, &cpus);
+        text = cpuset_to_string(&cpus);
+        if (report)
+                (void)manager_report(
+                        m, process_placed, p->pid, p->comm, manager_process_policy_name(m, p), text ?: "");
+        if (level != PLACED_LOG_NONE)
+                log_struct_id(
+                        level == PLACED_LOG_INFO ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_PROCESS_PLACED,
+                        manager_process_policy_name(m, p), p->pid, p->comm, text,
+                        "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s%s",
+                        m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid, ctx->n_set,
+                        ctx->n_threads, strna(text), manager_process_policy_name(m, p),
+                        ctx->n_reset > 0 ? "; they were on their cgroup's CPUs, taken for the kernel's "
+                                           "reset after a cpuset change"
+                                         : "",
+                        suppressed > 0 ? "; earlier placements of a burst were not logged one by one "
+                                         "(see the summary)"
+                                       : "");
+}
+
+/*
  * Places every thread of p under its policy (threads created meanwhile included). On
  * completion counts p as placed (once). If the process is gone: counts it as vanished if its
  * placement had never completed, removes it, and returns -ESRCH (p is freed). timestamp_ns is
@@ -887,8 +755,8 @@ int place_process(Manager *m, TrackedProcess *p, bool force, uint64_t timestamp_
                 .force = force,
                 .verify = !m->polling_pass,
         };
+        ProcessPassActions act;
         unsigned n_passes = 0;
-        bool first, refused;
         int r;
 
         ctx.via_unit = place_process_unit(m, p);
@@ -941,35 +809,40 @@ again:
 
         process_migrate_memory(m, p);
 
+        act = process_pass_actions(&(ProcessPassFacts){
+                .n_set = ctx.n_set,
+                .n_failed = ctx.n_failed,
+                .cpuset_conflict = ctx.cpuset_conflict,
+                .refusal_new = ctx.refusal_new,
+                .had_refusal = p->refusal != NULL,
+                .placed = p->placed,
+                .settled = p->settled,
+                .verify = ctx.verify,
+                .forked = p->forked,
+                .dry_run = m->dry_run});
         /* Refused by its cgroup (report_cpuset_conflict()): not placed, and persisted as reported. */
-        refused = ctx.cpuset_conflict && ctx.n_set == 0;
-        if (refused)
-                manager_state_save(m, p);
-        else if (p->refusal && ctx.n_failed == 0) {
+        if (act.drop_refusal) {
                 p->refusal = cpuset_refusal_free(p->refusal); /* its cgroup allows it now */
                 p->state_dirty = true;
-                manager_state_save(m, p);
         }
-        if (p->settled && ctx.verify && !p->forked && !m->dry_run) {
+        if (act.save_state)
+                manager_originals_save(m, p);
+        if (act.watch_cgroup) {
                 /* Settled (its cgroup watched since its settle pass): at each pass that reads
                  * back (a rescan, a reload, a cpuset check), the cgroup it has moved to since
-                 * is watched too. A child forked without exec is in its parent's cgroup,
-                 * watched already. */
+                 * is watched too. */
                 r = cpuset_watch_add_process(m->cpuset_watch, p->pid);
                 if (r == -ENOMEM)
                         return log_warning_errno(
                                 r, "Failed to watch the cgroup of %s[%d]: %m", p->comm, (int)p->pid);
         }
-
-        first = !p->placed && !refused;
-        if (first) {
+        if (act.first) {
                 p->placed = true;
                 m->counters.processes_placed++;
         }
-        if (ctx.n_set > 0 || first || !p->settled)
+        if (act.queue_settle)
                 manager_queue_settle(m, p);
-        /* PlacementFailed: a refusal by the cgroup only when it is new (it is one per process). */
-        if (ctx.n_failed > 0 && (!ctx.cpuset_conflict || ctx.refusal_new)) {
+        if (act.report_failed) {
                 char why[256];
 
                 snprintf(
@@ -978,50 +851,13 @@ again:
                 (void)manager_report(
                         m, placement_failed, p->pid, p->comm, manager_process_policy_name(m, p), why);
         }
-
-        if (ctx.n_set > 0) {
+        if (act.count_summary) {
                 m->summary_processes++;
                 m->summary_threads += ctx.n_set;
                 manager_schedule_summary(m);
         }
-
-        /* ProcessPlaced: once per pass that wrote something, or that completed the first one */
-        if (ctx.n_set > 0 || first) {
-                _cleanup_cpuset_ CpuSet cpus = CPUSET_NULL;
-                _cleanup_free_ char *text = NULL;
-                unsigned suppressed = 0;
-                /* One journal entry per placement (POLICY=, PID=, COMM=, CPUS=: `journalctl
-                 * POLICY=db`), at info while they come at a human pace; in a burst beyond the rate
-                 * limit they go to debug and the periodic summary counts them. Decided first:
-                 * the text is made only when something will carry it. */
-                bool info = ctx.n_set > 0 && log_level_enabled(LOG_INFO) &&
-                        (m->dry_run || ratelimit_below(&m->placed_ratelimit, &suppressed));
-                bool debug = ctx.n_set > 0 && !info && log_level_enabled(LOG_DEBUG);
-
-                bool report = manager_report_events_wanted(m);
-
-                if (report || info || debug) {
-                        (void)tracked_process_cpus(p, &cpus);
-                        text = cpuset_to_string(&cpus);
-                }
-                if (report)
-                        (void)manager_report(
-                                m, process_placed, p->pid, p->comm, manager_process_policy_name(m, p),
-                                text ?: "");
-                if (info || debug)
-                        log_struct_id(
-                                info ? LOG_INFO : LOG_DEBUG, 0, AFFINITYD_MESSAGE_PROCESS_PLACED,
-                                manager_process_policy_name(m, p), p->pid, p->comm, text,
-                                "%s %s[%d] (%u of %u threads) on CPUs %s (policy %s)%s%s",
-                                m->dry_run ? "Would place" : "Placed", p->comm, (int)p->pid, ctx.n_set,
-                                ctx.n_threads, strna(text), manager_process_policy_name(m, p),
-                                ctx.n_reset > 0 ? "; they were on their cgroup's CPUs, taken for the "
-                                                  "kernel's reset after a cpuset change"
-                                                : "",
-                                suppressed > 0 ? "; earlier placements of a burst were not "
-                                                 "logged one by one (see the summary)"
-                                               : "");
-        }
+        if (act.report_placed)
+                report_placed(m, p, &ctx);
         return 0;
 }
 
@@ -1029,8 +865,8 @@ again:
 
 /*
  * What placing a process leaves for later, done SETTLE_DELAY_USEC (to SETTLE_DELAY_USEC +
- * SETTLE_BATCH_USEC) after its placement if it still runs then, in batches on an idle-priority
- * timer: the build farm's compiler that lives for 50 ms never costs it.
+ * SETTLE_BATCH_USEC) after its placement if it still runs then, from the settle queue
+ * (settle-queue.h): the build farm's compiler that lives for 50 ms never costs it.
  *  - Its cgroup is watched (cpuset_watch_add_process(): /proc/PID/cgroup read). A cgroup that
  *    was not watched yet may have had its cpuset changed since the placement, unseen: the
  *    process is then placed again with a read-back (place_process() verifies), which writes
@@ -1038,33 +874,9 @@ again:
  *  - Explain's baselines of its threads are sampled (manager_sample_baseline(): /proc/PID/task/
  *    TID/sched and schedstat), so Explain's "since placement" counts from about a second after
  *    the placement; before that Explain reports the totals since the thread started.
+ * With replace false, a cgroup seen first is only watched (the caller is placing p). Returns
+ * the work done (threads looked at), or -ESRCH if p went away (freed only with replace).
  */
-#define SETTLE_DELAY_USEC    (1 * USEC_PER_SEC)
-#define SETTLE_THREAD_BUDGET 256U               /* threads sampled per run of the timer, at most */
-#define SETTLE_BATCH_USEC    (USEC_PER_SEC / 4) /* between two runs of the timer, at least */
-
-/* 8 bytes: one per process placed in the last second or so (a startup scan queues them all). A
- * PID reused meanwhile settles the process that has it now a little early, which is harmless. */
-typedef struct SettleEntry {
-        pid_t pid;
-        uint32_t due_msec; /* CLOCK_MONOTONIC ms, modulo 2^32 */
-} SettleEntry;
-
-/* Whether the entry is due at now_usec (CLOCK_MONOTONIC), wrap-around included. */
-static bool settle_due(const SettleEntry *e, uint64_t now_usec) {
-        return (int32_t)((uint32_t)(now_usec / USEC_PER_MSEC) - e->due_msec) >= 0;
-}
-
-/* The entry's due time, as a CLOCK_MONOTONIC µs near now_usec. */
-static uint64_t settle_due_usec(const SettleEntry *e, uint64_t now_usec) {
-        int32_t ahead = (int32_t)(e->due_msec - (uint32_t)(now_usec / USEC_PER_MSEC));
-
-        return ahead <= 0 ? now_usec : now_usec + (uint64_t)ahead * USEC_PER_MSEC;
-}
-
-/* The settle pass of p; with replace false, a cgroup seen first is only watched (the caller is
- * placing p). Returns the work done (threads looked at), or -ESRCH if p went away (freed only
- * with replace). */
 static int settle_process(Manager *m, TrackedProcess *p, bool replace) {
         int r;
 
@@ -1088,138 +900,31 @@ static int settle_process(Manager *m, TrackedProcess *p, bool replace) {
         return (int)manager_sample_baseline(p);
 }
 
-static int on_settle(sd_event_source *s, uint64_t usec, void *userdata) {
+/* The settle queue's callback (settle_fn_t). */
+static int on_settle_due(pid_t pid, void *userdata) {
         Manager *m = userdata;
-        unsigned work = 0;
-        size_t done = 0;
+        TrackedProcess *p = manager_find_process(m, pid);
 
-        while (done < m->n_settle_queue && work < SETTLE_THREAD_BUDGET &&
-               settle_due(&m->settle_queue[done], usec)) {
-                const SettleEntry *e = &m->settle_queue[done++];
-                TrackedProcess *p = manager_find_process(m, e->pid);
-                int r;
-
-                if (!p)
-                        continue;
-                p->settle_queued = false;
-                r = settle_process(m, p, true);
-                if (r > 0)
-                        work += (unsigned)r;
-        }
-        m->n_settle_queue -= done;
-        if (m->n_settle_queue == 0) {
-                m->settle_queue = mfree(m->settle_queue); /* a burst's queue is given back */
-                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        }
-        memmove(m->settle_queue, m->settle_queue + done, m->n_settle_queue * sizeof(SettleEntry));
-        /* Processes are queued one per exec: run again for a batch of them, not for the next
-         * one (a timer due at every iteration would be set again at every iteration). Right
-         * away only when the budget cut this run short. */
-        (void)sd_event_source_set_time(
-                s,
-                work >= SETTLE_THREAD_BUDGET
-                        ? usec
-                        : MAX(settle_due_usec(&m->settle_queue[0], usec), usec + SETTLE_BATCH_USEC));
-        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        if (!p)
+                return 0;
+        p->settle_queued = false;
+        return settle_process(m, p, true);
 }
 
 /*
- * Queues p for its settle pass (above), SETTLE_DELAY_USEC from the loop's time. Best effort:
- * when memory or the timer fails, the pass runs now.
+ * Queues p for its settle pass (above). Best effort: when there is no event loop, or memory or
+ * the timer fails, the pass runs now.
  */
 void manager_queue_settle(Manager *m, TrackedProcess *p) {
-        size_t n = m->n_settle_queue;
-        uint64_t now = 0;
-        int r;
-
         if (p->settle_queued)
                 return;
-        if (!m->event || sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
-                goto now;
-        if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) { /* capacity: 16, then powers of two */
-                SettleEntry *q = reallocarray(m->settle_queue, n == 0 ? 16 : 2 * n, sizeof(SettleEntry));
-                if (!q)
-                        goto now;
-                m->settle_queue = q;
+        if (!m->settle && m->event && settle_queue_new(m->event, on_settle_due, m, &m->settle) < 0)
+                m->settle = NULL;
+        if (m->settle && settle_queue_add(m->settle, p->pid) >= 0) {
+                p->settle_queued = true;
+                return;
         }
-        if (!m->settle_source) {
-                r = sd_event_add_time(
-                        m->event, &m->settle_source, CLOCK_MONOTONIC, now + SETTLE_DELAY_USEC,
-                        SETTLE_DELAY_USEC / 4, on_settle, m);
-                if (r < 0)
-                        goto now;
-                (void)sd_event_source_set_priority(m->settle_source, SD_EVENT_PRIORITY_IDLE);
-                (void)sd_event_source_set_description(m->settle_source, "settle");
-        } else if (n == 0) {
-                if (sd_event_source_set_time(m->settle_source, now + SETTLE_DELAY_USEC) < 0 ||
-                    sd_event_source_set_enabled(m->settle_source, SD_EVENT_ONESHOT) < 0)
-                        goto now;
-        }
-        m->settle_queue[m->n_settle_queue++] = (SettleEntry){
-                .pid = p->pid, .due_msec = (uint32_t)((now + SETTLE_DELAY_USEC) / USEC_PER_MSEC)};
-        p->settle_queued = true;
-        return;
-now:
         (void)settle_process(m, p, false);
-}
-
-int process_spread_prefer_current(Manager *m, TrackedProcess *p) {
-        _cleanup_cpuset_ CpuSet mask = CPUSET_NULL;
-        const PolicyPlan *pp = manager_process_plan(m, p);
-        PolicySpread *ps = manager_policy_spread(m, p);
-        int r, cpu;
-
-        if (!pp || pp->pending_reason || pp->n_process_order == 0 || !ps || p->spread_master)
-                return 0;
-        r = apply_get_thread_affinity(p->pid, &mask);
-        if (r < 0 || cpuset_count(&mask) != 1)
-                return 0; /* gone, or not on one CPU: the lowest free slot, when it is placed */
-        cpu = cpuset_next(&mask, -1);
-        /* The lowest free slot standing for that CPU: order[i % n], up to one round past the
-         * slots held. */
-        for (size_t i = 0; i < ps->processes.n_owners + pp->n_process_order; i++) {
-                if (pp->process_order[i % pp->n_process_order] != (unsigned)cpu)
-                        continue;
-                r = spread_slots_acquire_at(&ps->processes, p->pid, i);
-                if (r == -EBUSY)
-                        continue;
-                return r == -ENOMEM ? r : 0;
-        }
-        return 0;
-}
-
-int process_spread_note_child(Manager *m, TrackedProcess *parent, const TrackedProcess *child) {
-        const PolicyPlan *pp = manager_process_plan(m, parent);
-        PolicySpread *ps = manager_policy_spread(m, parent);
-        int r;
-
-        if (parent->spread_master || parent->policy != child->policy || !ps || !pp || pp->pending_reason ||
-            pp->n_process_order == 0)
-                return 0;
-        parent->spread_master = true;
-        r = spread_slots_release(&ps->processes, parent->pid);
-        log_debug(
-                "%s[%d] forks processes of policy %s (%s[%d]): a pre-fork master, it holds no slot of "
-                "processes: spread",
-                parent->comm, (int)parent->pid, pp->policy->name, child->comm, (int)child->pid);
-        if (r < 0)
-                return 0; /* it held none: nothing of it to place again */
-        r = place_process(m, parent, false, 0, 0);
-        return r == -ENOMEM ? r : 0;
-}
-
-/*
- * After one thread of p took or gave back a spread slot outside place_process() (a new thread,
- * a rename, an exit): places p's other threads again if the CPUs handed to spread threads
- * changed. Returns 0, -ESRCH (p is gone and was freed), or -ENOMEM.
- */
-int process_spread_settle(Manager *m, TrackedProcess *p) {
-        int r = process_spread_update(m, p);
-
-        if (r <= 0)
-                return r;
-        /* Writes only the threads whose target changed. */
-        return place_process(m, p, false, 0, 0);
 }
 
 static int restore_thread_visitor(pid_t pid, pid_t tid, void *userdata) {

@@ -16,10 +16,10 @@
  * Writes p's recorded originals to the state dir if they changed since the last write
  * (p->state_dirty). Failures are logged (warning) and otherwise ignored: placement goes on.
  */
-void manager_state_save(Manager *m, TrackedProcess *p);
+void manager_originals_save(Manager *m, TrackedProcess *p);
 
 /* Removes p's state file, if one was written. */
-void manager_state_drop(Manager *m, TrackedProcess *p);
+void manager_originals_drop(Manager *m, TrackedProcess *p);
 
 /*
  * At startup, before the first scan: every state file a previous instance left is examined.
@@ -30,13 +30,13 @@ void manager_state_drop(Manager *m, TrackedProcess *p);
  * their path and line and removed. The unit properties a previous instance set (via: systemd) are
  * read too (unit_placement_recover()). Returns 0 or -ENOMEM.
  */
-int manager_state_recover(Manager *m);
+int manager_originals_recover(Manager *m);
 
 /* The originals a previous instance recorded for p (same PID and starttime), read by
- * manager_state_recover() and kept until manager_state_finish_recovery(); NULL if none. Placement
+ * manager_originals_recover() and kept until manager_originals_finish_recovery(); NULL if none. Placement
  * takes them as p's originals instead of what the threads have now (which is what the previous
  * instance set). */
-const StateProcess *manager_state_recovered(const Manager *m, const TrackedProcess *p);
+const StateProcess *manager_originals_recovered(const Manager *m, const TrackedProcess *p);
 
 /*
  * After the first scan: a recovered process that is tracked again keeps the recorded originals
@@ -45,4 +45,4 @@ const StateProcess *manager_state_recovered(const Manager *m, const TrackedProce
  * removed. Frees the recovered list. Then the units the previous instance set and the first pass
  * did not place get their recorded properties back (unit_placement_flush()).
  */
-void manager_state_finish_recovery(Manager *m);
+void manager_originals_finish_recovery(Manager *m);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The Manager's persisted originals, and forgetting a tracked process. See manager-state.h. */
+/* The Manager's persisted originals, and forgetting a tracked process. See manager-originals.h. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 #include "apply-sched.h"
 #include "log.h"
 #include "manager-internal.h"
-#include "manager-state.h"
+#include "manager-originals.h"
 #include "procfs.h"
 #include "state.h"
 #include "unit-placement.h"
@@ -147,7 +147,7 @@ static int journal_compact(Manager *m) {
         return r;
 }
 
-void manager_state_save(Manager *m, TrackedProcess *p) {
+void manager_originals_save(Manager *m, TrackedProcess *p) {
         _cleanup_(state_process_done) StateProcess s = {};
         StateJournal *j = NULL;
         int r;
@@ -192,7 +192,7 @@ static int journal_flush_handler(sd_event_source *s, uint64_t usec, void *userda
         return 0;
 }
 
-void manager_state_drop(Manager *m, TrackedProcess *p) {
+void manager_originals_drop(Manager *m, TrackedProcess *p) {
         bool was_pending;
         int r;
 
@@ -223,7 +223,7 @@ static int recovered_compare(const void *a, const void *b) {
         return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
 }
 
-const StateProcess *manager_state_recovered(const Manager *m, const TrackedProcess *p) {
+const StateProcess *manager_originals_recovered(const Manager *m, const TrackedProcess *p) {
         StateProcess key = {.pid = p->pid, .starttime = p->starttime};
 
         if (m->n_recovered == 0)
@@ -324,7 +324,7 @@ static int recover_journal(Manager *m) {
         }
         if (n > 0 || warnings)
                 m->recovery_rewrite = true;
-        /* Whether each process still runs is for manager_state_finish_recovery() to see: the
+        /* Whether each process still runs is for manager_originals_finish_recovery() to see: the
          * first scan reads the /proc/PID/stat of every one that does anyway. */
         free(m->recovered);
         m->recovered = records;
@@ -334,7 +334,7 @@ static int recover_journal(Manager *m) {
 
 /* The state files of STATE_DIR/processes, one per process, that an instance from before the
  * journal left (an upgrade while processes were placed): read like the journal's records,
- * removed once the journal holds what they said (manager_state_finish_recovery()). */
+ * removed once the journal holds what they said (manager_originals_finish_recovery()). */
 static int recover_legacy(Manager *m) {
         _cleanup_free_ StateId *ids = NULL;
         size_t n = 0;
@@ -370,7 +370,8 @@ static int recover_legacy(Manager *m) {
                                         (int)ids[i].pid);
                         continue;
                 }
-                if (manager_state_recovered(m, &(TrackedProcess){.pid = s.pid, .starttime = s.starttime}))
+                if (manager_originals_recovered(
+                            m, &(TrackedProcess){.pid = s.pid, .starttime = s.starttime}))
                         continue; /* the journal knows it too; it is newer */
                 r = recovered_add(m, &s);
                 if (r < 0)
@@ -394,7 +395,7 @@ static void remove_legacy(Manager *m) {
         m->recovered_legacy = false;
 }
 
-int manager_state_recover(Manager *m) {
+int manager_originals_recover(Manager *m) {
         size_t n_journal;
         int r;
 
@@ -412,7 +413,7 @@ int manager_state_recover(Manager *m) {
         r = recover_legacy(m);
         if (r < 0)
                 return r;
-        if (m->n_recovered > n_journal) /* sorted for manager_state_recovered() */
+        if (m->n_recovered > n_journal) /* sorted for manager_originals_recovered() */
                 qsort(m->recovered, m->n_recovered, sizeof(StateProcess), recovered_compare);
         if (m->n_recovered > 0)
                 log_info(
@@ -421,7 +422,7 @@ int manager_state_recover(Manager *m) {
         return 0;
 }
 
-void manager_state_finish_recovery(Manager *m) {
+void manager_originals_finish_recovery(Manager *m) {
         size_t n = m->n_recovered;
         int r;
 
@@ -455,7 +456,7 @@ void manager_state_finish_recovery(Manager *m) {
                 r = procfs_foreach_thread(NULL, s->pid, recovered_thread_restore, &c);
                 if (p) {
                         p->state_dirty = true;
-                        manager_state_save(m, p); /* the record now says what this instance knows */
+                        manager_originals_save(m, p); /* the record now says what this instance knows */
                         continue;
                 }
                 if (r < 0 && r != -ESRCH)
@@ -504,6 +505,6 @@ void manager_state_finish_recovery(Manager *m) {
 /* Stops tracking p: its record is dropped (nothing is left to give back after a crash) and it
  * leaves the table; p is freed. */
 void manager_remove_process(Manager *m, TrackedProcess *p) {
-        manager_state_drop(m, p);
+        manager_originals_drop(m, p);
         tracked_process_remove(m, p);
 }
