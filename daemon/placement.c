@@ -447,7 +447,7 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         TrackedProcess *p = ctx->process;
         const PolicyPlan *pp = manager_process_plan(m, p);
         const CpuSet *target;
-        bool read_current = false, kept_all;
+        bool read_current = false, kept_all, same;
         char comm[16] = "";
         TrackedThread *t;
         int r;
@@ -505,14 +505,16 @@ int place_thread(PlaceContext *ctx, pid_t tid) {
         case THREAD_AFFINITY_RECHECK:
                 /* What the kernel reports now, not what was written last. Forced (an exec, CPU
                  * hotplug: the entry may not describe the thread's mask any more), a mask that
-                 * is what the kernel made of the target already is not written again. The
-                 * cpuset is read only for a mask that differs, unforced. */
+                 * is what the kernel made of the target already is not written again. */
                 r = apply_get_thread_affinity(tid, &current);
                 if (r == -ESRCH)
                         goto gone;
+                same = r >= 0 && cpuset_equal(&current, thread_effective(t));
+                /* The cpuset is read only when its answer counts: a known mask that differs,
+                 * unforced. */
                 switch (thread_affinity_recheck(
-                        r >= 0, r >= 0 && cpuset_equal(&current, thread_effective(t)),
-                        r >= 0 && !ctx->force && mask_is_cpuset_reset(ctx, &current), ctx->force)) {
+                        r >= 0, same, r >= 0 && !same && !ctx->force && mask_is_cpuset_reset(ctx, &current),
+                        ctx->force)) {
                 case THREAD_RECHECK_KEEP:
                 case THREAD_RECHECK_DRIFT: /* moved by someone: the drift check's (on-drift:) */
                         return 0;
